@@ -1,0 +1,306 @@
+"""Typed models of ``params.yaml``: the one place that validates input.
+
+Every stage calls :func:`load_params` before it does any work, so a bad value fails within a
+second, names its dotted key (``training.batch_size``), shows the offending value and says what is
+allowed — and no output has been touched yet.
+
+Named sections (``backbones``, ``losses``, ``schedules``, ``datasets``) are dictionaries of
+configurations keyed by a name that the ``study`` lists refer to. A run is one element of the
+product ``study.datasets × backbones × losses × schedules × seeds``; its id joins the names with
+``-`` (see :func:`run_id`), which is why names may only use letters, digits and ``_``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+NAME_PATTERN = r"^[A-Za-z0-9_]+$"
+Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+Probability = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class ConfigError(ValueError):
+    """A params.yaml problem, already phrased for the user (dotted key, value, what is allowed)."""
+
+
+class Strict(BaseModel):
+    """Base model: unknown keys are errors, never silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ----------------------------------------------------------------------------------- datasets
+class DigitsAugment(Strict):
+    """Two-view augmentation for small grey-level digits (applied batched, on tensors)."""
+
+    rotate_deg: Annotated[float, Field(ge=0.0, le=180.0)] = 12.0
+    scale: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.1
+    shear_deg: Annotated[float, Field(ge=0.0, le=45.0)] = 8.0
+    translate_px: Annotated[float, Field(ge=0.0)] = 1.0
+    contrast: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.3
+    brightness: Annotated[float, Field(ge=0.0, le=1.0)] = 0.1
+    noise_std: Annotated[float, Field(ge=0.0)] = 0.05
+    erase_prob: Probability = 0.25
+    erase_size_px: Annotated[int, Field(ge=1)] = 3
+
+
+class DigitsDataset(Strict):
+    """scikit-learn's digits: 1,797 real 8×8 handwritten digits shipped inside scikit-learn."""
+
+    kind: Literal["digits"] = "digits"
+    test_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.25
+    split_seed: int = 0
+    augment: DigitsAugment = DigitsAugment()
+
+
+DatasetConfig = DigitsDataset
+
+
+# ---------------------------------------------------------------------------------- backbones
+class ResNetConfig(Strict):
+    """A CIFAR-style ResNet (3×3 stem, no max-pool) with a SimCLR projection head."""
+
+    kind: Literal["resnet_cifar"] = "resnet_cifar"
+    widths: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=6)] = [
+        32,
+        64,
+        128,
+    ]
+    blocks: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=6)] = [
+        1,
+        1,
+        1,
+    ]
+    head_hidden: Annotated[int, Field(ge=1)] = 128
+    head_dim: Annotated[int, Field(ge=1)] = 64
+
+    @model_validator(mode="after")
+    def _same_depth(self) -> ResNetConfig:
+        if len(self.widths) != len(self.blocks):
+            raise ValueError(
+                f"widths has {len(self.widths)} stages but blocks has {len(self.blocks)}; "
+                "give one block count per stage"
+            )
+        return self
+
+
+BackboneConfig = ResNetConfig
+
+
+# ------------------------------------------------------------------------------------- losses
+class InfoNCEConfig(Strict):
+    """NT-Xent (SimCLR). ``decoupled`` drops the positive from the denominator (DCL, Yeh et al.)."""
+
+    kind: Literal["info_nce"] = "info_nce"
+    decoupled: bool = False
+
+
+# One class per loss kind; later losses join as a discriminated union on ``kind``.
+LossConfig = InfoNCEConfig
+
+
+# ---------------------------------------------------------------------------------- schedules
+class FixedSchedule(Strict):
+    """τ(step) = tau for every step."""
+
+    kind: Literal["fixed"] = "fixed"
+    tau: Annotated[float, Field(gt=0.0)] = 0.2
+
+
+ScheduleConfig = FixedSchedule
+
+
+# ----------------------------------------------------------------------------------- training
+class TrainingConfig(Strict):
+    epochs: Annotated[int, Field(ge=1)] = 150
+    batch_size: Annotated[int, Field(ge=2)] = 256
+    lr: Annotated[float, Field(gt=0.0)] = 1e-3
+    weight_decay: Annotated[float, Field(ge=0.0)] = 1e-6
+    optimizer: Literal["adam", "adamw", "sgd"] = "adam"
+    warmup_epochs: Annotated[int, Field(ge=0)] = 0
+    lr_schedule: Literal["constant", "cosine"] = "cosine"
+    checkpoint_epochs: list[Annotated[int, Field(ge=1)]] = []
+    log_every_steps: Annotated[int, Field(ge=1)] = 5
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    threads: Annotated[int, Field(ge=1)] = 2
+
+
+# --------------------------------------------------------------------------------- evaluation
+class ProbeConfig(Strict):
+    """Linear probe on frozen features (one Linear layer, cross-entropy, Adam)."""
+
+    epochs: Annotated[int, Field(ge=1)] = 100
+    lr: Annotated[float, Field(gt=0.0)] = 1e-2
+    batch_size: Annotated[int, Field(ge=1)] = 256
+    weight_decay: Annotated[float, Field(ge=0.0)] = 0.0
+    standardize: bool = True
+    seeds: Annotated[list[int], Field(min_length=1)] = [1, 2, 3, 4, 5]
+
+
+class KNNConfig(Strict):
+    """Weighted kNN on cosine similarity of L2-normalised features (weights exp((s−s_max)/T))."""
+
+    k: Annotated[int, Field(ge=1)] = 50
+    temperature: Annotated[float, Field(gt=0.0)] = 0.1
+
+
+class EvaluationConfig(Strict):
+    val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.2
+    split_seeds: Annotated[list[int], Field(min_length=1)] = [1]
+    probe: ProbeConfig = ProbeConfig()
+    knn: KNNConfig = KNNConfig()
+    batch_size: Annotated[int, Field(ge=1)] = 1024
+
+
+# --------------------------------------------------------------------------------- the study
+Baseline = Literal["random_init", "raw_pixels"]
+
+
+class StudyConfig(Strict):
+    datasets: Annotated[list[Name], Field(min_length=1)]
+    backbones: Annotated[list[Name], Field(min_length=1)]
+    losses: Annotated[list[Name], Field(min_length=1)]
+    schedules: Annotated[list[Name], Field(min_length=1)]
+    seeds: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]
+    baselines: list[Baseline] = ["random_init", "raw_pixels"]
+
+    @field_validator("datasets", "backbones", "losses", "schedules", "seeds", "baselines")
+    @classmethod
+    def _unique(cls, v: list[Any]) -> list[Any]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"entries must be unique, got {v}")
+        return v
+
+
+class ReportConfig(Strict):
+    title: str = "InfoNCE Lab report"
+
+
+class Params(Strict):
+    study: StudyConfig
+    datasets: dict[Name, DatasetConfig]
+    backbones: dict[Name, BackboneConfig]
+    losses: dict[Name, LossConfig]
+    schedules: dict[Name, ScheduleConfig]
+    training: TrainingConfig = TrainingConfig()
+    evaluation: EvaluationConfig = EvaluationConfig()
+    report: ReportConfig = ReportConfig()
+
+    @model_validator(mode="after")
+    def _study_refers_to_known_names(self) -> Params:
+        for section in ("datasets", "backbones", "losses", "schedules"):
+            known = getattr(self, section)
+            for i, name in enumerate(getattr(self.study, section)):
+                if name not in known:
+                    raise _KeyProblem(
+                        f"study.{section}[{i}]",
+                        name,
+                        f"a name defined under '{section}:' ({', '.join(sorted(known)) or 'none'})",
+                    )
+        return self
+
+    # ----------------------------------------------------------------- run bookkeeping
+    def runs(self) -> list[Run]:
+        """Every run of the study, in the order dvc.yaml's matrix expands them."""
+        s = self.study
+        return [
+            Run(dataset=d, backbone=b, loss=lo, schedule=sc, seed=seed)
+            for d in s.datasets
+            for b in s.backbones
+            for lo in s.losses
+            for sc in s.schedules
+            for seed in s.seeds
+        ]
+
+
+class Run(Strict):
+    dataset: Name
+    backbone: Name
+    loss: Name
+    schedule: Name
+    seed: int
+
+    @property
+    def id(self) -> str:
+        return run_id(self.dataset, self.backbone, self.loss, self.schedule, self.seed)
+
+
+def run_id(dataset: str, backbone: str, loss: str, schedule: str, seed: int | str) -> str:
+    """The run id — identical to the suffix DVC gives the matrix stage (``pretrain@<id>``)."""
+    return f"{dataset}-{backbone}-{loss}-{schedule}-{seed}"
+
+
+class _KeyProblem(ValueError):
+    """Raised inside validators when the problem belongs to a key other than the one validated."""
+
+    def __init__(self, key: str, value: Any, allowed: str) -> None:
+        super().__init__(f"{key} = {value!r}: expected {allowed}")
+        self.key, self.value, self.allowed = key, value, allowed
+
+
+# ----------------------------------------------------------------------------------- loading
+def _format_error(err: ValidationError, source: str) -> str:
+    lines = [f"{source}: invalid parameters ({err.error_count()} problem(s)):"]
+    for e in err.errors():
+        ctx_err = (e.get("ctx") or {}).get("error")
+        if isinstance(ctx_err, _KeyProblem):
+            lines.append(f"  - {ctx_err}")
+            continue
+        # Drop pydantic's discriminator tags (e.g. 'info_nce') from the location.
+        loc = [str(p) for p in e["loc"] if not (isinstance(p, str) and p in _KIND_TAGS)]
+        key = ".".join(loc) or "<root>"
+        if e["type"] == "extra_forbidden":
+            lines.append(f"  - {key}: unknown key (value {e['input']!r}); check the spelling")
+        elif e["type"] == "missing":
+            lines.append(f"  - {key}: required key is missing")
+        else:
+            msg = e["msg"].removeprefix("Value error, ")
+            lines.append(f"  - {key} = {e['input']!r}: {msg}")
+    return "\n".join(lines)
+
+
+_KIND_TAGS = {"digits", "resnet_cifar", "info_nce", "fixed"}
+
+
+def parse_params(raw: Any, source: str = "params.yaml") -> Params:
+    """Validate an already-loaded mapping; raise :class:`ConfigError` with a readable message."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
+    try:
+        return Params.model_validate(raw)
+    except ValidationError as err:
+        raise ConfigError(_format_error(err, source)) from None
+
+
+def load_params(path: str | Path = "params.yaml") -> Params:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: file not found (run from the repository root)")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    return parse_params(raw, str(path))
+
+
+def params_hash(params: Params) -> str:
+    """A short, stable hash of the validated parameters (for provenance)."""
+    blob = json.dumps(params.model_dump(mode="json"), sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:12]
+
+
+if __name__ == "__main__":  # `python -m infonce_lab.config [params.yaml]`: validate and exit
+    import sys
+
+    try:
+        p = load_params(sys.argv[1] if len(sys.argv) > 1 else "params.yaml")
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        raise SystemExit(2) from None
+    print(f"params OK: {len(p.runs())} run(s), hash {params_hash(p)}")

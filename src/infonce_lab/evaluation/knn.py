@@ -1,0 +1,48 @@
+"""kNN on cosine similarity, streamed over query chunks so memory stays bounded.
+
+scikit-learn's NearestNeighbors with the cosine metric materialises the full distance matrix per
+chunk in float64 and sorts it; a float32 matmul followed by ``torch.topk`` per chunk does the same
+job with O(chunk · bank) memory and is several times faster (see ``make bench``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def topk_cosine(
+    bank: torch.Tensor, queries: torch.Tensor, k: int, chunk: int = 4096
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Top-``k`` cosine similarities and bank indices for each query, in descending order."""
+    if k > bank.shape[0]:
+        raise ValueError(f"k = {k} exceeds the bank size {bank.shape[0]}")
+    bank = F.normalize(bank.float(), dim=1)
+    sims, idx = [], []
+    for start in range(0, queries.shape[0], chunk):
+        q = F.normalize(queries[start : start + chunk].float(), dim=1)
+        s, i = torch.topk(q @ bank.T, k, dim=1)
+        sims.append(s)
+        idx.append(i)
+    return torch.cat(sims), torch.cat(idx)
+
+
+def knn_accuracy(
+    bank: torch.Tensor | np.ndarray,
+    bank_labels: torch.Tensor | np.ndarray,
+    queries: torch.Tensor | np.ndarray,
+    query_labels: torch.Tensor | np.ndarray,
+    k: int = 50,
+    temperature: float = 0.1,
+) -> float:
+    """Weighted kNN: each of the top-k neighbours votes for its class with exp((s − s_max)/T)."""
+    bank, queries = torch.as_tensor(bank), torch.as_tensor(queries)
+    bank_labels = torch.as_tensor(bank_labels).long()
+    query_labels = torch.as_tensor(query_labels).long()
+    s, i = topk_cosine(bank, queries, k)
+    w = torch.exp((s - s[:, :1]) / temperature)
+    n_classes = int(max(bank_labels.max(), query_labels.max())) + 1
+    votes = torch.zeros(queries.shape[0], n_classes, dtype=w.dtype)
+    votes.scatter_add_(1, bank_labels[i], w)
+    return float((votes.argmax(dim=1) == query_labels).float().mean())

@@ -1,0 +1,124 @@
+"""Build the report context from files and render both formats with Jinja2 templates."""
+
+from __future__ import annotations
+
+import base64
+import platform
+import subprocess
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from infonce_lab.config import Params, params_hash
+from infonce_lab.io import read_json
+
+PACKAGES = ("infonce-lab", "torch", "torchvision", "numpy", "scipy", "scikit-learn", "pandas",
+            "dvc", "dvclive", "pydantic", "matplotlib")
+
+
+def load_curves(train_dir: Path, run_ids: list[str]) -> dict[str, dict[str, pd.DataFrame]]:
+    """DVCLive's step-wise TSVs: reports/train/<run>/plots/metrics/train/<name>.tsv."""
+    curves: dict[str, dict[str, pd.DataFrame]] = {}
+    for run in run_ids:
+        folder = train_dir / run / "plots" / "metrics" / "train"
+        if folder.is_dir():
+            curves[run] = {p.stem: pd.read_csv(p, sep="\t") for p in sorted(folder.glob("*.tsv"))}
+    return curves
+
+
+def provenance(params: Params, train_dir: Path, run_ids: list[str]) -> dict[str, Any]:
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True, timeout=10).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                                    capture_output=True, text=True, timeout=10).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        commit, dirty = "unknown", False
+    versions = {}
+    for pkg in PACKAGES:
+        try:
+            versions[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            versions[pkg] = "not installed"
+    timings = []
+    for run in run_ids:
+        f = train_dir / run / "run.json"
+        if f.is_file():
+            r = read_json(f)
+            timings.append({"run": run, "seconds": r["train_seconds"], "device": r["device"],
+                            "samples_per_s": r["samples_per_s"], "steps": r["steps"]})
+    return {
+        "commit": commit + (" (uncommitted changes)" if dirty else ""),
+        "params_hash": params_hash(params),
+        "versions": versions,
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {platform.processor() or 'unknown CPU'}, "
+                   f"{__import__('os').cpu_count()} logical CPUs",
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "timings": timings,
+    }
+
+
+def verdicts(summary: dict[str, dict[str, Any]], margin: float = 0.10) -> list[dict[str, Any]]:
+    """Pipeline claim: each trained configuration beats its random-init encoder by ≥ ``margin``.
+
+    reproduced: the lower CI bound of the difference of means clears the margin; not reproduced:
+    the upper bound does not; inconclusive otherwise (or when a CI is missing, n = 1).
+    """
+    out = []
+    for group, s in summary.items():
+        if s["kind"] != "trained":
+            continue
+        base = summary.get(f"{s['dataset']}-{s['backbone']}-random_init")
+        if base is None:
+            continue
+        a, b = s["linear.test_acc"], base["linear.test_acc"]
+        diff = a["mean"] - b["mean"]
+        half = None
+        if a["ci95"] is not None and b["ci95"] is not None:
+            half = (a["ci95"] ** 2 + b["ci95"] ** 2) ** 0.5  # conservative-ish, independent seeds
+        if half is None:
+            verdict = "inconclusive (one seed: no interval)"
+        elif diff - half >= margin:
+            verdict = "reproduced"
+        elif diff + half < margin:
+            verdict = "not reproduced"
+        else:
+            verdict = "inconclusive (interval straddles the margin)"
+        out.append({"group": group, "baseline": f"{s['dataset']}-{s['backbone']}-random_init",
+                    "diff": diff, "half": half, "margin": margin, "verdict": verdict})
+    return out
+
+
+def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: dict[str, bytes],
+                  train_dir: Path) -> dict[str, Any]:
+    run_ids = [r.id for r in params.runs()]
+    return {
+        "title": params.report.title,
+        "summary": summary,
+        "study": params.study.model_dump(),
+        "n_runs": len(run_ids),
+        "verdicts": verdicts(summary),
+        "figures": {k: base64.b64encode(v).decode("ascii") for k, v in figures.items()},
+        "provenance": provenance(params, train_dir, run_ids),
+    }
+
+
+def _fmt(m: dict[str, Any] | None, digits: int = 3) -> str:
+    if m is None:
+        return "—"
+    if m.get("ci95") is None:
+        return f"{m['mean']:.{digits}f}"
+    return f"{m['mean']:.{digits}f} ± {m['ci95']:.{digits}f}"
+
+
+def render(context: dict[str, Any]) -> tuple[str, str]:
+    env = Environment(loader=PackageLoader("infonce_lab.report", "templates"),
+                      autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+    env.filters["ci"] = _fmt
+    return (env.get_template("index.html.j2").render(**context),
+            env.get_template("REPORT.md.j2").render(**context))

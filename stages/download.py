@@ -1,0 +1,27 @@
+"""download: materialise a dataset under data/raw/<dataset>/ with a checksum manifest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from infonce_lab.cli import fail, params_or_exit, stage
+from infonce_lab.data import materialise
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+@stage
+def main(dataset: str = typer.Option(..., help="a name under 'datasets:' in params.yaml"),
+         out: Path = typer.Option(Path("data/raw"), help="parent folder of the dataset")) -> None:
+    params = params_or_exit()
+    if dataset not in params.datasets:
+        fail(f"--dataset {dataset!r}: not defined under 'datasets:' ({', '.join(params.datasets)})")
+    manifest = materialise(params.datasets[dataset], out / dataset)
+    print(f"{dataset}: {manifest['n_train']} train / {manifest['n_test']} test images -> {out / dataset}")
+
+
+if __name__ == "__main__":
+    app()

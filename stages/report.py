@@ -1,0 +1,39 @@
+"""report: reports/index.html (self-contained) and reports/REPORT.md from metrics and plot data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from infonce_lab.cli import params_or_exit, stage
+from infonce_lab.io import read_json, write_bytes_atomic, write_text_atomic
+from infonce_lab.report.figures import accuracy_bars, training_curves
+from infonce_lab.report.render import build_context, load_curves, render
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+@stage
+def main(out: Path = typer.Option(Path("reports"))) -> None:
+    params = params_or_exit()
+    summary_path = out / "summary.json"
+    if not summary_path.is_file():
+        raise FileNotFoundError(f"{summary_path}: missing; run the aggregate stage")
+    summary = read_json(summary_path)["groups"]
+    train_dir = out / "train"
+    figures = {
+        "accuracy": accuracy_bars(summary),
+        "training": training_curves(load_curves(train_dir, [r.id for r in params.runs()])),
+    }
+    for name, png in figures.items():
+        write_bytes_atomic(out / "figures" / f"{name}.png", png)
+    html, md = render(build_context(params, summary, figures, train_dir))
+    write_text_atomic(out / "index.html", html)
+    write_text_atomic(out / "REPORT.md", md)
+    print(f"wrote {out / 'index.html'} and {out / 'REPORT.md'}")
+
+
+if __name__ == "__main__":
+    app()

@@ -8,7 +8,7 @@ import typer
 
 from infonce_lab.aggregate import collect, summarise
 from infonce_lab.cli import params_or_exit, stage
-from infonce_lab.io import write_json_atomic, write_text_atomic
+from infonce_lab.io import atomic_dir, write_json_atomic, write_text_atomic
 
 app = typer.Typer(add_completion=False)
 
@@ -19,7 +19,6 @@ def main() -> None:
     params = params_or_exit()
     df = collect(params)
     summary = summarise(df)
-    write_text_atomic(Path("reports/tables/encoders.csv"), df.to_csv(index=False, float_format="%.6f"))
     rows = []
     for group, s in summary.items():
         row = {"group": group, "kind": s["kind"], "n_encoders": s["n_encoders"]}
@@ -29,12 +28,15 @@ def main() -> None:
         rows.append(row)
     import pandas as pd
 
-    write_text_atomic(Path("reports/tables/summary.csv"),
-                      pd.DataFrame(rows).to_csv(index=False, float_format="%.6f"))
+    with atomic_dir(Path("reports/tables")) as tables:
+        write_text_atomic(tables / "encoders.csv", df.to_csv(index=False, float_format="%.6f"))
+        write_text_atomic(tables / "summary.csv",
+                          pd.DataFrame(rows).to_csv(index=False, float_format="%.6f"))
     write_json_atomic(Path("reports/summary.json"), {"groups": summary})
     for group, s in summary.items():
         m = s["linear.test_acc"]
-        print(f"{group}: linear test {m['mean']:.4f} ± {m['ci95']:.4f} (n={m['n']})")
+        ci = "" if m["ci95"] is None else f" ± {m['ci95']:.4f}"
+        print(f"{group}: linear test {m['mean']:.4f}{ci} (n={m['n']})")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
-from infonce_lab.io import read_json, write_bytes_atomic, write_text_atomic
+from infonce_lab.io import atomic_dir, read_json, write_bytes_atomic, write_text_atomic
 from infonce_lab.report.figures import accuracy_bars, training_curves
 from infonce_lab.report.render import build_context, load_curves, render
 
@@ -27,8 +27,9 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
         "accuracy": accuracy_bars(summary),
         "training": training_curves(load_curves(train_dir, [r.id for r in params.runs()])),
     }
-    for name, png in figures.items():
-        write_bytes_atomic(out / "figures" / f"{name}.png", png)
+    with atomic_dir(out / "figures") as fig_dir:
+        for name, png in figures.items():
+            write_bytes_atomic(fig_dir / f"{name}.png", png)
     html, md = render(build_context(params, summary, figures, train_dir))
     write_text_atomic(out / "index.html", html)
     write_text_atomic(out / "REPORT.md", md)

@@ -58,7 +58,12 @@ def collect(params: Params, metrics_dir: str | Path = "reports/metrics") -> pd.D
 
 
 def summarise(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """{group: {"kind", "dataset", ..., "n_seeds", metric: {mean, std, n, ci95}}}."""
+    """{group: {"kind", "dataset", ..., "n_encoders", metric: {mean, std, n, ci95}}}.
+
+    Trained groups also get ``gain_over_random_init``: per metric, the paired difference to the
+    random-init encoder of the same backbone and seed (that encoder is the run's own starting
+    point), summarised with a paired t-interval.
+    """
     out: dict[str, dict[str, Any]] = defaultdict(dict)
     for group, part in df.groupby("group", sort=False):
         first = part.iloc[0]
@@ -68,4 +73,18 @@ def summarise(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
         out[group]["n_encoders"] = int(len(part))
         for metric in METRICS:
             out[group][metric] = mean_ci(part[metric].astype(float).tolist())
+        if info.get("kind") == "trained":
+            gains = _paired_gains(df, part)
+            if gains:
+                out[group]["gain_over_random_init"] = gains
     return dict(out)
+
+
+def _paired_gains(df: pd.DataFrame, part: pd.DataFrame) -> dict[str, Any]:
+    base = df[df["encoder.kind"] == "random_init"]
+    pairs = part.merge(base, on=["encoder.dataset", "encoder.backbone", "encoder.seed"],
+                       suffixes=("", ".base"))
+    if pairs.empty:
+        return {}
+    return {m: mean_ci((pairs[m].astype(float) - pairs[f"{m}.base"].astype(float)).tolist())
+            for m in ("linear.test_acc", "knn.test_acc")}

@@ -180,6 +180,8 @@ class StudyConfig(Strict):
 
 class ReportConfig(Strict):
     title: str = "InfoNCE Lab report"
+    # The pipeline claim: trained encoders beat their own random initialisation by more than this.
+    min_gain_over_random: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
 
 
 class Params(Strict):

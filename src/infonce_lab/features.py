@@ -29,4 +29,4 @@ def load_features(feat_dir: str | Path, split: str) -> FeatureSet:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no features; run the extract stage for this run")
     with np.load(path) as f:
-        return FeatureSet(h=f["h"], z=f["z"] if "z" in f else None, y=f["y"])
+        return FeatureSet(h=f["h"], z=f.get("z"), y=f["y"])

@@ -10,12 +10,15 @@ def pair_similarities(z1: torch.Tensor, z2: torch.Tensor) -> tuple[torch.Tensor,
     """Cosine matrix of the 2N stacked views (self-pairs set to −inf) and each anchor's positive.
 
     Rows 0..N−1 are view 1, rows N..2N−1 view 2; the positive of row i is row (i + N) mod 2N.
-    Computed in float32 even under reduced-precision autocast (DESIGN: precision).
+    Reduced-precision inputs are promoted to float32 (DESIGN: precision); float64 stays float64.
     """
     if z1.shape != z2.shape or z1.ndim != 2:
         raise ValueError(f"z1 and z2 must both be (N, d); got {tuple(z1.shape)} and {tuple(z2.shape)}")
     n = z1.shape[0]
-    z = F.normalize(torch.cat([z1, z2], dim=0).float(), dim=1)
+    z = torch.cat([z1, z2], dim=0)
+    if z.dtype in (torch.float16, torch.bfloat16):
+        z = z.float()
+    z = F.normalize(z, dim=1)
     sim = z @ z.T
     eye = torch.eye(2 * n, dtype=torch.bool, device=z.device)
     sim = sim.masked_fill(eye, float("-inf"))
@@ -47,8 +50,10 @@ def info_nce(
         neg_mask = torch.isfinite(sim)
         neg_mask[rows, pos] = False
         s_neg = sim[neg_mask]
+        # torch.quantile refuses inputs above 2^24 elements; a prefix is plenty for telemetry.
         qs = torch.quantile(
-            s_neg[: 1 << 24], torch.tensor([0.5, 0.9, 0.99], device=s_neg.device)
+            s_neg[: 1 << 24],
+            torch.tensor([0.5, 0.9, 0.99], device=s_neg.device, dtype=s_neg.dtype),
         )
         stats = {
             "pos_sim": s_pos.mean(),

@@ -1,0 +1,121 @@
+"""`make bench`: speed figures measured in one run, reported as ratios (machines are noisy).
+
+- train_step_over_bare_fwd_bwd: a full training step (two augmented views, forward, InfoNCE,
+  backward, Adam) against the backbone's bare forward+backward on the same batch.
+- knn_sklearn_over_ours: scikit-learn NearestNeighbors (cosine, brute) against our chunked top-k.
+- infonce loss forward+backward time at SimCLR's batch, and augmentation throughput.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from infonce_lab.config import DigitsAugment, ResNetConfig
+from infonce_lab.data.augment import two_views
+from infonce_lab.evaluation.knn import topk_cosine
+from infonce_lab.io import write_json_atomic
+from infonce_lab.losses import info_nce
+from infonce_lab.models import build_encoder
+
+
+def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def bench_training(batch: int, repeats: int) -> dict[str, float]:
+    torch.manual_seed(0)
+    enc = build_encoder(ResNetConfig(), in_channels=1)
+    opt = torch.optim.Adam(enc.parameters(), lr=1e-3)
+    x = torch.rand(batch, 1, 8, 8)
+    gen = torch.Generator().manual_seed(0)
+    aug = DigitsAugment()
+    v = torch.cat(two_views(x, aug, gen))
+
+    def bare() -> None:
+        _, z = enc(v)
+        z.sum().backward()
+        enc.zero_grad(set_to_none=True)
+
+    def step() -> None:
+        a, b = two_views(x, aug, gen)
+        _, z = enc(torch.cat([a, b]))
+        loss, _ = info_nce(*z.chunk(2), 0.2)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    t_bare, t_step = median_seconds(bare, repeats), median_seconds(step, repeats)
+    t_aug = median_seconds(lambda: two_views(x, aug, gen), repeats)
+    z1, z2 = torch.randn(batch, 64, requires_grad=True), torch.randn(batch, 64, requires_grad=True)
+
+    def loss_fb() -> None:
+        loss, _ = info_nce(z1, z2, 0.2)
+        loss.backward()
+
+    t_loss = median_seconds(loss_fb, repeats * 3)
+    return {
+        "batch_size": batch,
+        "bare_fwd_bwd_ms": 1e3 * t_bare,
+        "train_step_ms": 1e3 * t_step,
+        "train_step_over_bare_fwd_bwd": t_step / t_bare,
+        "augment_two_views_ms": 1e3 * t_aug,
+        "infonce_fwd_bwd_ms": 1e3 * t_loss,
+        "infonce_share_of_step": t_loss / t_step,
+        "train_views_per_s": 2 * batch / t_step,
+    }
+
+
+def bench_knn(n_bank: int, n_query: int, dim: int, k: int) -> dict[str, float]:
+    from sklearn.neighbors import NearestNeighbors
+
+    rng = np.random.default_rng(0)
+    bank = rng.normal(size=(n_bank, dim)).astype(np.float32)
+    q = rng.normal(size=(n_query, dim)).astype(np.float32)
+    tb, tq = torch.as_tensor(bank), torch.as_tensor(q)
+    t_ours = median_seconds(lambda: topk_cosine(tb, tq, k), 3, warmup=1)
+    nn = NearestNeighbors(n_neighbors=k, metric="cosine", algorithm="brute").fit(bank)
+    t_sk = median_seconds(lambda: nn.kneighbors(q), 3, warmup=1)
+    _, ours = topk_cosine(tb, tq, k)
+    _, ref = nn.kneighbors(q)
+    agree = float(np.mean(np.sort(ours.numpy(), 1) == np.sort(ref, 1)))
+    return {"bank": n_bank, "queries": n_query, "dim": dim, "k": k, "ours_s": t_ours,
+            "sklearn_s": t_sk, "knn_sklearn_over_ours": t_sk / t_ours,
+            "neighbour_agreement": agree}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, default=Path("reports/bench.json"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=10)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    result = {
+        "machine": {"platform": platform.platform(), "threads": args.threads,
+                    "torch": torch.__version__},
+        "training": bench_training(256, args.repeats),
+        "knn": bench_knn(20_000, 5_000, 128, 50),
+    }
+    write_json_atomic(args.out, result)
+    for section in ("training", "knn"):
+        print(section, {k: round(v, 3) if isinstance(v, float) else v
+                        for k, v in result[section].items()})
+
+
+if __name__ == "__main__":
+    main()

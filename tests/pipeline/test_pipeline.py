@@ -1,0 +1,181 @@
+"""The whole DAG on a tiny profile, in a temporary copy of the repository.
+
+Checks: outputs and sane metrics; the report shows the numbers of reports/metrics; a second
+`dvc repro` runs nothing; changing one loss's parameter re-runs exactly that run's stages and
+what aggregates them; invalid params fail and keep the outputs; push → wipe cache → pull → no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+pytestmark = pytest.mark.pipeline
+
+TINY = {
+    "study": {"datasets": ["digits"], "backbones": ["tiny"], "losses": ["infonce", "dcl"],
+              "schedules": ["fixed_t05"], "seeds": [1], "baselines": ["random_init", "raw_pixels"]},
+    "backbones": {"tiny": {"kind": "resnet_cifar", "widths": [8, 16], "blocks": [1, 1],
+                           "head_hidden": 16, "head_dim": 8}},
+    "losses": {"infonce": {"kind": "info_nce", "decoupled": False},
+               "dcl": {"kind": "info_nce", "decoupled": True}},
+    "schedules": {"fixed_t05": {"kind": "fixed", "tau": 0.5}},
+    "training": {"epochs": 2, "batch_size": 128, "checkpoint_epochs": [1], "warmup_epochs": 0},
+    "evaluation": {"split_seeds": [1], "probe": {"epochs": 5, "seeds": [1]}, "knn": {"k": 10}},
+}
+RUNS = {"infonce": "digits-tiny-infonce-fixed_t05-1", "dcl": "digits-tiny-dcl-fixed_t05-1"}
+
+
+def _deep_update(base: dict, over: dict) -> dict:
+    for k, v in over.items():
+        base[k] = _deep_update(base.get(k, {}), v) if isinstance(v, dict) and k in base else v
+    return base
+
+
+class Repo:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        bindir = str(Path(sys.executable).parent)
+        self.env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}",
+                    "DVC_NO_ANALYTICS": "1", "OMP_NUM_THREADS": "2",
+                    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                    "GIT_COMMITTER_EMAIL": "t@t"}
+        self.dvc = [sys.executable, "-m", "dvc"]
+
+    def run(self, *cmd: str, check: bool = True) -> subprocess.CompletedProcess:
+        proc = subprocess.run(list(cmd), cwd=self.root, env=self.env, capture_output=True,
+                              text=True, timeout=900)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
+        return proc
+
+    def repro(self, check: bool = True) -> tuple[set[str], subprocess.CompletedProcess]:
+        proc = self.run(*self.dvc, "repro", check=check)
+        return set(re.findall(r"Running stage '([^']+)'", proc.stdout)), proc
+
+    def status(self) -> str:
+        return self.run(*self.dvc, "status").stdout
+
+    def edit_params(self, fn) -> None:  # noqa: ANN001
+        p = self.root / "params.yaml"
+        raw = yaml.safe_load(p.read_text())
+        fn(raw)
+        p.write_text(yaml.safe_dump(raw, sort_keys=False))
+
+
+def _tree_digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory, repo_root) -> Repo:
+    root = tmp_path_factory.mktemp("lab")
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=repo_root,
+                           capture_output=True, text=True, check=True).stdout.split()
+    for rel in files:
+        if rel.startswith(("reports/", "tests/")) or rel == "dvc.lock":
+            continue
+        src = repo_root / rel
+        if src.is_file():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, root / rel)
+    r = Repo(root)
+    r.edit_params(lambda raw: _deep_update(raw, TINY))
+    r.run("git", "init", "-q")
+    r.run("git", "add", "-A")
+    r.run("git", "commit", "-qm", "tiny profile")
+    ran, _ = r.repro()
+    assert {f"pretrain@{RUNS['infonce']}", f"pretrain@{RUNS['dcl']}", "aggregate", "report"} <= ran
+    return r
+
+
+def test_outputs_and_sane_metrics(repo):
+    root = repo.root
+    for run in RUNS.values():
+        assert (root / "models" / run / "model.pt").is_file()
+        assert (root / "models" / run / "checkpoints" / "epoch_0001.pt").is_file()
+        assert (root / "data" / "features" / run / "test.npz").is_file()
+        assert (root / "reports" / "train" / run / "plots" / "metrics" / "train" / "loss.tsv").is_file()
+        m = json.loads((root / "reports" / "metrics" / "runs" / f"{run}.json").read_text())
+        for section in ("linear", "knn"):
+            for split in ("val_acc", "test_acc"):
+                assert 0.15 < m[section][split] <= 1.0  # well above chance (0.1) even when tiny
+    manifest = json.loads((root / "data" / "raw" / "digits" / "MANIFEST.json").read_text())
+    assert manifest["n_train"] + manifest["n_test"] == 1797
+    groups = json.loads((root / "reports" / "summary.json").read_text())["groups"]
+    assert set(groups) == {"digits-tiny-infonce-fixed_t05", "digits-tiny-dcl-fixed_t05",
+                           "digits-tiny-random_init", "digits-raw_pixels"}
+
+
+def test_report_numbers_equal_the_metrics(repo):
+    root = repo.root
+    groups = json.loads((root / "reports" / "summary.json").read_text())["groups"]
+    html = (root / "reports" / "index.html").read_text()
+    md = (root / "reports" / "REPORT.md").read_text()
+    for loss, run in RUNS.items():
+        m = json.loads((root / "reports" / "metrics" / "runs" / f"{run}.json").read_text())
+        g = groups[f"digits-tiny-{loss}-fixed_t05"]
+        assert g["linear.test_acc"]["mean"] == pytest.approx(np.mean([m["linear"]["test_acc"]]))
+        assert f"{m['linear']['test_acc']:.3f}" in html and f"{m['linear']['test_acc']:.3f}" in md
+        assert f"{m['knn']['test_acc']:.3f}" in html
+    assert html.count("data:image/png;base64,") >= 2
+    assert "http://" not in html and "https://" not in html  # self-contained
+
+
+def test_second_repro_is_a_noop(repo):
+    assert "up to date" in repo.status()
+    ran, _ = repo.repro()
+    assert ran == set()
+
+
+def test_changing_one_loss_reruns_only_its_run(repo):
+    repo.edit_params(lambda raw: raw["losses"]["dcl"].update(decoupled=False))
+    status = repo.status()
+    assert f"pretrain@{RUNS['dcl']}" in status and RUNS["infonce"] not in status
+    assert "baselines" not in status and "download" not in status
+    ran, _ = repo.repro()
+    assert ran == {f"pretrain@{RUNS['dcl']}", f"extract@{RUNS['dcl']}", f"evaluate@{RUNS['dcl']}",
+                   "aggregate", "report"}
+
+
+def test_invalid_params_keep_outputs(repo):
+    before = _tree_digest(repo.root / "models") | {
+        "summary": hashlib.sha256((repo.root / "reports/summary.json").read_bytes()).hexdigest()}
+    original = (repo.root / "params.yaml").read_text()
+    try:
+        repo.edit_params(lambda raw: raw["training"].update(batch_size=1))
+        ran, proc = repo.repro(check=False)
+        assert proc.returncode != 0
+        assert "training.batch_size = 1" in proc.stdout + proc.stderr
+        after = _tree_digest(repo.root / "models") | {
+            "summary": hashlib.sha256((repo.root / "reports/summary.json").read_bytes()).hexdigest()}
+        assert after == before
+    finally:
+        (repo.root / "params.yaml").write_text(original)
+    assert "up to date" in repo.status()
+
+
+def test_push_wipe_pull_roundtrip(repo, tmp_path):
+    root = repo.root
+    repo.run(*repo.dvc, "remote", "add", "--local", "-d", "scratch", str(tmp_path / "remote"))
+    repo.run(*repo.dvc, "push")
+    models_before = _tree_digest(root / "models")
+    for rel in (".dvc/cache", "models", "data/features", "data/raw"):
+        shutil.rmtree(root / rel)
+    assert "up to date" not in repo.status()
+    repo.run(*repo.dvc, "pull")
+    assert _tree_digest(root / "models") == models_before
+    assert "up to date" in repo.status()
+    ran, _ = repo.repro()
+    assert ran == set()

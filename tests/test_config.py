@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import yaml
+
+from infonce_lab.config import ConfigError, load_params, parse_params, run_id
+from infonce_lab.evaluation.protocol import check_knn_k
+
+
+@pytest.fixture()
+def raw(repo_root):
+    return yaml.safe_load((repo_root / "params.yaml").read_text())
+
+
+def _error(raw: dict) -> str:
+    with pytest.raises(ConfigError) as exc:
+        parse_params(raw)
+    return str(exc.value)
+
+
+def test_shipped_params_are_valid(repo_root):
+    p = load_params(repo_root / "params.yaml")
+    assert len(p.runs()) == len(p.study.seeds) * len(p.study.losses) * len(p.study.schedules)
+    assert p.runs()[0].id == run_id(*p.study.datasets[:1], p.study.backbones[0],
+                                    p.study.losses[0], p.study.schedules[0], p.study.seeds[0])
+
+
+def test_unknown_key_is_named(raw):
+    raw["training"]["batchsize"] = 128
+    msg = _error(raw)
+    assert "training.batchsize" in msg and "unknown key" in msg
+
+
+def test_negative_temperature_names_key_value_and_bound(raw):
+    name = raw["study"]["schedules"][0]
+    raw["schedules"][name]["tau"] = -0.5
+    msg = _error(raw)
+    assert f"schedules.{name}.tau" in msg and "-0.5" in msg and "greater than 0" in msg
+
+
+def test_unknown_loss_kind_lists_allowed(raw):
+    name = raw["study"]["losses"][0]
+    raw["losses"][name]["kind"] = "contrastive_magic"
+    msg = _error(raw)
+    assert f"losses.{name}.kind" in msg and "'contrastive_magic'" in msg and "info_nce" in msg
+
+
+def test_study_must_refer_to_defined_names(raw):
+    raw["study"]["losses"] = ["nope"]
+    msg = _error(raw)
+    assert "study.losses[0]" in msg and "'nope'" in msg and "a name defined under 'losses:'" in msg
+
+
+def test_unknown_dataset_name(raw):
+    raw["study"]["datasets"] = ["cifar_typo"]
+    assert "study.datasets[0]" in _error(raw)
+
+
+@pytest.mark.parametrize("bad", [1, 0, -4])
+def test_batch_size_below_two(raw, bad):
+    raw["training"]["batch_size"] = bad
+    msg = _error(raw)
+    assert "training.batch_size" in msg and repr(bad) in msg
+
+
+def test_names_cannot_break_run_ids(raw):
+    raw["losses"]["info-nce"] = copy.deepcopy(raw["losses"][raw["study"]["losses"][0]])
+    assert "losses.info-nce" in _error(raw)
+
+
+def test_duplicate_seeds(raw):
+    raw["study"]["seeds"] = [1, 1]
+    assert "study.seeds" in _error(raw)
+
+
+def test_mismatched_resnet_depth(raw):
+    name = raw["study"]["backbones"][0]
+    raw["backbones"][name]["blocks"] = [1, 1]
+    assert f"backbones.{name}" in _error(raw)
+
+
+def test_knn_k_larger_than_bank(raw):
+    p = parse_params(raw)
+    y = np.repeat(np.arange(3), 10)  # 30 labels -> 24 in the bank after a 20% split
+    cfg = p.evaluation.model_copy(update={"knn": p.evaluation.knn.model_copy(update={"k": 25})})
+    with pytest.raises(ConfigError, match=r"evaluation\.knn\.k = 25.*bank \(24"):
+        check_knn_k(y, cfg)
+    check_knn_k(y, p.evaluation.model_copy(update={"knn": cfg.knn.model_copy(update={"k": 24})}))
+
+
+def test_missing_file_and_bad_yaml(tmp_path):
+    with pytest.raises(ConfigError, match="file not found"):
+        load_params(tmp_path / "nope.yaml")
+    bad = tmp_path / "params.yaml"
+    bad.write_text("study: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_params(bad)

@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+from sklearn.linear_model import LogisticRegression
+from sklearn.neighbors import NearestNeighbors
+
+from infonce_lab.data.datasets import stratified_split
+from infonce_lab.evaluation import (
+    alignment,
+    knn_accuracy,
+    linear_probe,
+    mean_ci,
+    topk_cosine,
+    uniformity,
+)
+
+
+def test_topk_matches_sklearn_cosine_neighbours():
+    rng = np.random.default_rng(0)
+    bank, queries = rng.normal(size=(500, 16)), rng.normal(size=(130, 16))
+    _, idx = topk_cosine(torch.as_tensor(bank), torch.as_tensor(queries), k=7, chunk=32)
+    nn = NearestNeighbors(n_neighbors=7, metric="cosine").fit(bank)
+    _, ref = nn.kneighbors(queries)
+    assert np.array_equal(idx.numpy(), ref)
+
+
+def _knn_brute(bank, bl, q, ql, k, t):
+    bank = bank / np.linalg.norm(bank, axis=1, keepdims=True)
+    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    correct = 0
+    for i in range(len(q)):
+        s = bank @ q[i]
+        top = np.argsort(-s, kind="stable")[:k]
+        votes: dict[int, float] = {}
+        for j in top:
+            votes[bl[j]] = votes.get(bl[j], 0.0) + math.exp((s[j] - s[top[0]]) / t)
+        correct += max(votes, key=votes.get) == ql[i]
+    return correct / len(q)
+
+
+def test_weighted_knn_matches_brute_force():
+    rng = np.random.default_rng(1)
+    centers = rng.normal(size=(4, 8))
+    bl, ql = rng.integers(0, 4, 300), rng.integers(0, 4, 80)
+    bank = centers[bl] + 1.2 * rng.normal(size=(300, 8))
+    q = centers[ql] + 1.2 * rng.normal(size=(80, 8))
+    ours = knn_accuracy(bank.astype(np.float32), bl, q.astype(np.float32), ql, k=15, temperature=0.1)
+    assert ours == pytest.approx(_knn_brute(bank, bl, q, ql, 15, 0.1), abs=1 / 80 + 1e-9)
+    assert 0.4 < ours <= 1.0
+
+
+def test_knn_rejects_k_above_bank():
+    with pytest.raises(ValueError, match="exceeds the bank size"):
+        topk_cosine(torch.zeros(3, 2), torch.zeros(1, 2), k=4)
+
+
+def test_probe_separates_separable_data():
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 3, 300)
+    x = np.eye(3)[y] * 5 + 0.1 * rng.normal(size=(300, 3))
+    acc = linear_probe(x, y, {"train": (x, y)}, seed=1, epochs=30, lr=1e-2)
+    assert acc["train"] == 1.0
+
+
+def test_probe_agrees_with_sklearn_logistic_regression(digits_splits):
+    d = digits_splits
+    xtr, xte = d.train_x.reshape(len(d.train_x), -1), d.test_x.reshape(len(d.test_x), -1)
+    ours = linear_probe(xtr, d.train_y, {"test": (xte, d.test_y)}, seed=1, epochs=100, lr=1e-2,
+                        standardize=True)["test"]
+    mu, sd = xtr.mean(0), xtr.std(0) + 1e-6
+    ref = LogisticRegression(max_iter=5000).fit((xtr - mu) / sd, d.train_y).score((xte - mu) / sd, d.test_y)
+    assert abs(ours - ref) <= 0.02
+
+
+def test_probe_is_seeded():
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(100, 5)), rng.integers(0, 2, 100)
+    a = linear_probe(x, y, {"t": (x, y)}, seed=4, epochs=3)
+    b = linear_probe(x, y, {"t": (x, y)}, seed=4, epochs=3)
+    assert a == b
+
+
+def test_alignment_and_uniformity_against_definitions():
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(20, 6, generator=g), torch.randn(20, 6, generator=g)
+    xn, yn = x / x.norm(dim=1, keepdim=True), y / y.norm(dim=1, keepdim=True)
+    assert float(alignment(x, y)) == pytest.approx(float(((xn - yn) ** 2).sum(1).mean()), rel=1e-5)
+    pairs = [math.exp(-2 * float(((xn[i] - xn[j]) ** 2).sum())) for i in range(20) for j in range(i + 1, 20)]
+    assert float(uniformity(x)) == pytest.approx(math.log(sum(pairs) / len(pairs)), rel=1e-5)
+    same = torch.ones(5, 3)
+    assert float(alignment(same, same)) == 0.0
+    assert float(uniformity(same)) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_mean_ci_matches_scipy_t_interval():
+    v = [0.91, 0.95, 0.93, 0.97]
+    r = mean_ci(v)
+    lo, hi = stats.t.interval(0.95, df=3, loc=np.mean(v), scale=stats.sem(v))
+    assert r["mean"] - r["ci95"] == pytest.approx(lo) and r["mean"] + r["ci95"] == pytest.approx(hi)
+    assert mean_ci([0.5]) == {"mean": 0.5, "std": None, "n": 1, "ci95": None}
+
+
+def test_stratified_split():
+    y = np.repeat(np.arange(4), [10, 11, 12, 13])
+    kept, held = stratified_split(y, 0.2, seed=3)
+    assert len(np.intersect1d(kept, held)) == 0 and len(kept) + len(held) == len(y)
+    assert [int((y[held] == c).sum()) for c in range(4)] == [2, 2, 2, 2]
+    assert np.array_equal(held, stratified_split(y, 0.2, seed=3)[1])
+    assert not np.array_equal(held, stratified_split(y, 0.2, seed=4)[1])

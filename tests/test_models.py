@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import torch
+
+from infonce_lab.config import ResNetConfig
+from infonce_lab.models import build_encoder
+from infonce_lab.models.checkpoint import load_encoder
+
+
+def test_shapes_and_feature_dims():
+    cfg = ResNetConfig(widths=[8, 16, 32], blocks=[1, 2, 1], head_hidden=24, head_dim=12)
+    enc = build_encoder(cfg, in_channels=1)
+    h, z = enc(torch.rand(5, 1, 8, 8))
+    assert h.shape == (5, 32) and z.shape == (5, 12)
+
+
+def test_checkpoint_round_trip(tmp_path):
+    cfg = ResNetConfig(widths=[8, 16], blocks=[1, 1], head_hidden=8, head_dim=4)
+    torch.manual_seed(0)
+    enc = build_encoder(cfg, 1).eval()
+    torch.save({"state_dict": enc.state_dict(), "backbone": cfg.model_dump(), "in_channels": 1},
+               tmp_path / "model.pt")
+    loaded, meta = load_encoder(tmp_path / "model.pt")
+    x = torch.rand(3, 1, 8, 8)
+    assert torch.equal(enc(x)[0], loaded(x)[0]) and meta["in_channels"] == 1

@@ -1,0 +1,50 @@
+"""Every stage validates params.yaml before any work: a bad value exits non-zero, names the key
+and leaves existing outputs untouched. The stages run in an empty folder with no data at all, so
+the only way to produce the expected message is to fail on the params first."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+STAGES = {
+    "download": ["--dataset", "digits"],
+    "pretrain": ["--dataset", "digits", "--backbone", "resnet_digits", "--loss", "infonce",
+                 "--schedule", "fixed_t02", "--seed", "1"],
+    "extract": ["--dataset", "digits", "--run", "x"],
+    "evaluate": ["--dataset", "digits", "--backbone", "b", "--loss", "l", "--schedule", "s",
+                 "--seed", "1", "--run", "x"],
+    "baselines": ["--dataset", "digits"],
+    "aggregate": [],
+    "report": [],
+}
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("stage", sorted(STAGES))
+def test_bad_params_fail_fast_and_touch_nothing(tmp_path, repo_root, stage):
+    raw = yaml.safe_load((repo_root / "params.yaml").read_text())
+    raw["training"]["batch_size"] = 1
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
+    for rel in ("reports/index.html", "reports/summary.json", "models/x/model.pt",
+                "reports/metrics/runs/x.json", "data/features/x/train.npz"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(f"previous output {rel}")
+    before = _digest(tmp_path)
+    proc = subprocess.run([sys.executable, str(repo_root / "stages" / f"{stage}.py"), *STAGES[stage]],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(repo_root / "src")})
+    assert proc.returncode == 2, proc.stderr
+    assert "training.batch_size = 1" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert _digest(tmp_path) == before

@@ -4,8 +4,10 @@ one-paragraph message and a non-zero exit instead of a traceback."""
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -30,7 +32,10 @@ def fail(message: str, code: int = 2) -> None:
 
 
 def stage(fn: F) -> F:
-    """Decorate a Typer command: report expected failures cleanly and time the stage."""
+    """Decorate a Typer command: report expected failures cleanly and time the stage.
+
+    Set ``INFONCE_LAB_DEBUG=1`` to see the traceback behind such a message.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -38,6 +43,8 @@ def stage(fn: F) -> F:
         try:
             out = fn(*args, **kwargs)
         except (ConfigError, FileNotFoundError, FloatingPointError, ValueError) as exc:
+            if os.environ.get("INFONCE_LAB_DEBUG"):
+                traceback.print_exc()
             fail(str(exc))
         print(f"[{fn.__module__}] done in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
         return out

@@ -8,7 +8,12 @@ import typer
 
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.io import atomic_dir, read_json, write_bytes_atomic, write_text_atomic
-from infonce_lab.report.figures import accuracy_bars, training_curves
+from infonce_lab.report.figures import (
+    accuracy_bars,
+    lambda_curves,
+    temperature_curves,
+    training_curves,
+)
 from infonce_lab.report.render import build_context, load_curves, render
 
 app = typer.Typer(add_completion=False)
@@ -23,10 +28,15 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
         raise FileNotFoundError(f"{summary_path}: missing; run the aggregate stage")
     summary = read_json(summary_path)["groups"]
     train_dir = out / "train"
+    curves = load_curves(train_dir, [r.id for r in params.runs()])
     figures = {
         "accuracy": accuracy_bars(summary),
-        "training": training_curves(load_curves(train_dir, [r.id for r in params.runs()])),
+        "training": training_curves(curves),
+        "temperature": temperature_curves(curves),
     }
+    lam = lambda_curves(curves)
+    if lam is not None:
+        figures["lambda"] = lam
     with atomic_dir(out / "figures") as fig_dir:
         for name, png in figures.items():
             write_bytes_atomic(fig_dir / f"{name}.png", png)

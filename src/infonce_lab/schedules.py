@@ -1,17 +1,29 @@
 """Temperature schedules: pure maps from the optimizer step to τ (β = 1/τ).
 
-The same objects drive training and, later, the Langevin simulator. A schedule is built from its
-params section with :func:`build_schedule`; ``taus(steps)`` precomputes a whole run.
+The same objects drive training and the Langevin simulator. :func:`build_schedule` turns a params
+section into one; ``steps_per_epoch`` places the epoch-based ones (cosine, step) on the step axis
+and ``time_per_step`` in the β-growth ones maps a step to the time t of the theory (SPECS D.4
+leaves that map open, so it is a param).
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
-from infonce_lab.config import ScheduleConfig
+from infonce_lab.config import (
+    BetaGrowthSchedule,
+    CosineSchedule,
+    FixedSchedule,
+    LogAnnealSchedule,
+    NoSchedule,
+    ScheduleConfig,
+    StepSchedule,
+)
 
 
 class Schedule(Protocol):
@@ -26,12 +38,92 @@ class Fixed:
         return self.value
 
 
-def build_schedule(cfg: ScheduleConfig, total_steps: int) -> Schedule:
-    """``total_steps`` lets schedules that depend on the horizon (cosine, …) place themselves."""
-    if cfg.kind == "fixed":
+@dataclass(frozen=True)
+class LogAnneal:
+    """β(t) = c·ln(t + K); τ = 1/β, bounded by tau_max where β is small or not positive (K ≤ 1)."""
+
+    c: float
+    K: float
+    time_per_step: float
+    tau_max: float
+
+    def beta(self, step: int) -> float:
+        return self.c * math.log(step * self.time_per_step + self.K)
+
+    def tau(self, step: int) -> float:
+        b = self.beta(step)
+        return self.tau_max if b <= 1.0 / self.tau_max else 1.0 / b
+
+
+@dataclass(frozen=True)
+class Cosine:
+    tau_min: float
+    tau_max: float
+    period_steps: float
+
+    def tau(self, step: int) -> float:
+        phase = 2.0 * math.pi * step / self.period_steps
+        return self.tau_min + 0.5 * (self.tau_max - self.tau_min) * (1.0 + math.cos(phase))
+
+
+@dataclass(frozen=True)
+class BetaGrowth:
+    form: str  # linear | sqrt | geometric
+    beta0: float
+    rate: float
+    time_per_step: float
+    beta_max: float
+
+    def beta(self, step: int) -> float:
+        t = step * self.time_per_step
+        if self.form == "linear":
+            b = self.beta0 + self.rate * t
+        elif self.form == "sqrt":
+            b = self.beta0 + self.rate * math.sqrt(t)
+        else:  # geometric, in log space so huge t cannot overflow before the cap
+            log_b = math.log(self.beta0) + t * math.log(self.rate)
+            b = math.exp(min(log_b, math.log(self.beta_max)))
+        return min(b, self.beta_max)
+
+    def tau(self, step: int) -> float:
+        return 1.0 / self.beta(step)
+
+
+@dataclass(frozen=True)
+class Piecewise:
+    taus: tuple[float, ...]
+    milestones_steps: tuple[float, ...]
+
+    def tau(self, step: int) -> float:
+        return self.taus[bisect.bisect_right(self.milestones_steps, step)]
+
+
+class NoTemperature:
+    """For losses without a temperature; config validation keeps it away from those that need one."""
+
+    def tau(self, step: int) -> float:
+        return math.nan
+
+
+def build_schedule(cfg: ScheduleConfig, total_steps: int, steps_per_epoch: int = 1) -> Schedule:
+    """``total_steps`` is the run's horizon (for schedules that place themselves on it)."""
+    if isinstance(cfg, FixedSchedule):
         return Fixed(cfg.tau)
-    raise ValueError(f"unknown schedule kind {cfg.kind!r}")
+    if isinstance(cfg, LogAnnealSchedule):
+        return LogAnneal(cfg.c, cfg.K, cfg.time_per_step, cfg.tau_max)
+    if isinstance(cfg, CosineSchedule):
+        return Cosine(cfg.tau_min, cfg.tau_max, cfg.period_epochs * steps_per_epoch)
+    if isinstance(cfg, BetaGrowthSchedule):
+        form = cfg.kind.removesuffix("_beta")
+        return BetaGrowth(form, cfg.beta0, cfg.rate, cfg.time_per_step, cfg.beta_max)
+    if isinstance(cfg, StepSchedule):
+        return Piecewise(tuple(cfg.taus),
+                         tuple(m * steps_per_epoch for m in cfg.milestones_epochs))
+    if isinstance(cfg, NoSchedule):
+        return NoTemperature()
+    raise ValueError(f"unknown schedule config {type(cfg).__name__}")
 
 
 def taus(schedule: Schedule, steps: int) -> np.ndarray:
+    """τ at every step of a run (precomputed once; schedules are pure)."""
     return np.array([schedule.tau(s) for s in range(steps)], dtype=np.float64)

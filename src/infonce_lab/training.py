@@ -23,7 +23,7 @@ from infonce_lab.config import (
 )
 from infonce_lab.data.augment import two_views
 from infonce_lab.evaluation.geometry import alignment, uniformity
-from infonce_lab.losses import build_loss
+from infonce_lab.losses import build_loss, gather_with_grad, similarity_stats, summarise_stats
 from infonce_lab.models import Encoder, build_encoder
 from infonce_lab.schedules import build_schedule
 
@@ -67,6 +67,7 @@ def lr_at(step: int, total: int, warmup: int, base: float, kind: str) -> float:
 @dataclass
 class TrainResult:
     encoder: Encoder
+    loss_state: dict
     steps: int
     seconds: float
     samples_per_s: float
@@ -97,7 +98,7 @@ def train_encoder(
     total = steps_per_epoch * training.epochs
     encoder = init_encoder(backbone, x_all.shape[1], seed).to(device)
     loss_fn = build_loss(loss)
-    sched = build_schedule(schedule, total)
+    sched = build_schedule(schedule, total, steps_per_epoch)
     params = encoder.parameters()
     if training.optimizer == "sgd":
         opt = torch.optim.SGD(params, lr=training.lr, momentum=0.9, weight_decay=training.weight_decay)
@@ -123,7 +124,8 @@ def train_encoder(
                 g["lr"] = lr
             # One forward over both views: half the kernel launches of two passes.
             _, z = encoder(torch.cat([v1, v2]))
-            z1, z2 = z.chunk(2)
+            # Under DDP every process computes the loss on the global batch (gather_with_grad).
+            z1, z2 = (gather_with_grad(v) for v in z.chunk(2))
             value, stats = loss_fn(z1, z2, tau)
             if not torch.isfinite(value):
                 raise FloatingPointError(
@@ -142,14 +144,16 @@ def train_encoder(
                     zd1, zd2 = z1.detach(), z2.detach()
                     record = {
                         "loss": last,
-                        "tau": float(tau),
                         "lr": float(lr),
                         "epoch": float(epoch),
                         "samples_per_s": window_n / max(now - window_t, 1e-9),
                         "alignment": float(alignment(zd1, zd2)),
                         "uniformity": float(uniformity(zd1)),
-                        **{k: float(v) for k, v in stats.items()},
+                        **{k: float(v) for k, v in similarity_stats(zd1, zd2).items()},
+                        **summarise_stats(stats),
                     }
+                    if math.isfinite(tau):
+                        record["tau"] = float(tau)
                 on_log(step, record)
                 window_t, window_n = time.perf_counter(), 0
         if on_checkpoint is not None and epoch in checkpoints:
@@ -158,6 +162,7 @@ def train_encoder(
     encoder.eval()
     return TrainResult(
         encoder=encoder,
+        loss_state=loss_fn.state_dict(),
         steps=step,
         seconds=seconds,
         samples_per_s=2 * steps_per_epoch * training.batch_size * training.epochs / max(seconds, 1e-9),

@@ -43,20 +43,67 @@ def accuracy_bars(summary: dict[str, dict[str, Any]]) -> bytes:
     return _png(fig)
 
 
-def training_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes:
-    """Per run: loss, τ, alignment and uniformity of the training batch against the step."""
-    panels = [("loss", "InfoNCE loss"), ("tau", "temperature τ"),
-              ("alignment", "alignment (lower = closer positives)"),
-              ("uniformity", "uniformity (lower = more uniform)")]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.0 * len(panels), 3.0))
-    for ax, (name, title) in zip(axes, panels, strict=True):
-        for run, frames in curves.items():
-            if name in frames:
-                df = frames[name]
-                ax.plot(df["step"], df[df.columns[-1]], lw=1.2, label=run)
+def _group_mean(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Mean over seeds of step-aligned curves (runs of one configuration share their steps)."""
+    merged = pd.concat([f.set_index("step")[f.columns[-1]] for f in frames], axis=1)
+    return merged.mean(axis=1).rename("value").reset_index()
+
+
+def _by_group(curves: dict[str, dict[str, pd.DataFrame]], name: str) -> dict[str, pd.DataFrame]:
+    groups: dict[str, list[pd.DataFrame]] = {}
+    for run, frames in curves.items():
+        if name in frames:
+            groups.setdefault(run.rsplit("-", 1)[0], []).append(frames[name])
+    return {g: _group_mean(fs) for g, fs in groups.items()}
+
+
+Series = dict[str, pd.DataFrame]  # label -> DataFrame(step, value)
+
+
+def _panels(panels: list[tuple[str, Series]]) -> bytes:
+    """One axis per (title, {label: curve}); one shared legend below."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.2), squeeze=False)
+    handles: dict[str, Any] = {}
+    for ax, (title, series) in zip(axes[0], panels, strict=True):
+        for label, df in sorted(series.items()):
+            (line,) = ax.plot(df["step"], df["value"], lw=1.2)
+            handles.setdefault(label, line)
+            line.set_color(handles[label].get_color())
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("optimizer step")
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=6)
-    fig.tight_layout()
+    rows = (len(handles) + 3) // 4
+    fig.legend(list(handles.values()), list(handles), fontsize=7, loc="lower center",
+               ncol=min(4, max(1, len(handles))))
+    fig.tight_layout(rect=(0, 0.06 * rows + 0.02, 1, 1))
     return _png(fig)
+
+
+def training_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes:
+    """Per configuration (mean over seeds): loss, alignment, uniformity, top-1 of the positive."""
+    names = [("loss", "training loss"), ("alignment", "alignment (lower = closer positives)"),
+             ("uniformity", "uniformity (lower = more uniform)"),
+             ("top1_acc", "positive ranked first among candidates")]
+    return _panels([(title, _by_group(curves, name)) for name, title in names])
+
+
+def temperature_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes:
+    """τ(step) of each schedule as training used it (one line per schedule)."""
+    per_schedule: Series = {}
+    for run, frames in curves.items():
+        schedule = run.split("-")[3]
+        if "tau" in frames and schedule not in per_schedule:
+            df = frames["tau"]
+            per_schedule[schedule] = pd.DataFrame({"step": df["step"], "value": df[df.columns[-1]]})
+    return _panels([("temperature τ(step)", per_schedule)])
+
+
+def lambda_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes | None:
+    """WEINCE's per-anchor mixing weight λ over training (mean over seeds of batch summaries)."""
+    weince = {r: f for r, f in curves.items() if "lambda_mean" in f}
+    if not weince:
+        return None
+    names = [("lambda_mean", "mean λ_i over anchors"),
+             ("lambda_frac_gt_half", "share of anchors with λ_i > ½"),
+             ("rho0", "batch pivot ρ0"), ("beta_hat_q50", "median per-anchor β̂_i")]
+    return _panels([(title, _by_group(weince, name)) for name, title in names])

@@ -85,6 +85,23 @@ def verdicts(summary: dict[str, dict[str, Any]], margin: float) -> list[dict[str
     return out
 
 
+def comparison(params: Params, summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Loss × schedule grids of test accuracy, one per dataset × backbone."""
+    grids = []
+    st = params.study
+    for d in st.datasets:
+        for b in st.backbones:
+            rows = []
+            for lo in st.losses:
+                cells = {sc: summary.get(f"{d}-{b}-{lo}-{sc}") for sc in st.schedules}
+                rows.append({"loss": lo, "kind": params.losses[lo].kind, "cells": cells})
+            base = summary.get(f"{d}-{b}-random_init")
+            grids.append({"dataset": d, "backbone": b, "schedules": list(st.schedules),
+                          "rows": rows, "random_init": base,
+                          "raw_pixels": summary.get(f"{d}-raw_pixels")})
+    return grids
+
+
 def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: dict[str, bytes],
                   train_dir: Path) -> dict[str, Any]:
     run_ids = [r.id for r in params.runs()]
@@ -94,6 +111,8 @@ def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: d
         "study": params.study.model_dump(),
         "n_runs": len(run_ids),
         "verdicts": verdicts(summary, params.report.min_gain_over_random),
+        "comparison": comparison(params, summary),
+        "schedules": {n: params.schedules[n].model_dump() for n in params.study.schedules},
         "figures": {k: base64.b64encode(v).decode("ascii") for k, v in figures.items()},
         "provenance": provenance(params, train_dir, run_ids),
     }

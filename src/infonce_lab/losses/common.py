@@ -1,0 +1,80 @@
+"""Pieces shared by the pairwise losses: the 2N×2N similarity matrix and hard-negative selection."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+
+def pair_similarities(z1: torch.Tensor, z2: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Cosine matrix of the 2N stacked views and each anchor's positive index.
+
+    Rows 0..N−1 are view 1, rows N..2N−1 view 2; the positive of row i is row (i + N) mod 2N. The
+    diagonal (self-pairs) is left as computed: callers mask it. Reduced-precision inputs are
+    promoted to float32 (DESIGN: precision); float64 stays float64.
+    """
+    if z1.shape != z2.shape or z1.ndim != 2:
+        raise ValueError(f"z1 and z2 must both be (N, d); got {tuple(z1.shape)} and {tuple(z2.shape)}")
+    n = z1.shape[0]
+    if n < 2:
+        raise ValueError("a contrastive batch needs N >= 2 pairs")
+    z = torch.cat([z1, z2], dim=0)
+    if z.dtype in (torch.float16, torch.bfloat16):
+        z = z.float()
+    z = F.normalize(z, dim=1)
+    pos = torch.arange(2 * n, device=z.device).roll(n)
+    return z @ z.T, pos
+
+
+def self_mask(m: int, device: torch.device) -> torch.Tensor:
+    return torch.eye(m, dtype=torch.bool, device=device)
+
+
+def negatives_mask(pos: torch.Tensor) -> torch.Tensor:
+    """True where column j is a negative of row i (neither i itself nor its positive)."""
+    m = pos.shape[0]
+    mask = ~self_mask(m, pos.device)
+    mask[torch.arange(m, device=pos.device), pos] = False
+    return mask
+
+
+@torch.no_grad()
+def hardest_negatives(sim: torch.Tensor, pos: torch.Tensor, m: int) -> torch.Tensor:
+    """Column indices of each row's ``m`` most similar negatives (no gradient through the choice)."""
+    masked = sim.detach().masked_fill(~negatives_mask(pos), float("-inf"))
+    return masked.topk(min(m, sim.shape[0] - 2), dim=1).indices
+
+
+def topm_cross_entropy(
+    sim: torch.Tensor, pos: torch.Tensor, m: int, logit: Callable[[torch.Tensor], torch.Tensor]
+) -> torch.Tensor:
+    """Cross-entropy over [positive | m hardest negatives] with logits ``logit(s)``."""
+    rows = torch.arange(sim.shape[0], device=sim.device)
+    idx = hardest_negatives(sim, pos, m)
+    s = torch.cat([sim[rows, pos].unsqueeze(1), sim.gather(1, idx)], dim=1)
+    target = torch.zeros(sim.shape[0], dtype=torch.long, device=sim.device)
+    return F.cross_entropy(logit(s), target)
+
+
+@torch.no_grad()
+def similarity_stats(z1: torch.Tensor, z2: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Telemetry of a batch: positive and negative cosine summaries (computed on log steps only)."""
+    sim, pos = pair_similarities(z1.detach(), z2.detach())
+    rows = torch.arange(sim.shape[0], device=sim.device)
+    s_neg = sim[negatives_mask(pos)]
+    # torch.quantile refuses inputs above 2^24 elements; a prefix is plenty for telemetry.
+    q = torch.tensor([0.5, 0.9, 0.99], device=sim.device, dtype=sim.dtype)
+    qs = torch.quantile(s_neg[: 1 << 24], q)
+    return {
+        "pos_sim": sim[rows, pos].mean(),
+        "neg_sim_mean": s_neg.mean(),
+        "neg_sim_q50": qs[0],
+        "neg_sim_q90": qs[1],
+        "neg_sim_q99": qs[2],
+        "neg_sim_max": s_neg.max(),
+        "top1_acc": (sim.masked_fill(self_mask(sim.shape[0], sim.device), -2).argmax(1) == pos)
+        .float()
+        .mean(),
+    }

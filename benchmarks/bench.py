@@ -3,6 +3,9 @@
 - train_step_over_bare_fwd_bwd: a full training step (two augmented views, forward, InfoNCE,
   backward, Adam) against the backbone's bare forward+backward on the same batch.
 - knn_sklearn_over_ours: scikit-learn NearestNeighbors (cosine, brute) against our chunked top-k.
+- weince_over_infonce: loss-stage time (forward + backward from the embeddings) of WEINCE against
+  InfoNCE at 2N = 512 (d = 64, 128) and 2N = 4096 (d = 128). Our InfoNCE is one matmul and a
+  masked cross-entropy; it is not slowed to flatter the ratio.
 - infonce loss forward+backward time at SimCLR's batch, and augmentation throughput.
 """
 
@@ -22,7 +25,7 @@ from infonce_lab.config import DigitsAugment, ResNetConfig
 from infonce_lab.data.augment import two_views
 from infonce_lab.evaluation.knn import topk_cosine
 from infonce_lab.io import write_json_atomic
-from infonce_lab.losses import info_nce
+from infonce_lab.losses import info_nce, weince
 from infonce_lab.models import build_encoder
 
 
@@ -80,6 +83,25 @@ def bench_training(batch: int, repeats: int) -> dict[str, float]:
     }
 
 
+def bench_losses(repeats: int) -> list[dict[str, float]]:
+    rows = []
+    for two_n, d in ((512, 64), (512, 128), (4096, 128)):
+        g = torch.Generator().manual_seed(0)
+        z1 = torch.randn(two_n // 2, d, generator=g, requires_grad=True)
+        z2 = torch.randn(two_n // 2, d, generator=g, requires_grad=True)
+
+        def run(fn, z1=z1, z2=z2) -> None:  # noqa: ANN001
+            loss, _ = fn(z1, z2, 0.5)
+            loss.backward()
+
+        reps = repeats * 3 if two_n <= 512 else max(3, repeats // 2)
+        t_i = median_seconds(lambda: run(info_nce), reps)
+        t_w = median_seconds(lambda: run(weince), reps)
+        rows.append({"two_n": two_n, "dim": d, "infonce_ms": 1e3 * t_i, "weince_ms": 1e3 * t_w,
+                     "weince_over_infonce": t_w / t_i})
+    return rows
+
+
 def bench_knn(n_bank: int, n_query: int, dim: int, k: int) -> dict[str, float]:
     from sklearn.neighbors import NearestNeighbors
 
@@ -110,11 +132,14 @@ def main() -> None:
                     "torch": torch.__version__},
         "training": bench_training(256, args.repeats),
         "knn": bench_knn(20_000, 5_000, 128, 50),
+        "losses": bench_losses(args.repeats),
     }
     write_json_atomic(args.out, result)
     for section in ("training", "knn"):
         print(section, {k: round(v, 3) if isinstance(v, float) else v
                         for k, v in result[section].items()})
+    for row in result["losses"]:
+        print("losses", {k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()})
 
 
 if __name__ == "__main__":

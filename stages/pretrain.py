@@ -62,7 +62,8 @@ def main(dataset: str = typer.Option(...), backbone: str = typer.Option(...),
                 schedule=params.schedules[schedule], augment=params.datasets[dataset].augment,
                 training=params.training, seed=seed, on_log=on_log, on_checkpoint=on_checkpoint,
             )
-        _save(result.encoder, model_dir / "model.pt", {**meta, "epoch": params.training.epochs})
+        _save(result.encoder, model_dir / "model.pt",
+              {**meta, "epoch": params.training.epochs, "loss_state": result.loss_state})
         write_json_atomic(live_dir / "run.json", {
             "run": run.model_dump(), "steps": result.steps, "final_loss": result.final_loss,
             "train_seconds": round(result.seconds, 2),

@@ -98,3 +98,37 @@ def test_missing_file_and_bad_yaml(tmp_path):
     bad.write_text("study: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_params(bad)
+
+
+def test_loss_without_temperature_paired_with_a_schedule(raw):
+    raw["losses"]["au"] = {"kind": "direct_au"}  # schedule_drives: null
+    raw["study"]["losses"] = ["au"]
+    msg = _error(raw)
+    assert "losses.au.schedule_drives" in msg and "no temperature" in msg
+
+
+def test_temperature_loss_needs_a_schedule_that_gives_one(raw):
+    raw["schedules"]["none"] = {"kind": "none"}
+    raw["study"]["schedules"] = ["none"]
+    msg = _error(raw)
+    assert "schedules.none.kind" in msg and "needs a temperature" in msg
+
+
+def test_loss_without_temperature_with_schedule_none_is_valid(raw):
+    raw["losses"]["au"] = {"kind": "direct_au"}
+    raw["schedules"]["none"] = {"kind": "none"}
+    raw["study"]["losses"], raw["study"]["schedules"] = ["au"], ["none"]
+    assert len(parse_params(raw).runs()) == len(raw["study"]["seeds"])
+
+
+@pytest.mark.parametrize("section,patch,key", [
+    ("schedules", {"c1": {"kind": "cosine", "tau_min": 0.5, "tau_max": 0.1}}, "schedules.c1"),
+    ("schedules", {"g1": {"kind": "geometric_beta", "rate": 0.5}}, "schedules.g1"),
+    ("schedules", {"s1": {"kind": "step", "taus": [0.5, 0.2], "milestones_epochs": []}}, "schedules.s1"),
+    ("losses", {"w1": {"kind": "weince", "lambda_mode": "mean"}}, "losses.w1.lambda_mode"),
+    ("losses", {"w2": {"kind": "weince", "q": 1.5}}, "losses.w2.q"),
+    ("losses", {"w3": {"kind": "weince", "beta_clip": [16, 0.5]}}, "losses.w3"),
+])
+def test_schedule_and_loss_values_are_checked(raw, section, patch, key):
+    raw[section].update(patch)
+    assert key in _error(raw)

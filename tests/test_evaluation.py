@@ -112,3 +112,17 @@ def test_stratified_split():
     assert [int((y[held] == c).sum()) for c in range(4)] == [2, 2, 2, 2]
     assert np.array_equal(held, stratified_split(y, 0.2, seed=3)[1])
     assert not np.array_equal(held, stratified_split(y, 0.2, seed=4)[1])
+
+
+def test_batched_probes_equal_separate_probes(digits_splits):
+    from infonce_lab.evaluation.probe import linear_probes
+
+    d = digits_splits
+    xtr, xte = d.train_x.reshape(len(d.train_x), -1), d.test_x.reshape(len(d.test_x), -1)
+    sets = {"test": (xte, d.test_y)}
+    batched = linear_probes(xtr, d.train_y, sets, seeds=[1, 2, 3], epochs=5, lr=1e-2, standardize=True)
+    separate = [linear_probe(xtr, d.train_y, sets, seed=s, epochs=5, lr=1e-2, standardize=True)
+                for s in (1, 2, 3)]
+    for b, s in zip(batched, separate, strict=True):
+        assert b["test"] == pytest.approx(s["test"], abs=1.5 / len(d.test_y))
+    assert len({b["test"] for b in batched}) > 1  # seeds really differ

@@ -23,3 +23,19 @@ def test_checkpoint_round_trip(tmp_path):
     loaded, meta = load_encoder(tmp_path / "model.pt")
     x = torch.rand(3, 1, 8, 8)
     assert torch.equal(enc(x)[0], loaded(x)[0]) and meta["in_channels"] == 1
+
+
+def test_basic_block_is_torchvisions():
+    from torchvision.models.resnet import BasicBlock as TVBlock
+
+    from infonce_lab.models.resnet import BasicBlock
+
+    torch.manual_seed(0)
+    down = torch.nn.Sequential(torch.nn.Conv2d(4, 8, 1, stride=2, bias=False), torch.nn.BatchNorm2d(8))
+    ref = TVBlock(4, 8, stride=2, downsample=down).eval()
+    ours = BasicBlock(4, 8, stride=2, downsample=torch.nn.Sequential(
+        torch.nn.Conv2d(4, 8, 1, stride=2, bias=False), torch.nn.BatchNorm2d(8))).eval()
+    assert set(ref.state_dict()) == set(ours.state_dict())
+    ours.load_state_dict(ref.state_dict())
+    x = torch.randn(3, 4, 8, 8)
+    assert torch.equal(ref(x), ours(x))

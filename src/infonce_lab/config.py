@@ -410,7 +410,11 @@ def _format_error(err: ValidationError, source: str) -> str:
         # Drop pydantic's discriminator tags (e.g. 'info_nce') from the location.
         loc = [str(p) for p in e["loc"] if not (isinstance(p, str) and p in _KIND_TAGS)]
         key = ".".join(loc) or "<root>"
-        if e["type"] == "extra_forbidden":
+        if e["type"] == "union_tag_invalid":
+            ctx = e.get("ctx") or {}
+            lines.append(f"  - {key}.kind = {ctx.get('tag')!r}: expected one of "
+                         f"{ctx.get('expected_tags')}")
+        elif e["type"] == "extra_forbidden":
             lines.append(f"  - {key}: unknown key (value {e['input']!r}); check the spelling")
         elif e["type"] == "missing":
             lines.append(f"  - {key}: required key is missing")

@@ -55,6 +55,13 @@ def init_encoder(backbone: BackboneConfig, in_channels: int, seed: int) -> Encod
     return build_encoder(backbone, in_channels)
 
 
+def _is_rank0() -> bool:
+    """Only rank 0 logs and writes (DESIGN: distributed)."""
+    import torch.distributed as dist
+
+    return not (dist.is_available() and dist.is_initialized()) or dist.get_rank() == 0
+
+
 def lr_at(step: int, total: int, warmup: int, base: float, kind: str) -> float:
     if warmup > 0 and step < warmup:
         return base * (step + 1) / warmup
@@ -138,7 +145,9 @@ def train_encoder(
             last = float(value.detach())
             window_n += 2 * len(idx)
             step += 1
-            if on_log is not None and (step % training.log_every_steps == 0 or step == total):
+            if on_log is not None and _is_rank0() and (
+                step % training.log_every_steps == 0 or step == total
+            ):
                 now = time.perf_counter()
                 with torch.no_grad():
                     zd1, zd2 = z1.detach(), z2.detach()

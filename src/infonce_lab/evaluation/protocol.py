@@ -13,7 +13,7 @@ import numpy as np
 from infonce_lab.config import ConfigError, EvaluationConfig
 from infonce_lab.data.datasets import stratified_split
 from infonce_lab.evaluation.knn import knn_accuracy
-from infonce_lab.evaluation.probe import linear_probe
+from infonce_lab.evaluation.probe import linear_probes
 
 
 def bank_size(n_train_labels: np.ndarray, cfg: EvaluationConfig) -> int:
@@ -43,15 +43,14 @@ def evaluate_features(
         fit_idx, val_idx = stratified_split(train_y, cfg.val_fraction, split_seed)
         fx, fy = train_x[fit_idx], train_y[fit_idx]
         vx, vy = train_x[val_idx], train_y[val_idx]
-        for probe_seed in cfg.probe.seeds:
-            acc = linear_probe(
-                fx, fy, {"val": (vx, vy), "test": (test_x, test_y)},
-                seed=probe_seed, epochs=cfg.probe.epochs, lr=cfg.probe.lr,
-                batch_size=cfg.probe.batch_size, weight_decay=cfg.probe.weight_decay,
-                standardize=cfg.probe.standardize,
-            )
-            probe_val.append(acc["val"])
-            probe_test.append(acc["test"])
+        accs = linear_probes(
+            fx, fy, {"val": (vx, vy), "test": (test_x, test_y)},
+            seeds=cfg.probe.seeds, epochs=cfg.probe.epochs, lr=cfg.probe.lr,
+            batch_size=cfg.probe.batch_size, weight_decay=cfg.probe.weight_decay,
+            standardize=cfg.probe.standardize,
+        )
+        probe_val += [a["val"] for a in accs]
+        probe_test += [a["test"] for a in accs]
         knn_val.append(knn_accuracy(fx, fy, vx, vy, cfg.knn.k, cfg.knn.temperature))
         knn_test.append(knn_accuracy(fx, fy, test_x, test_y, cfg.knn.k, cfg.knn.temperature))
     return {

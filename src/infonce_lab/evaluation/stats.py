@@ -6,7 +6,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> dict[str, float | None]:
@@ -18,6 +17,8 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> dict[str, float | N
     mean = float(v.mean())
     if n < 2:
         return {"mean": mean, "std": None, "n": n, "ci95": None}
+    from scipy import stats  # imported here: scipy.stats costs ~0.7 s at every stage start
+
     std = float(v.std(ddof=1))
     half = float(stats.t.ppf(0.5 + level / 2, df=n - 1) * std / math.sqrt(n))
     return {"mean": mean, "std": std, "n": n, "ci95": half}

@@ -2,16 +2,37 @@
 
 torchvision's ResNet hard-codes the ImageNet stem (7×7 stride 2 + max-pool), which turns an 8×8
 digit into a 2×2 map before the first block; the CIFAR stem is what the WEINCE code uses for
-small images (SPECS C.6), so we build the residual stages from torchvision's ``BasicBlock``.
+small images (SPECS C.6). The basic block is written out here rather than imported from
+torchvision because importing torchvision costs about 2 s (it pulls in torch._dynamo), paid by
+every stage process that loads an encoder — minutes over a study of dozens of runs. It is the
+same block as torchvision's ``BasicBlock`` (3×3 conv-BN-ReLU, 3×3 conv-BN, identity or 1×1
+projection shortcut); a test checks the two agree weight for weight.
 """
 
 from __future__ import annotations
 
 import torch
 from torch import nn
-from torchvision.models.resnet import BasicBlock
 
 from infonce_lab.config import BackboneConfig
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, c_in: int, c_out: int, stride: int = 1,
+                 downsample: nn.Module | None = None) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c_out)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(c_out, c_out, 3, stride=1, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c_out)
+        self.downsample = downsample
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        identity = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return self.relu(out + identity)
 
 
 class ResNetCIFAR(nn.Module):

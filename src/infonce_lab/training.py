@@ -22,8 +22,8 @@ from infonce_lab.config import (
     TrainingConfig,
 )
 from infonce_lab.data.augment import two_views
-from infonce_lab.evaluation.geometry import alignment, uniformity
 from infonce_lab.losses import build_loss, gather_with_grad, similarity_stats, summarise_stats
+from infonce_lab.losses.geometry import alignment, uniformity
 from infonce_lab.models import Encoder, build_encoder
 from infonce_lab.schedules import build_schedule
 

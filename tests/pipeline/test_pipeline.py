@@ -1,6 +1,6 @@
 """The whole DAG on a tiny profile, in a temporary copy of the repository.
 
-Checks: outputs and sane metrics; the report shows the numbers of reports/metrics; a second
+Checks: outputs and sane metrics; the report shows the numbers of reports/metrics; WEINCE's telemetry reaches the report; a second
 `dvc repro` runs nothing; changing one loss's parameter re-runs exactly that run's stages and
 what aggregates them; invalid params fail and keep the outputs; push → wipe cache → pull → no-op.
 """
@@ -23,17 +23,17 @@ import yaml
 pytestmark = pytest.mark.pipeline
 
 TINY = {
-    "study": {"datasets": ["digits"], "backbones": ["tiny"], "losses": ["infonce", "dcl"],
+    "study": {"datasets": ["digits"], "backbones": ["tiny"], "losses": ["infonce", "wnce"],
               "schedules": ["fixed_t05"], "seeds": [1], "baselines": ["random_init", "raw_pixels"]},
     "backbones": {"tiny": {"kind": "resnet_cifar", "widths": [8, 16], "blocks": [1, 1],
                            "head_hidden": 16, "head_dim": 8}},
     "losses": {"infonce": {"kind": "info_nce", "decoupled": False},
-               "dcl": {"kind": "info_nce", "decoupled": True}},
+               "wnce": {"kind": "weince", "kappa_rho": 10.0}},
     "schedules": {"fixed_t05": {"kind": "fixed", "tau": 0.5}},
     "training": {"epochs": 2, "batch_size": 128, "checkpoint_epochs": [1], "warmup_epochs": 0},
     "evaluation": {"split_seeds": [1], "probe": {"epochs": 5, "seeds": [1]}, "knn": {"k": 10}},
 }
-RUNS = {"infonce": "digits-tiny-infonce-fixed_t05-1", "dcl": "digits-tiny-dcl-fixed_t05-1"}
+RUNS = {"infonce": "digits-tiny-infonce-fixed_t05-1", "wnce": "digits-tiny-wnce-fixed_t05-1"}
 
 
 def _deep_update(base: dict, over: dict) -> dict:
@@ -96,7 +96,7 @@ def repo(tmp_path_factory, repo_root) -> Repo:
     r.run("git", "add", "-A")
     r.run("git", "commit", "-qm", "tiny profile")
     ran, _ = r.repro()
-    assert {f"pretrain@{RUNS['infonce']}", f"pretrain@{RUNS['dcl']}", "aggregate", "report"} <= ran
+    assert {f"pretrain@{RUNS['infonce']}", f"pretrain@{RUNS['wnce']}", "aggregate", "report"} <= ran
     return r
 
 
@@ -114,7 +114,7 @@ def test_outputs_and_sane_metrics(repo):
     manifest = json.loads((root / "data" / "raw" / "digits" / "MANIFEST.json").read_text())
     assert manifest["n_train"] + manifest["n_test"] == 1797
     groups = json.loads((root / "reports" / "summary.json").read_text())["groups"]
-    assert set(groups) == {"digits-tiny-infonce-fixed_t05", "digits-tiny-dcl-fixed_t05",
+    assert set(groups) == {"digits-tiny-infonce-fixed_t05", "digits-tiny-wnce-fixed_t05",
                            "digits-tiny-random_init", "digits-raw_pixels"}
 
 
@@ -139,13 +139,22 @@ def test_second_repro_is_a_noop(repo):
     assert ran == set()
 
 
+def test_weince_telemetry_and_report(repo):
+    folder = repo.root / "reports" / "train" / RUNS["wnce"] / "plots" / "metrics" / "train"
+    lam = (folder / "lambda_mean.tsv").read_text().splitlines()
+    assert len(lam) > 1 and all(0.0 <= float(r.split("\t")[1]) <= 1.0 for r in lam[1:])
+    for name in ("lambda_frac_gt_half", "rho0", "beta_hat_q50", "tau"):
+        assert (folder / f"{name}.tsv").is_file()
+    assert "WEINCE lambda statistics" in (repo.root / "reports" / "index.html").read_text()
+
+
 def test_changing_one_loss_reruns_only_its_run(repo):
-    repo.edit_params(lambda raw: raw["losses"]["dcl"].update(decoupled=False))
+    repo.edit_params(lambda raw: raw["losses"]["wnce"].update(kappa_rho=5.0))
     status = repo.status()
-    assert f"pretrain@{RUNS['dcl']}" in status and RUNS["infonce"] not in status
+    assert f"pretrain@{RUNS['wnce']}" in status and RUNS["infonce"] not in status
     assert "baselines" not in status and "download" not in status
     ran, _ = repo.repro()
-    assert ran == {f"pretrain@{RUNS['dcl']}", f"extract@{RUNS['dcl']}", f"evaluate@{RUNS['dcl']}",
+    assert ran == {f"pretrain@{RUNS['wnce']}", f"extract@{RUNS['wnce']}", f"evaluate@{RUNS['wnce']}",
                    "aggregate", "report"}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from infonce_lab.evaluation.geometry import alignment, uniformity
+from infonce_lab.losses.geometry import alignment, uniformity
 
 
 def direct_au(

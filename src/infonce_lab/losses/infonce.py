@@ -6,8 +6,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from infonce_lab.evaluation.geometry import unit_rows
 from infonce_lab.losses.common import pair_similarities, self_mask, topm_cross_entropy
+from infonce_lab.losses.geometry import unit_rows
 
 
 def info_nce(

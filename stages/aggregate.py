@@ -6,7 +6,14 @@ from pathlib import Path
 
 import typer
 
-from infonce_lab.aggregate import collect, summarise
+from infonce_lab.aggregate import (
+    IncompleteSeeds,
+    collect,
+    metric_columns,
+    paired_comparisons,
+    select_on_validation,
+    summarise,
+)
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.io import atomic_dir, write_json_atomic, write_text_atomic
 
@@ -19,20 +26,37 @@ def main() -> None:
     params = params_or_exit()
     df = collect(params)
     summary = summarise(df)
+    try:
+        paired = paired_comparisons(df)
+    except IncompleteSeeds as exc:
+        raise ValueError(str(exc)) from None
+    selection = select_on_validation(df, summary)
     rows = []
     for group, s in summary.items():
         row = {"group": group, "kind": s["kind"], "n_encoders": s["n_encoders"]}
-        for metric in ("linear.test_acc", "linear.val_acc", "knn.test_acc", "knn.val_acc"):
-            row[f"{metric}.mean"] = s[metric]["mean"]
-            row[f"{metric}.ci95"] = s[metric]["ci95"]
+        for metric in metric_columns(df):
+            if metric in s:
+                row[f"{metric}.mean"] = s[metric]["mean"]
+                row[f"{metric}.ci95"] = s[metric]["ci95"]
         rows.append(row)
+    paired_rows = [{"comparison": k, "a": v["a"], "b": v["b"], "metric": v["metric"],
+                    "diff_mean": v["diff"]["mean"], "diff_ci95": v["diff"]["ci95"],
+                    "n": v["diff"]["n"], "p_value": v["p_value"]} for k, v in paired.items()]
+    selection_rows = [{"scope": k, "selected": v["selected"], "selected_by": v["by"],
+                       "val_mean": v["val"]["mean"], "test_mean": v["test"]["mean"],
+                       "test_ci95": v["test"]["ci95"]} for k, v in selection.items()]
     import pandas as pd
 
     with atomic_dir(Path("reports/tables")) as tables:
         write_text_atomic(tables / "encoders.csv", df.to_csv(index=False, float_format="%.6f"))
         write_text_atomic(tables / "summary.csv",
                           pd.DataFrame(rows).to_csv(index=False, float_format="%.6f"))
-    write_json_atomic(Path("reports/summary.json"), {"groups": summary})
+        write_text_atomic(tables / "paired.csv",
+                          pd.DataFrame(paired_rows).to_csv(index=False, float_format="%.6f"))
+        write_text_atomic(tables / "selection.csv",
+                          pd.DataFrame(selection_rows).to_csv(index=False, float_format="%.6f"))
+    write_json_atomic(Path("reports/summary.json"),
+                      {"groups": summary, "paired": paired, "selection": selection})
     for group, s in summary.items():
         m = s["linear.test_acc"]
         ci = "" if m["ci95"] is None else f" ± {m['ci95']:.4f}"

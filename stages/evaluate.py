@@ -25,7 +25,8 @@ def main(run: str = typer.Option(...), dataset: str = typer.Option(...),
     feats = Path("data/features") / run
     train, test = load_features(feats, "train"), load_features(feats, "test")
     check_knn_k(train.y, params.evaluation)
-    metrics = evaluate_features(train.h, train.y, test.h, test.y, params.evaluation)
+    views = (load_features(feats, "test_view1").h, load_features(feats, "test_view2").h)
+    metrics = evaluate_features(train.h, train.y, test.h, test.y, params.evaluation, views)
     record = {"encoder": {"kind": "trained", "dataset": dataset, "backbone": backbone,
                           "loss": loss, "schedule": schedule, "seed": seed}, **metrics}
     write_json_atomic(Path("reports/metrics/runs") / f"{run}.json", record)

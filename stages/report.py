@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.io import atomic_dir, read_json, write_bytes_atomic, write_text_atomic
 from infonce_lab.report.figures import (
     accuracy_bars,
+    alignment_uniformity_plane,
     lambda_curves,
     temperature_curves,
     training_curves,
@@ -26,13 +28,16 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
     summary_path = out / "summary.json"
     if not summary_path.is_file():
         raise FileNotFoundError(f"{summary_path}: missing; run the aggregate stage")
-    summary = read_json(summary_path)["groups"]
+    full = read_json(summary_path)
+    summary = full["groups"]
+    encoders = pd.read_csv(out / "tables" / "encoders.csv")
     train_dir = out / "train"
     curves = load_curves(train_dir, [r.id for r in params.runs()])
     figures = {
         "accuracy": accuracy_bars(summary),
         "training": training_curves(curves),
         "temperature": temperature_curves(curves),
+        "au_plane": alignment_uniformity_plane(encoders),
     }
     lam = lambda_curves(curves)
     if lam is not None:
@@ -40,7 +45,10 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
     with atomic_dir(out / "figures") as fig_dir:
         for name, png in figures.items():
             write_bytes_atomic(fig_dir / f"{name}.png", png)
-    html, md = render(build_context(params, summary, figures, train_dir))
+    context = build_context(params, summary, figures, train_dir)
+    context["paired"] = full.get("paired", {})
+    context["selection"] = full.get("selection", {})
+    html, md = render(context)
     write_text_atomic(out / "index.html", html)
     write_text_atomic(out / "REPORT.md", md)
     print(f"wrote {out / 'index.html'} and {out / 'REPORT.md'}")

@@ -12,7 +12,13 @@ from infonce_lab.config import Params
 from infonce_lab.evaluation.stats import mean_ci
 from infonce_lab.io import read_json
 
-METRICS = ("linear.test_acc", "linear.val_acc", "knn.test_acc", "knn.val_acc")
+COMPARED = ("linear.test_acc", "knn.test_acc", "knn.test_recall_at_1")
+
+
+def metric_columns(df: pd.DataFrame) -> list[str]:
+    """Every per-encoder metric (linear.*, knn.*, geometry.*), in a stable order."""
+    return sorted(c for c in df.columns if c.split(".")[0] in ("linear", "knn", "geometry")
+                  and not c.endswith("_probe_std"))
 
 
 def group_id(enc: dict[str, Any]) -> str:
@@ -71,8 +77,10 @@ def summarise(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
                 if k.startswith("encoder.") and k != "encoder.seed" and pd.notna(first[k])}
         out[group].update(info)
         out[group]["n_encoders"] = int(len(part))
-        for metric in METRICS:
-            out[group][metric] = mean_ci(part[metric].astype(float).tolist())
+        for metric in metric_columns(df):
+            values = part[metric].dropna().astype(float).tolist()
+            if values:
+                out[group][metric] = mean_ci(values)
         if info.get("kind") == "trained":
             gains = _paired_gains(df, part)
             if gains:
@@ -88,3 +96,69 @@ def _paired_gains(df: pd.DataFrame, part: pd.DataFrame) -> dict[str, Any]:
         return {}
     return {m: mean_ci((pairs[m].astype(float) - pairs[f"{m}.base"].astype(float)).tolist())
             for m in ("linear.test_acc", "knn.test_acc")}
+
+
+class IncompleteSeeds(ValueError):
+    """Two configurations compared on different seed sets."""
+
+
+def _trained(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["encoder.kind"] == "trained"]
+
+
+def paired_comparison(df: pd.DataFrame, a: str, b: str, metric: str) -> dict[str, Any]:
+    """Configuration ``a`` minus ``b`` on the same seeds: mean difference, 95% t-interval, and
+    the two-sided paired t-test. Refuses seed sets that differ."""
+    from scipy import stats
+
+    pa = df[df["group"] == a].set_index("encoder.seed")[metric].astype(float)
+    pb = df[df["group"] == b].set_index("encoder.seed")[metric].astype(float)
+    if set(pa.index) != set(pb.index):
+        raise IncompleteSeeds(
+            f"cannot compare {a} with {b} on {metric}: seeds {sorted(pa.index)} vs "
+            f"{sorted(pb.index)}; run the missing seeds (study.seeds) or compare complete sets"
+        )
+    diff = (pa - pb.loc[pa.index]).tolist()
+    res = mean_ci(diff)
+    p = float(stats.ttest_rel(pa.tolist(), pb.loc[pa.index].tolist()).pvalue) if len(diff) > 1 else None
+    return {"a": a, "b": b, "metric": metric, "diff": res, "p_value": p if p == p else None}
+
+
+def paired_comparisons(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Every pair of losses at each schedule, and every pair of schedules for each loss."""
+    t = _trained(df)
+    out: dict[str, dict[str, Any]] = {}
+    for (d, b), part in t.groupby(["encoder.dataset", "encoder.backbone"], sort=False):
+        losses = list(dict.fromkeys(part["encoder.loss"]))
+        schedules = list(dict.fromkeys(part["encoder.schedule"]))
+        pairs = [((f"{d}-{b}-{x}-{sc}", f"{d}-{b}-{y}-{sc}"), f"{x}_vs_{y}@{sc}")
+                 for sc in schedules for i, x in enumerate(losses) for y in losses[i + 1:]]
+        pairs += [((f"{d}-{b}-{lo}-{x}", f"{d}-{b}-{lo}-{y}"), f"{x}_vs_{y}@{lo}")
+                  for lo in losses for i, x in enumerate(schedules) for y in schedules[i + 1:]]
+        for (ga, gb), name in pairs:
+            for metric in COMPARED:
+                out[f"{d}-{b}/{name}/{metric}"] = paired_comparison(df, ga, gb, metric)
+    return out
+
+
+def select_on_validation(df: pd.DataFrame, summary: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Per dataset × backbone (and per loss): the configuration with the best mean *validation*
+    score, and its test score — the only test figure a selection may report (SPECS C.7). kNN
+    metrics are selected separately per metric."""
+    t = _trained(df)
+    targets = {"linear.test_acc": "linear.val_acc", "knn.test_acc": "knn.val_acc"}
+    targets |= {c: c.replace("test_", "val_") for c in df.columns if c.startswith("knn.test_recall")}
+    out: dict[str, Any] = {}
+    for (d, b), part in t.groupby(["encoder.dataset", "encoder.backbone"], sort=False):
+        scopes = {"all": part} | {f"loss={lo}": p for lo, p in part.groupby("encoder.loss", sort=False)}
+        for scope, sub in scopes.items():
+            groups = list(dict.fromkeys(sub["group"]))
+            seeds = {g: set(sub[sub["group"] == g]["encoder.seed"]) for g in groups}
+            complete = [g for g in groups if seeds[g] == set().union(*seeds.values())]
+            for test_metric, val_metric in targets.items():
+                best = max(complete, key=lambda g: summary[g][val_metric]["mean"])
+                out[f"{d}-{b}/{scope}/{test_metric}"] = {
+                    "selected": best, "by": val_metric,
+                    "val": summary[best][val_metric], "test": summary[best][test_metric],
+                }
+    return out

@@ -286,8 +286,12 @@ class KNNConfig(Strict):
 
 
 class EvaluationConfig(Strict):
+    """SPECS C.7. The probe trains on the split of ``split_seeds[0]``; kNN averages all splits."""
+
     val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.2
-    split_seeds: Annotated[list[int], Field(min_length=1)] = [1]
+    split_seeds: Annotated[list[int], Field(min_length=1)] = [1, 2, 3, 4, 5]
+    recall_ks: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)] = [1, 2, 5, 10, 20, 50]
+    view_seed: int = 0  # the two augmented views of the test set used for alignment
     probe: ProbeConfig = ProbeConfig()
     knn: KNNConfig = KNNConfig()
     batch_size: Annotated[int, Field(ge=1)] = 1024

@@ -6,7 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 
+from infonce_lab.config import DigitsAugment
+from infonce_lab.data.augment import two_views
 from infonce_lab.io import save_npz_atomic
 
 
@@ -30,3 +33,13 @@ def load_features(feat_dir: str | Path, split: str) -> FeatureSet:
         raise FileNotFoundError(f"{path}: no features; run the extract stage for this run")
     with np.load(path) as f:
         return FeatureSet(h=f["h"], z=f.get("z"), y=f["y"])
+
+
+@torch.no_grad()
+def augmented_view_pairs(
+    x: np.ndarray, augment: DigitsAugment, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two augmented views of every image (the positive pairs that alignment is measured on)."""
+    gen = torch.Generator().manual_seed(seed)
+    v1, v2 = two_views(torch.as_tensor(x, dtype=torch.float32), augment, gen)
+    return v1.numpy(), v2.numpy()

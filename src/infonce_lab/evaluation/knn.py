@@ -46,3 +46,20 @@ def knn_accuracy(
     votes = torch.zeros(queries.shape[0], n_classes, dtype=w.dtype)
     votes.scatter_add_(1, bank_labels[i], w)
     return float((votes.argmax(dim=1) == query_labels).float().mean())
+
+
+def knn_recall(
+    bank: torch.Tensor | np.ndarray,
+    bank_labels: torch.Tensor | np.ndarray,
+    queries: torch.Tensor | np.ndarray,
+    query_labels: torch.Tensor | np.ndarray,
+    ks: tuple[int, ...] | list[int] = (1, 2, 5, 10, 20, 50),
+) -> dict[int, float]:
+    """Recall@k: the share of queries with at least one same-label item among their top k."""
+    bank, queries = torch.as_tensor(bank), torch.as_tensor(queries)
+    bank_labels = torch.as_tensor(bank_labels).long()
+    query_labels = torch.as_tensor(query_labels).long()
+    _, idx = topk_cosine(bank, queries, max(ks))
+    hit = bank_labels[idx] == query_labels.unsqueeze(1)  # (q, kmax), ordered by similarity
+    first = torch.where(hit.any(1), hit.float().argmax(1), torch.full_like(query_labels, max(ks)))
+    return {k: float((first < k).float().mean()) for k in ks}

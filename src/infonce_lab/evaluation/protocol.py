@@ -1,18 +1,22 @@
 """The evaluation protocol on cached features (SPECS C.7, first version).
 
-For each split seed: a stratified validation split of the labelled train set (⌊val_fraction·n_c⌋
-per class); the linear probe trains on the rest and is scored on validation and test, averaged
-over the probe seeds; the weighted kNN uses the rest as its bank. Results are averaged over split
-seeds. Validation numbers are for selection; test numbers are what gets reported.
+A stratified validation split of the labelled train set (⌊val_fraction·n_c⌋ per class, shuffled
+with the split seed). The linear probe trains on the rest of the first split and is scored on
+validation and test, averaged over the probe seeds; the kNN (weighted accuracy and recall@k) uses
+the rest as its bank and is averaged over all split seeds. Validation numbers are for selection;
+test numbers are what gets reported. Geometry: alignment of two augmented views of each test
+image, uniformity and effective rank of the clean test features.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from infonce_lab.config import ConfigError, EvaluationConfig
 from infonce_lab.data.datasets import stratified_split
-from infonce_lab.evaluation.knn import knn_accuracy
+from infonce_lab.evaluation.geometry import alignment, effective_rank, uniformity
+from infonce_lab.evaluation.knn import knn_accuracy, knn_recall
 from infonce_lab.evaluation.probe import linear_probes
 
 
@@ -29,6 +33,11 @@ def check_knn_k(train_y: np.ndarray, cfg: EvaluationConfig) -> None:
             f"evaluation.knn.k = {cfg.knn.k}: larger than the kNN bank ({bank} training features "
             f"after the validation split); use k <= {bank}"
         )
+    if max(cfg.recall_ks) > bank:
+        raise ConfigError(
+            f"evaluation.recall_ks = {cfg.recall_ks}: {max(cfg.recall_ks)} is larger than the kNN "
+            f"bank ({bank}); use values <= {bank}"
+        )
 
 
 def evaluate_features(
@@ -37,27 +46,37 @@ def evaluate_features(
     test_x: np.ndarray,
     test_y: np.ndarray,
     cfg: EvaluationConfig,
+    test_views: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, dict[str, float]]:
-    probe_val, probe_test, knn_val, knn_test = [], [], [], []
+    fit_idx, val_idx = stratified_split(train_y, cfg.val_fraction, cfg.split_seeds[0])
+    accs = linear_probes(
+        train_x[fit_idx], train_y[fit_idx],
+        {"val": (train_x[val_idx], train_y[val_idx]), "test": (test_x, test_y)},
+        seeds=cfg.probe.seeds, epochs=cfg.probe.epochs, lr=cfg.probe.lr,
+        batch_size=cfg.probe.batch_size, weight_decay=cfg.probe.weight_decay,
+        standardize=cfg.probe.standardize,
+    )
+    knn: dict[str, list[float]] = {}
     for split_seed in cfg.split_seeds:
         fit_idx, val_idx = stratified_split(train_y, cfg.val_fraction, split_seed)
         fx, fy = train_x[fit_idx], train_y[fit_idx]
-        vx, vy = train_x[val_idx], train_y[val_idx]
-        accs = linear_probes(
-            fx, fy, {"val": (vx, vy), "test": (test_x, test_y)},
-            seeds=cfg.probe.seeds, epochs=cfg.probe.epochs, lr=cfg.probe.lr,
-            batch_size=cfg.probe.batch_size, weight_decay=cfg.probe.weight_decay,
-            standardize=cfg.probe.standardize,
-        )
-        probe_val += [a["val"] for a in accs]
-        probe_test += [a["test"] for a in accs]
-        knn_val.append(knn_accuracy(fx, fy, vx, vy, cfg.knn.k, cfg.knn.temperature))
-        knn_test.append(knn_accuracy(fx, fy, test_x, test_y, cfg.knn.k, cfg.knn.temperature))
-    return {
+        for name, (qx, qy) in {"val": (train_x[val_idx], train_y[val_idx]),
+                               "test": (test_x, test_y)}.items():
+            knn.setdefault(f"{name}_acc", []).append(
+                knn_accuracy(fx, fy, qx, qy, cfg.knn.k, cfg.knn.temperature))
+            for k, r in knn_recall(fx, fy, qx, qy, cfg.recall_ks).items():
+                knn.setdefault(f"{name}_recall_at_{k}", []).append(r)
+    out = {
         "linear": {
-            "val_acc": float(np.mean(probe_val)),
-            "test_acc": float(np.mean(probe_test)),
-            "test_acc_probe_std": float(np.std(probe_test)),
+            "val_acc": float(np.mean([a["val"] for a in accs])),
+            "test_acc": float(np.mean([a["test"] for a in accs])),
+            "test_acc_probe_std": float(np.std([a["test"] for a in accs])),
         },
-        "knn": {"val_acc": float(np.mean(knn_val)), "test_acc": float(np.mean(knn_test))},
+        "knn": {k: float(np.mean(v)) for k, v in knn.items()},
     }
+    h = torch.as_tensor(test_x, dtype=torch.float64)
+    out["geometry"] = {"uniformity": float(uniformity(h)), "effective_rank": effective_rank(h)}
+    if test_views is not None:
+        v1, v2 = (torch.as_tensor(v, dtype=torch.float64) for v in test_views)
+        out["geometry"]["alignment"] = float(alignment(v1, v2))
+    return out

@@ -107,3 +107,27 @@ def lambda_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes | None:
              ("lambda_frac_gt_half", "share of anchors with λ_i > ½"),
              ("rho0", "batch pivot ρ0"), ("beta_hat_q50", "median per-anchor β̂_i")]
     return _panels([(title, _by_group(weince, name)) for name, title in names])
+
+
+def alignment_uniformity_plane(encoders: pd.DataFrame) -> bytes:
+    """Every encoder in Wang & Isola's plane (lower-left is better), coloured by linear test acc."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    df = encoders.dropna(subset=["geometry.alignment", "geometry.uniformity"])
+    markers = {"trained": "o", "random_init": "s", "raw_pixels": "^"}
+    sc = None
+    for kind, part in df.groupby("encoder.kind"):
+        sc = ax.scatter(part["geometry.alignment"], part["geometry.uniformity"],
+                        c=part["linear.test_acc"], cmap="viridis", vmin=df["linear.test_acc"].min(),
+                        vmax=df["linear.test_acc"].max(), marker=markers.get(kind, "x"),
+                        s=46, edgecolor="k", linewidth=0.4, label=kind)
+    for _, r in df[df["encoder.kind"] == "trained"].iterrows():
+        ax.annotate(f"{r['encoder.loss']}/{r['encoder.schedule']}", (r["geometry.alignment"],
+                    r["geometry.uniformity"]), fontsize=5, alpha=0.7, xytext=(3, 2),
+                    textcoords="offset points")
+    if sc is not None:
+        fig.colorbar(sc, ax=ax, label="linear probe test accuracy")
+    ax.set_xlabel("alignment of two augmented test views (lower = better)")
+    ax.set_ylabel("uniformity of test features (lower = better)")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    return _png(fig)

@@ -126,9 +126,25 @@ def _fmt(m: dict[str, Any] | None, digits: int = 3) -> str:
     return f"{m['mean']:.{digits}f} ± {m['ci95']:.{digits}f}"
 
 
+METRIC_COLUMNS = [
+    ("linear.test_acc", "linear"), ("knn.test_acc", "kNN acc."),
+    ("knn.test_recall_at_1", "R@1"), ("knn.test_recall_at_5", "R@5"),
+    ("knn.test_recall_at_50", "R@50"), ("geometry.alignment", "alignment"),
+    ("geometry.uniformity", "uniformity"), ("geometry.effective_rank", "eff. rank"),
+]
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
 def render(context: dict[str, Any]) -> tuple[str, str]:
     env = Environment(loader=PackageLoader("infonce_lab.report", "templates"),
                       autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
     env.filters["ci"] = _fmt
+    env.filters["p"] = _p
+    env.globals["metric_columns"] = METRIC_COLUMNS
     return (env.get_template("index.html.j2").render(**context),
             env.get_template("REPORT.md.j2").render(**context))

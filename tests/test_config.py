@@ -88,7 +88,10 @@ def test_knn_k_larger_than_bank(raw):
     cfg = p.evaluation.model_copy(update={"knn": p.evaluation.knn.model_copy(update={"k": 25})})
     with pytest.raises(ConfigError, match=r"evaluation\.knn\.k = 25.*bank \(24"):
         check_knn_k(y, cfg)
-    check_knn_k(y, p.evaluation.model_copy(update={"knn": cfg.knn.model_copy(update={"k": 24})}))
+    ok = p.evaluation.model_copy(update={"knn": cfg.knn.model_copy(update={"k": 24}), "recall_ks": [1, 24]})
+    check_knn_k(y, ok)
+    with pytest.raises(ConfigError, match=r"evaluation\.recall_ks = \[1, 25\]"):
+        check_knn_k(y, ok.model_copy(update={"recall_ks": [1, 25]}))
 
 
 def test_missing_file_and_bad_yaml(tmp_path):

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -126,3 +127,52 @@ def test_batched_probes_equal_separate_probes(digits_splits):
     for b, s in zip(batched, separate, strict=True):
         assert b["test"] == pytest.approx(s["test"], abs=1.5 / len(d.test_y))
     assert len({b["test"] for b in batched}) > 1  # seeds really differ
+
+
+def test_knn_recall_matches_brute_force():
+    from infonce_lab.evaluation import knn_recall
+
+    rng = np.random.default_rng(5)
+    bl, ql = rng.integers(0, 6, 400), rng.integers(0, 6, 90)
+    centers = rng.normal(size=(6, 5))
+    bank = centers[bl] + 1.5 * rng.normal(size=(400, 5))
+    q = centers[ql] + 1.5 * rng.normal(size=(90, 5))
+    ours = knn_recall(bank, bl, q, ql, ks=[1, 2, 5, 10, 20, 50])
+    bn = bank / np.linalg.norm(bank, axis=1, keepdims=True)
+    qn = q / np.linalg.norm(q, axis=1, keepdims=True)
+    order = np.argsort(-(qn @ bn.T), axis=1, kind="stable")
+    for k, r in ours.items():
+        ref = np.mean([(bl[order[i, :k]] == ql[i]).any() for i in range(90)])
+        assert r == pytest.approx(ref, abs=1e-6)
+    assert ours[1] <= ours[2] <= ours[5] <= ours[50]
+
+
+def test_effective_rank_reference_values():
+    from infonce_lab.evaluation import effective_rank
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(400, 6, generator=g) * torch.tensor([3.0, 2.0, 1.0, 1.0, 0.5, 0.1])
+    xc = x.double() - x.double().mean(0)
+    ev = np.linalg.eigvalsh((xc.T @ xc).numpy() / 399)
+    p = ev / ev.sum()
+    assert effective_rank(x) == pytest.approx(float(np.exp(-(p * np.log(p)).sum())), rel=1e-9)
+    assert effective_rank(torch.randn(20000, 4, generator=g)) == pytest.approx(4.0, rel=0.01)
+    assert effective_rank(torch.randn(50, 1, generator=g) * torch.ones(1, 7)) == pytest.approx(1.0)
+
+
+def test_probe_within_one_point_of_logistic_regression_on_encoder_features(digits_splits):
+    """The protocol's cross-check (issue 4), with the shipped probe settings, on the features of
+    a randomly initialised encoder of the default architecture and on raw pixels."""
+    from infonce_lab.config import load_params
+    from infonce_lab.training import extract_features, init_encoder
+
+    p = load_params(Path(__file__).resolve().parents[1] / "params.yaml")
+    cfg, d = p.evaluation.probe, digits_splits
+    enc = init_encoder(p.backbones[p.study.backbones[0]], 1, seed=1)
+    for xtr, xte in ((extract_features(enc, d.train_x)[0], extract_features(enc, d.test_x)[0]),
+                     (d.train_x.reshape(len(d.train_x), -1), d.test_x.reshape(len(d.test_x), -1))):
+        ours = linear_probe(xtr, d.train_y, {"test": (xte, d.test_y)}, seed=1, epochs=cfg.epochs,
+                            lr=cfg.lr, batch_size=cfg.batch_size, standardize=cfg.standardize)["test"]
+        mu, sd = xtr.mean(0), xtr.std(0) + 1e-6
+        ref = LogisticRegression(max_iter=5000).fit((xtr - mu) / sd, d.train_y).score((xte - mu) / sd, d.test_y)
+        assert abs(ours - ref) <= 0.01 + 1e-9

@@ -5,7 +5,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from infonce_lab.aggregate import IncompleteSeeds, paired_comparison, select_on_validation, summarise
+from infonce_lab.aggregate import (
+    IncompleteSeeds,
+    paired_comparison,
+    select_on_validation,
+    summarise,
+)
 
 
 def _frame(rows):  # noqa: ANN001, ANN202

@@ -126,8 +126,6 @@ def bootstrap_xi(y: np.ndarray, replicates: int = 200, seed: int = 0, level: flo
 def qq_points(y: np.ndarray, xi: float, sigma: float, probs: np.ndarray | None = None) -> dict[str, list[float]]:
     """Empirical against GPD quantiles at ``probs`` (default 0.01…0.99, 99 points)."""
     p = np.linspace(0.01, 0.99, 99) if probs is None else np.asarray(probs)
-    if abs(xi) < 1e-9:
-        theo = -sigma * np.log1p(-p)
-    else:
-        theo = sigma / xi * ((1.0 - p) ** (-xi) - 1.0)
+    exponential = abs(xi) < 1e-9
+    theo = -sigma * np.log1p(-p) if exponential else sigma / xi * ((1.0 - p) ** (-xi) - 1.0)
     return {"p": p.tolist(), "empirical": np.quantile(y, p).tolist(), "gpd": np.asarray(theo).tolist()}

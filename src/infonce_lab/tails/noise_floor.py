@@ -58,8 +58,8 @@ def noise_floor(
         "n": list(ns),
         "mse_weibit": mse_w,
         "mse_softmax": mse_s,
-        "theory_weibit": [x_gap**2 / var_x / n for n in ns],
-        "softmax_floor": (theta_pseudo * s_gap - truth) ** 2,
+        "theory_weibit": [float(x_gap**2 / var_x / n) for n in ns],
+        "softmax_floor": float((theta_pseudo * s_gap - truth) ** 2),
         "truth": float(truth),
         "theta_pseudo": theta_pseudo,
     }

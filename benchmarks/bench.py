@@ -7,6 +7,9 @@
   InfoNCE at 2N = 512 (d = 64, 128) and 2N = 4096 (d = 128). Our InfoNCE is one matmul and a
   masked cross-entropy; it is not slowed to flatter the ratio.
 - infonce loss forward+backward time at SimCLR's batch, and augmentation throughput.
+- tails: the GPD profile-likelihood fit at 20k exceedances (and one bootstrap replicate), and the
+  link test on a digits-sized bank (8 batches × 256 anchors × 255 candidates) without and with
+  the parametric-bootstrap LRT — the budget figures for the diagnose stage.
 """
 
 from __future__ import annotations
@@ -102,6 +105,26 @@ def bench_losses(repeats: int) -> list[dict[str, float]]:
     return rows
 
 
+def bench_tails() -> dict[str, float]:
+    from scipy import stats
+
+    from infonce_lab.tails import bootstrap_xi, fit_gpd, link_test
+
+    y = stats.genpareto.rvs(c=-0.3, scale=0.05, size=20_000, random_state=np.random.default_rng(0))
+    t_fit = median_seconds(lambda: fit_gpd(y), 3, warmup=1)
+    t_boot = median_seconds(lambda: bootstrap_xi(y, replicates=1), 3, warmup=1)
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(8 * 256, 1, 16))
+    c = rng.uniform(0, 3, size=(a.shape[0], 255, 1)) * a + rng.normal(size=(a.shape[0], 255, 16))
+    s = ((a / np.linalg.norm(a, axis=2, keepdims=True))
+         * (c / np.linalg.norm(c, axis=2, keepdims=True))).sum(2)
+    batch = np.repeat(np.arange(8), 256)
+    t_link = median_seconds(lambda: link_test(s, batch, lrt_replicates=0, cv_folds=5), 1, warmup=0)
+    t_lrt = median_seconds(lambda: link_test(s, batch, lrt_replicates=19, cv_folds=0), 1, warmup=0)
+    return {"gpd_fit_20k_s": t_fit, "gpd_bootstrap_replicate_s": t_boot,
+            "link_test_cv5_s": t_link, "link_test_lrt19_s": t_lrt}
+
+
 def bench_knn(n_bank: int, n_query: int, dim: int, k: int) -> dict[str, float]:
     from sklearn.neighbors import NearestNeighbors
 
@@ -133,9 +156,10 @@ def main() -> None:
         "training": bench_training(256, args.repeats),
         "knn": bench_knn(20_000, 5_000, 128, 50),
         "losses": bench_losses(args.repeats),
+        "tails": bench_tails(),
     }
     write_json_atomic(args.out, result)
-    for section in ("training", "knn"):
+    for section in ("training", "knn", "tails"):
         print(section, {k: round(v, 3) if isinstance(v, float) else v
                         for k, v in result[section].items()})
     for row in result["losses"]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -14,10 +15,6 @@ from typing import Any
 import numpy as np
 
 
-def _fsync_replace(tmp: Path, dest: Path) -> None:
-    os.replace(tmp, dest)
-
-
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -25,7 +22,7 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        _fsync_replace(Path(tmp), path)
+        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -82,15 +79,13 @@ def save_npz_atomic(path: str | Path, **arrays: np.ndarray) -> None:
     os.close(fd)
     try:
         np.savez(tmp, **arrays)
-        _fsync_replace(Path(tmp), path)
+        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    import hashlib
-
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         while block := fh.read(chunk):

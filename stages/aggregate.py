@@ -13,6 +13,7 @@ from infonce_lab.aggregate import (
     paired_comparisons,
     select_on_validation,
     summarise,
+    summarise_tails,
 )
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.io import atomic_dir, write_json_atomic, write_text_atomic
@@ -31,6 +32,10 @@ def main() -> None:
     except IncompleteSeeds as exc:
         raise ValueError(str(exc)) from None
     selection = select_on_validation(df, summary)
+    tails = summarise_tails(params)
+    tail_rows = [{"group": g, "epoch": int(e), "metric": m, "mean": v["mean"], "ci95": v["ci95"],
+                  "n": v["n"]}
+                 for g, t in tails.items() for e, ms in t["by_epoch"].items() for m, v in ms.items()]
     rows = []
     for group, s in summary.items():
         row = {"group": group, "kind": s["kind"], "n_encoders": s["n_encoders"]}
@@ -55,8 +60,10 @@ def main() -> None:
                           pd.DataFrame(paired_rows).to_csv(index=False, float_format="%.6f"))
         write_text_atomic(tables / "selection.csv",
                           pd.DataFrame(selection_rows).to_csv(index=False, float_format="%.6f"))
+        write_text_atomic(tables / "tails.csv",
+                          pd.DataFrame(tail_rows).to_csv(index=False, float_format="%.6f"))
     write_json_atomic(Path("reports/summary.json"),
-                      {"groups": summary, "paired": paired, "selection": selection})
+                      {"groups": summary, "paired": paired, "selection": selection, "tails": tails})
     for group, s in summary.items():
         m = s["linear.test_acc"]
         ci = "" if m["ci95"] is None else f" ± {m['ci95']:.4f}"

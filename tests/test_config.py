@@ -135,3 +135,15 @@ def test_loss_without_temperature_with_schedule_none_is_valid(raw):
 def test_schedule_and_loss_values_are_checked(raw, section, patch, key):
     raw[section].update(patch)
     assert key in _error(raw)
+
+
+@pytest.mark.parametrize("section,patch,key", [
+    ("ablations", {"hardness_ks": [32, 300]}, "tails.ablations.hardness_ks[1] = 300"),
+    ("ablations", {"pool_sizes": [16]}, "tails.ablations.pool_sizes[0] = 16"),
+    ("allocation", {"pool": 99999}, "tails.allocation.pool = 99999"),
+    ("allocation", {"k": 2000}, "tails.allocation.k = 2000"),
+    ("link", {"placements": ["middle"]}, "tails.link.placements.0"),
+])
+def test_tail_sizes_are_checked_against_the_bank(raw, section, patch, key):
+    raw["tails"][section].update(patch)
+    assert key in _error(raw)

@@ -21,6 +21,8 @@ STAGES = {
     "evaluate": ["--dataset", "digits", "--backbone", "b", "--loss", "l", "--schedule", "s",
                  "--seed", "1", "--run", "x"],
     "baselines": ["--dataset", "digits"],
+    "diagnose": ["--dataset", "digits", "--run", "x"],
+    "noise_floor": [],
     "aggregate": [],
     "report": [],
 }

@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
-from infonce_lab.tails.link import link_test, log_likelihoods, shortfall
+from infonce_lab.tails.link import PLACEMENTS, LinkFit, fit_link, link_test, log_probs
 
 
 def score_bank(n_batches: int, per_batch: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -26,27 +25,45 @@ def score_bank(n_batches: int, per_batch: int, k: int, seed: int) -> tuple[np.nd
 
 
 def draw_winners(s: np.ndarray, tau: float, lam: float, placement: str, seed: int) -> np.ndarray:
-    st = torch.as_tensor(s)
-    g = shortfall(st)
-    if placement == "inside":
-        logits = ((1 - lam) * st + lam * g) / tau
-    else:
-        logits = (1 - lam) * st / tau + lam * g
-    gen = torch.Generator().manual_seed(seed)
-    return torch.multinomial(torch.softmax(logits, 1), 1, generator=gen).squeeze(1).numpy()
+    g = -np.log1p(-np.minimum(s, 1 - 1e-6))
+    logits = ((1 - lam) * s + lam * g) / tau if placement == "inside" else (1 - lam) * s / tau + lam * g
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    rng = np.random.default_rng(seed)
+    return np.array([rng.choice(len(row), p=row) for row in p])
 
 
-def test_log_likelihood_matches_explicit_softmax():
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_log_likelihood_matches_explicit_softmax(placement):
     s, _ = score_bank(1, 5, 7, 0)
     w = np.array([0, 3, 6, 2, 1])
-    st = torch.as_tensor(s)
-    ll = log_likelihoods(st, shortfall(st), torch.as_tensor(w),
-                         torch.tensor(math.log(0.3), dtype=torch.float64),
-                         torch.tensor(math.log(0.25 / 0.75), dtype=torch.float64), "outside").numpy()
+    tau, lam = 0.3, 0.25
+    weights = np.array([(1 - lam) / tau, lam / tau if placement == "inside" else lam])
+    fit = LinkFit("weibull", placement, weights, loglik=0.0, start_spread=0.0)
+    assert fit.tau == pytest.approx(tau) and fit.lambdas["g"] == pytest.approx(lam)
+    ll = log_probs(s, w, fit)
     for i in range(5):
-        logits = [0.75 * s[i, k] / 0.3 + 0.25 * -math.log(1 - s[i, k]) for k in range(7)]
+        t = [(1 - lam) * s[i, k] + lam * -math.log(1 - s[i, k]) for k in range(7)]
+        logits = [v / tau for v in t] if placement == "inside" else [
+            (1 - lam) * s[i, k] / tau + lam * -math.log(1 - s[i, k]) for k in range(7)]
         ref = logits[w[i]] - math.log(sum(math.exp(v) for v in logits))
         assert ll[i] == pytest.approx(ref, rel=1e-10)
+
+
+def test_fit_is_the_maximum_and_starts_agree():
+    """Concave in the natural weights: every start reaches the same optimum, and no nearby
+    (τ, λ) does better."""
+    s, _ = score_bank(4, 64, 63, seed=3)
+    w = draw_winners(s, tau=0.2, lam=0.3, placement="inside", seed=4)
+    fit = fit_link(s, w, "weibull", "inside")
+    assert fit.start_spread < 1e-6
+    best = log_probs(s, w, fit).sum()
+    assert best == pytest.approx(fit.loglik, rel=1e-12)
+    for dt, dl in ((1.02, 0), (0.98, 0), (1, 0.02), (1, -0.02)):
+        lam = fit.lambdas["g"] + dl
+        tau = fit.tau * dt
+        other = LinkFit("weibull", "inside", np.array([(1 - lam) / tau, lam / tau]), 0.0, 0.0)
+        assert log_probs(s, w, other).sum() < best
 
 
 @pytest.mark.parametrize("placement,tau,tol", [("outside", 0.2, 0.05), ("inside", 0.5, 0.1)])
@@ -81,3 +98,13 @@ def test_input_checks():
         link_test(np.zeros((4, 3)), np.zeros(5))
     with pytest.raises(ValueError, match="at least 4 batches"):
         link_test(np.zeros((6, 3)), np.array([0, 0, 1, 1, 2, 2]))
+
+
+def test_newton_and_lbfgs_reach_the_same_maximum():
+    s, _ = score_bank(4, 64, 63, seed=5)
+    w = draw_winners(s, tau=0.3, lam=0.5, placement="outside", seed=6)
+    for model in ("softmax", "weibull", "weibull_frechet", "weibit"):
+        a = fit_link(s, w, model, "outside", optimizer="newton")
+        b = fit_link(s, w, model, "outside", optimizer="lbfgs")
+        assert a.loglik == pytest.approx(b.loglik, abs=1e-6)
+        assert a.loglik >= b.loglik - 1e-9

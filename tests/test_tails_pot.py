@@ -31,11 +31,11 @@ def test_is_the_maximum_likelihood_and_agrees_with_scipy():
 
 
 def test_profile_sigma_solves_the_score_equation():
-    from infonce_lab.tails.pot import _profile_sigma
+    from infonce_lab.tails.pot import profile_sigma
 
     y = stats.genpareto.rvs(c=0.2, scale=1.0, size=500, random_state=np.random.default_rng(2))
     xi = np.array([-0.9, -0.5, 0.0 + 1e-9, 0.3, 0.9])
-    sigma = _profile_sigma(y, xi)
+    sigma = profile_sigma(y, xi)
     g = (1 + xi) * (y[None] / (sigma[:, None] + xi[:, None] * y[None])).sum(1) - y.size
     assert np.allclose(g / y.size, 0, atol=1e-8)
     # and it maximises the likelihood in σ
@@ -73,3 +73,17 @@ def test_rejects_bad_input():
         fit_gpd(np.ones(5))
     with pytest.raises(ValueError, match="non-negative"):
         fit_gpd(np.r_[np.ones(20), -1.0])
+
+
+@pytest.mark.parametrize("xi", [-0.9, -0.45, 0.3])
+def test_reaches_the_maximum_of_the_xi_grid_profile(xi):
+    """The θ-profile route lands on (or above) the best point of a fine ξ-grid profile built the
+    notebook's way (σ̂(ξ) by Newton on the score equation)."""
+    from infonce_lab.tails.pot import profile_sigma
+
+    y = stats.genpareto.rvs(c=xi, scale=0.05, size=2000, random_state=np.random.default_rng(8))
+    grid = np.linspace(-0.999, 1.0, 2000)
+    ll = gpd_loglik(y, grid, profile_sigma(y, grid))
+    fit = fit_gpd(y)
+    assert fit["loglik"] >= ll.max() - 1e-6
+    assert fit["xi"] == pytest.approx(grid[np.argmax(ll)], abs=2e-3)

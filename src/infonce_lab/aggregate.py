@@ -162,3 +162,37 @@ def select_on_validation(df: pd.DataFrame, summary: dict[str, dict[str, Any]]) -
                     "val": summary[best][val_metric], "test": summary[best][test_metric],
                 }
     return out
+
+
+# ------------------------------------------------------------------------- tail diagnostics
+def _scalars(tree: dict[str, Any], prefix: str = "") -> dict[str, float]:
+    out: dict[str, float] = {}
+    for k, v in tree.items():
+        if isinstance(v, dict):
+            out.update(_scalars(v, f"{prefix}{k}."))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and v == v:
+            out[f"{prefix}{k}"] = float(v)
+    return out
+
+
+def summarise_tails(params: Params, tails_dir: str | Path = "reports/tails") -> dict[str, Any]:
+    """{group: {"epochs": [...], "by_epoch": {epoch: {metric: mean_ci over seeds}}}} from the
+    diagnose stage's per-run files (every numeric scalar it wrote, e.g. ``pot.xi``,
+    ``link.inside.lambda_hat``, ``link.inside.delta_mean``)."""
+    tails_dir = Path(tails_dir)
+    per_group: dict[str, dict[int, dict[str, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list)))
+    for run in params.runs():
+        path = tails_dir / f"{run.id}.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: missing; run the diagnose stage for {run.id}")
+        record = read_json(path)
+        group = group_id({"kind": "trained", **run.model_dump()})
+        for key, values in record.items():
+            if key.startswith("epoch_"):
+                for metric, v in _scalars(values).items():
+                    per_group[group][int(key.removeprefix("epoch_"))][metric].append(v)
+    return {group: {"epochs": sorted(epochs),
+                    "by_epoch": {str(e): {m: mean_ci(v) for m, v in sorted(epochs[e].items())}
+                                 for e in sorted(epochs)}}
+            for group, epochs in per_group.items()}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -40,8 +41,23 @@ def _jsonable(obj: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
+def _strict(obj: Any) -> Any:
+    """NaN and ±inf become null: JSON has no such numbers (Python would write bare NaN, which
+    DVC, pandas and browsers reject)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _strict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_strict(v) for v in obj]
+    if isinstance(obj, (np.generic, np.ndarray)):
+        return _strict(_jsonable(obj))
+    return obj
+
+
 def write_json_atomic(path: str | Path, obj: Any) -> None:
-    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, default=_jsonable) + "\n")
+    text = json.dumps(_strict(obj), indent=2, sort_keys=True, default=_jsonable, allow_nan=False)
+    write_text_atomic(path, text + "\n")
 
 
 def read_json(path: str | Path) -> Any:

@@ -32,6 +32,12 @@ TINY = {
     "schedules": {"fixed_t05": {"kind": "fixed", "tau": 0.5}},
     "training": {"epochs": 2, "batch_size": 128, "checkpoint_epochs": [1], "warmup_epochs": 0},
     "evaluation": {"split_seeds": [1], "probe": {"epochs": 5, "seeds": [1]}, "knn": {"k": 10}},
+    "tails": {"bank": {"batches": 4, "batch_images": 32},
+              "pot": {"repeats": 2, "batch_images": 64, "bootstrap": 20},
+              "link": {"bootstrap": 200, "lrt_replicates": 9, "cv_folds": 2},
+              "ablations": {"hardness_ks": [8, 16, 62], "pool_sizes": [16, 64, 128], "pool_hard_k": 8},
+              "allocation": {"pool": 128, "k": 31, "subsets": 4, "anchors": 64},
+              "noise_floor": {"replicates": 500}},
 }
 RUNS = {"infonce": "digits-tiny-infonce-fixed_t05-1", "wnce": "digits-tiny-wnce-fixed_t05-1"}
 
@@ -96,7 +102,8 @@ def repo(tmp_path_factory, repo_root) -> Repo:
     r.run("git", "add", "-A")
     r.run("git", "commit", "-qm", "tiny profile")
     ran, _ = r.repro()
-    assert {f"pretrain@{RUNS['infonce']}", f"pretrain@{RUNS['wnce']}", "aggregate", "report"} <= ran
+    assert {f"pretrain@{RUNS['infonce']}", f"pretrain@{RUNS['wnce']}", f"diagnose@{RUNS['wnce']}",
+            "noise_floor", "aggregate", "report"} <= ran
     return r
 
 
@@ -133,6 +140,24 @@ def test_report_numbers_equal_the_metrics(repo):
     assert "http://" not in html and "https://" not in html  # self-contained
 
 
+def test_tail_diagnostics_per_checkpoint(repo):
+    root = repo.root
+    for run in RUNS.values():
+        m = json.loads((root / "reports" / "tails" / f"{run}.json").read_text())
+        assert m["final_epoch"] == 2 and set(m) == {"epoch_1", "epoch_2", "final_epoch"}
+        for epoch in ("epoch_1", "epoch_2"):
+            assert -1.0 < m[epoch]["pot"]["xi"] <= 1.0
+            assert m[epoch]["pot"]["endpoint"] is None or m[epoch]["pot"]["endpoint"] <= 1.0 + 1e-6
+            for placement in ("inside", "outside"):
+                assert 0.0 <= m[epoch]["link"][placement]["lambda_hat"] <= 1.0
+        plots = json.loads((root / "reports" / "tails" / "plots" / f"{run}.json").read_text())
+        assert len(plots["epoch_2"]["pot"]["qq"]["p"]) == 99
+    tails = json.loads((root / "reports" / "summary.json").read_text())["tails"]
+    assert tails["digits-tiny-wnce-fixed_t05"]["epochs"] == [1, 2]
+    noise = json.loads((root / "reports" / "tails" / "noise_floor.json").read_text())
+    assert noise["mse_softmax"][-1] > noise["mse_weibit"][-1]
+
+
 def test_second_repro_is_a_noop(repo):
     assert "up to date" in repo.status()
     ran, _ = repo.repro()
@@ -155,7 +180,7 @@ def test_changing_one_loss_reruns_only_its_run(repo):
     assert "baselines" not in status and "download" not in status
     ran, _ = repo.repro()
     assert ran == {f"pretrain@{RUNS['wnce']}", f"extract@{RUNS['wnce']}", f"evaluate@{RUNS['wnce']}",
-                   "aggregate", "report"}
+                   f"diagnose@{RUNS['wnce']}", "aggregate", "report"}
 
 
 def test_invalid_params_keep_outputs(repo):

@@ -1,13 +1,17 @@
 """Tail diagnostics of negative similarities (SPECS B): peaks over threshold, the
-softmax-vs-Weibull link test, gradient allocation and the noise floor. Pure functions; the
-diagnose stage that runs them on every run's checkpoints is still to be wired."""
+softmax-vs-Weibull link test and its ablations, gradient allocation and the noise floor.
 
+The math (``pot``, ``link``, ``ablations``, ``allocation``, ``noise_floor``) is pure functions on
+arrays; ``banks`` draws score banks from a frozen encoder; ``diagnose`` runs everything for one
+checkpoint (the diagnose stage calls it for every kept checkpoint of every run)."""
+
+from infonce_lab.tails.ablations import frechet_ablation, hardness_ablation, pool_size_ablation
 from infonce_lab.tails.allocation import (
     gradient_allocation,
     softmax_negative_grads,
     weibit_negative_grads,
 )
-from infonce_lab.tails.link import fit_link, link_test
+from infonce_lab.tails.link import LinkFit, fit_link, held_out_gain, link_test, log_probs
 from infonce_lab.tails.noise_floor import noise_floor
 from infonce_lab.tails.pot import (
     bootstrap_xi,
@@ -15,10 +19,13 @@ from infonce_lab.tails.pot import (
     exceedances,
     fit_gpd,
     gpd_loglik,
+    profile_sigma,
     qq_points,
     xi_stability,
 )
 
-__all__ = ["bootstrap_xi", "endpoint", "exceedances", "fit_gpd", "fit_link", "gpd_loglik",
-           "gradient_allocation", "link_test", "noise_floor", "qq_points", "softmax_negative_grads",
-           "weibit_negative_grads", "xi_stability"]
+__all__ = ["LinkFit", "bootstrap_xi", "endpoint", "exceedances", "fit_gpd", "fit_link",
+           "frechet_ablation", "gpd_loglik", "gradient_allocation", "hardness_ablation",
+           "held_out_gain", "link_test", "log_probs", "noise_floor", "pool_size_ablation",
+           "profile_sigma", "qq_points", "softmax_negative_grads", "weibit_negative_grads",
+           "xi_stability"]

@@ -1,47 +1,76 @@
 """Peaks over threshold: the generalised Pareto fit of the upper tail of similarity scores
 (SPECS B.8).
 
-The fit is by profile likelihood, as in the WEINCE notebook: on a grid of shape values ξ, σ solves
-the score equation, the best ξ is refined on a finer local grid. For fixed ξ > −1 the σ-score
-equation g(σ) = (1 + ξ)·Σ y/(σ + ξy) − n is strictly decreasing on the admissible σ (σ + ξy > 0),
-positive at the lower end and negative at infinity, so it has exactly one root; we find it for
-all grid points at once by Newton steps safeguarded by bisection. For ξ ≤ −1 the GPD likelihood is
-unbounded (σ → −ξ·max y), so no maximum-likelihood estimate exists there and those grid points are
-excluded. scipy.stats.genpareto.fit is a generic optimiser that can stop at a local optimum near
-the boundary; the tests check agreement where it converges.
+The fit is the exact profile-likelihood MLE, reached through Grimshaw's (1993) reduction rather
+than the WEINCE notebook's ξ-grid with a Newton solve for σ at every grid point. With θ = ξ/σ the
+inner maximisation is closed-form, ξ(θ) = mean log(1 + θy), so the profile
+
+    ℓ*(θ) = −n·log(ξ(θ)/θ) − n·(1 + ξ(θ))
+
+costs one pass over the data per θ (the notebook's route needs a root-finding loop per grid
+point: 7.8 s against ≈ 0.1 s at n = 20,000, which is what makes a bootstrap per checkpoint
+affordable). The maximiser is the same point: a coarse grid over the θ-interval whose ξ(θ) spans
+the admissible shape range (the profile can be multimodal, hence the grid), then a local grid
+between the best point's neighbours. ξ(θ) increases with θ, so the ξ range maps to a θ interval
+found by bisection. For ξ ≤ −1 the GPD likelihood is unbounded (σ → −ξ·max y), so no MLE exists
+there and that part of the range is excluded. ``profile_sigma`` keeps the notebook's σ̂(ξ) as a
+reference (the tests check both routes meet). scipy.stats.genpareto.fit is a generic optimiser
+that can stop at a local optimum near the boundary; the diagnose stage reports its agreement.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 
-@dataclass(frozen=True)
-class GPDFit:
-    xi: float
-    sigma: float
-    loglik: float
-    n: int
+def _xi_of_theta(y: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """ξ(θ) = mean log(1 + θy) for every θ (θ = 0 gives 0, the exponential limit)."""
+    with np.errstate(divide="ignore"):  # θ·y = −1 at the very end of the range gives −∞
+        return np.log1p(np.multiply.outer(theta, y)).mean(axis=-1)
 
 
-def _profile_sigma(y: np.ndarray, xi: np.ndarray, iters: int = 100, tol: float = 1e-12) -> np.ndarray:
-    """σ̂(ξ) for every ξ in ``xi`` (all > −1), vectorised over the grid."""
+def _profile_theta(y: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ℓ*(θ), ξ(θ)); at θ → 0 the profile tends to the exponential fit, −n·log ȳ − n."""
+    n = y.size
+    xi = _xi_of_theta(y, theta)
+    small = np.abs(theta) < 1e-12
+    safe = np.where(small, 1.0, theta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(small, y.mean(), xi / safe)  # σ = ξ/θ → ȳ as θ → 0
+        ll = -n * np.log(ratio) - n * (1.0 + xi)
+    return np.where(np.isfinite(ll) & (ratio > 0), ll, -np.inf), xi
+
+
+def _u_for_xi(y: np.ndarray, targets: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+              iters: int = 40) -> np.ndarray:
+    """u = log(1 + θ·max y) with ξ(θ(u)) = target, for every target at once (ξ increases in u)."""
+    ymax = float(y.max())
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        below = _xi_of_theta(y, np.expm1(mid) / ymax) < targets
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return 0.5 * (lo + hi)
+
+
+def profile_sigma(y: np.ndarray, xi: np.ndarray, iters: int = 200, tol: float = 1e-12) -> np.ndarray:
+    """σ̂(ξ) for every ξ > −1 by the notebook's route: Newton on the σ-score equation
+    g(σ) = (1 + ξ)·Σ y/(σ + ξy) − n (strictly decreasing on σ + ξy > 0, one root), safeguarded by
+    bisection. A reference for tests and for plotting the profile in ξ; ``fit_gpd`` does not need it."""
+    y = np.asarray(y, dtype=np.float64)
+    xi = np.asarray(xi, dtype=np.float64)
     n, ymax = y.size, float(y.max())
     lo = np.where(xi < 0, -xi * ymax, 0.0) * (1 + 1e-12) + 1e-300
     hi = np.maximum(10.0 * ymax * (1.0 + np.abs(xi)), 10.0 * float(y.mean()))
-    sigma = np.clip(float(y.mean()) * (1.0 + xi), lo * (1 + 1e-6) + 1e-12, hi)
+    sigma = np.clip(float(y.mean()) * (1.0 - xi), lo * (1 + 1e-6) + 1e-12, hi)  # moments: σ = ȳ(1 − ξ)
     yy = y[None, :]
     for _ in range(iters):
         denom = sigma[:, None] + xi[:, None] * yy
         s1 = (yy / denom).sum(axis=1)
         s2 = (yy / denom**2).sum(axis=1)
         g = (1.0 + xi) * s1 - n
-        lo = np.where(g > 0, sigma, lo)  # root lies above
+        lo = np.where(g > 0, sigma, lo)
         hi = np.where(g < 0, sigma, hi)
-        step = g / ((1.0 + xi) * s2)  # Newton: σ − g/g', g' = −(1 + ξ)·s2
-        new = sigma + step
+        new = sigma + g / ((1.0 + xi) * s2)
         bad = ~np.isfinite(new) | (new <= lo) | (new >= hi)
         new = np.where(bad, 0.5 * (lo + hi), new)
         done = np.abs(new - sigma) <= tol * np.maximum(sigma, 1e-300)
@@ -65,28 +94,53 @@ def gpd_loglik(y: np.ndarray, xi: np.ndarray, sigma: np.ndarray) -> np.ndarray:
 
 
 def fit_gpd(exceedances: np.ndarray, grid: int = 400, refine: int = 400,
-            xi_range: tuple[float, float] = (-1.5, 1.0)) -> dict[str, float]:
-    """Profile-likelihood MLE of the GPD shape ξ and scale σ: {"xi", "sigma", "loglik", "n"}."""
+            xi_range: tuple[float, float] = (-1.0, 1.0), polish: bool = True,
+            bisection_iters: int = 40) -> dict[str, float]:
+    """Profile-likelihood MLE of the GPD shape ξ and scale σ: {"xi", "sigma", "loglik", "n"}.
+
+    The search runs over u = log(1 + θ·max y), which resolves the steep end θ → −1/max y:
+    ``grid`` points span the u interval whose ξ covers ``xi_range`` (ξ > −1: below, the
+    likelihood is unbounded), ``refine`` points span the best point's two neighbours, and
+    Brent's method polishes the best of those between its neighbours (``polish``; the bootstrap
+    skips it: its replicates need ξ̂ to ~1e-3, not to round-off)."""
+    from scipy.optimize import minimize_scalar  # heavy import, only where used
+
     y = np.asarray(exceedances, dtype=np.float64).ravel()
     if y.size < 10:
         raise ValueError(f"need at least 10 exceedances to fit a GPD, got {y.size}")
-    if (y < 0).any():
-        raise ValueError("exceedances must be non-negative (scores minus the threshold)")
-    fit = _grid_fit(y, np.linspace(*xi_range, grid))
-    step = (xi_range[1] - xi_range[0]) / (grid - 1)
-    local = np.linspace(max(fit.xi - 2 * step, -1 + 1e-9), fit.xi + 2 * step, refine)
-    fine = _grid_fit(y, local)
-    best = fine if fine.loglik >= fit.loglik else fit
-    return {"xi": best.xi, "sigma": best.sigma, "loglik": best.loglik, "n": int(y.size)}
+    if (y < 0).any() or not np.isfinite(y).all():
+        raise ValueError("exceedances must be finite and non-negative (scores minus the threshold)")
+    if not -1.0 <= xi_range[0] < xi_range[1]:
+        raise ValueError(f"xi_range must satisfy -1 <= low < high, got {xi_range}")
+    ymax = float(y.max())
 
+    def profile(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return _profile_theta(y, np.expm1(u) / ymax)
 
-def _grid_fit(y: np.ndarray, xi: np.ndarray) -> GPDFit:
-    xi = xi[xi > -1.0]
-    xi = np.where(np.abs(xi) < 1e-9, 1e-9, xi)  # ξ = 0 is the exponential limit; keep it smooth
-    sigma = _profile_sigma(y, xi)
-    ll = gpd_loglik(y, xi, sigma)
+    # ξ(u) → −∞ only as u/n when u → −∞ (below u = −60, θ·max y + 1 < 1e-26: nothing left to
+    # resolve), and ξ(u) → ∞ as u → ∞: bracket, then bisect.
+    u_top = 1.0
+    while _xi_of_theta(y, np.array([np.expm1(u_top) / ymax]))[0] < xi_range[1]:
+        u_top *= 2.0
+    u_lo, u_hi = _u_for_xi(y, np.array([max(xi_range[0], -1.0 + 1e-9), xi_range[1]]),
+                           np.array([-60.0, 0.0]), np.array([0.0, u_top]), bisection_iters)
+    us = np.linspace(u_lo, u_hi, grid)
+    ll, _ = profile(us)
     i = int(np.argmax(ll))
-    return GPDFit(xi=float(xi[i]), sigma=float(sigma[i]), loglik=float(ll[i]), n=int(y.size))
+    us = np.linspace(us[max(i - 1, 0)], us[min(i + 1, grid - 1)], refine)
+    ll, _ = profile(us)
+    j = int(np.argmax(ll))
+    u = float(us[j])
+    if polish:
+        bounds = (us[max(j - 1, 0)], us[min(j + 1, refine - 1)])
+        best = minimize_scalar(lambda v: -profile(np.array([v]))[0][0], bounds=bounds,
+                               method="bounded", options={"xatol": 1e-12})
+        u = float(best.x) if -best.fun >= ll[j] else u
+    ll_best, xi_best = profile(np.array([u]))
+    theta = float(np.expm1(u) / ymax)
+    xi = float(xi_best[0])
+    sigma = xi / theta if abs(theta) >= 1e-12 else float(y.mean())
+    return {"xi": xi, "sigma": sigma, "loglik": float(ll_best[0]), "n": int(y.size)}
 
 
 def exceedances(scores: np.ndarray, q: float) -> tuple[float, np.ndarray]:
@@ -113,12 +167,12 @@ def xi_stability(scores: np.ndarray, qs: tuple[float, ...] = (0.98, 0.985, 0.99,
 
 
 def bootstrap_xi(y: np.ndarray, replicates: int = 200, seed: int = 0, level: float = 0.95,
-                 grid: int = 120, refine: int = 60) -> tuple[float, float]:
+                 grid: int = 50, refine: int = 30) -> tuple[float, float]:
     """Percentile bootstrap interval for ξ̂ (resampling exceedances; coarser grids for speed)."""
     rng = np.random.default_rng(seed)
     y = np.asarray(y, dtype=np.float64)
-    xis = [fit_gpd(rng.choice(y, size=y.size, replace=True), grid=grid, refine=refine)["xi"]
-           for _ in range(replicates)]
+    xis = [fit_gpd(rng.choice(y, size=y.size, replace=True), grid=grid, refine=refine,
+                   polish=False, bisection_iters=25)["xi"] for _ in range(replicates)]
     a = (1.0 - level) / 2.0
     return float(np.quantile(xis, a)), float(np.quantile(xis, 1.0 - a))
 

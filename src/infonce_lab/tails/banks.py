@@ -1,0 +1,104 @@
+"""Score banks from a frozen encoder (SPECS B.1, B.8, B.9): what the tail diagnostics are fitted on.
+
+- The **link bank** (B.1): batches of B images, two augmented views each; anchor i's candidates
+  are the other 2B − 1 views of its batch, with its positive (the other view of its image) put
+  at column 0. The same draw also gives every view's embedding and image, from which the
+  **pools** for the pool-size ablation (B.7) and the gradient-allocation bank (B.9) are built:
+  negatives drawn across batches, never another view of the anchor's own image.
+- The **POT scores** (B.8): batches of K + 1 images, the first view only, the cosines of
+  distinct pairs (strictly lower triangle).
+
+The draws come from one seeded generator, so every run and checkpoint is diagnosed on the same
+images and augmentations: differences between them are the encoder's, not the sampling's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+Embed = Callable[[torch.Tensor], torch.Tensor]  # a batch of images -> (n, d) embeddings
+Augment = Callable[[torch.Tensor, torch.Generator], torch.Tensor]  # one random view per image
+
+
+@dataclass(frozen=True)
+class LinkBank:
+    scores: np.ndarray  # (anchors, 2B − 1) cosines, the positive at column 0
+    batch: np.ndarray  # (anchors,) batch of each anchor
+    z: np.ndarray  # (anchors, d) unit embeddings, one row per view (anchor order)
+    image: np.ndarray  # (anchors,) image index of each view
+
+
+def _draw(n_images: int, batch_images: int, gen: torch.Generator) -> torch.Tensor:
+    if batch_images > n_images:
+        raise ValueError(f"a bank batch of {batch_images} images needs at least that many images; "
+                         f"the dataset has {n_images}")
+    return torch.randperm(n_images, generator=gen)[:batch_images]
+
+
+@torch.no_grad()
+def link_bank(embed: Embed, images: torch.Tensor, augment: Augment, batches: int,
+              batch_images: int, gen: torch.Generator) -> LinkBank:
+    """SPECS B.1 at any size. Images are drawn without replacement within a batch."""
+    b = batch_images
+    rows, batch_ids, zs, image_ids = [], [], [], []
+    # Column order for anchor a: its positive, then the other views of the batch in order.
+    idx = torch.arange(2 * b)
+    pos = (idx + b) % (2 * b)
+    others = torch.stack([idx[(idx != a) & (idx != pos[a])] for a in range(2 * b)])
+    cols = torch.cat([pos[:, None], others], dim=1)
+    for k in range(batches):
+        chosen = _draw(len(images), b, gen)
+        x = images[chosen]
+        views = torch.cat([augment(x, gen), augment(x, gen)])
+        z = F.normalize(embed(views).double(), dim=1)
+        sim = z @ z.T
+        rows.append(sim.gather(1, cols).numpy())
+        batch_ids.append(np.full(2 * b, k))
+        zs.append(z.numpy())
+        image_ids.append(torch.cat([chosen, chosen]).numpy())
+    return LinkBank(scores=np.concatenate(rows), batch=np.concatenate(batch_ids),
+                    z=np.concatenate(zs), image=np.concatenate(image_ids))
+
+
+def pool_order(image: np.ndarray, size: int, seed: int) -> np.ndarray:
+    """(anchors, size) view indices per anchor, excluding every view of the anchor's own image:
+    a window at a random offset of one random permutation of the views, which is a uniformly
+    random subset for each anchor (and in random order, so the first m columns are a pool of m).
+    The window is over-drawn by the most views any image has, then those of the anchor's image
+    are dropped; O(anchors × size), where sorting random keys would be O(anchors²·log)."""
+    n = len(image)
+    _, counts = np.unique(image, return_counts=True)
+    spare = int(counts.max())
+    if size + spare > n:
+        raise ValueError(f"a pool of {size} negatives needs more views of other images than the "
+                         f"bank's {n} views provide (raise the bank's batches)")
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(n)
+    offsets = rng.integers(0, n, size=n)
+    window = perm[(offsets[:, None] + np.arange(size + spare)[None, :]) % n]
+    same = image[window] == image[:, None]
+    keep = np.argsort(same, axis=1, kind="stable")[:, :size]  # others first, order kept
+    return np.take_along_axis(window, keep, axis=1)
+
+
+def pool_scores(bank: LinkBank, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each anchor's positive score and its pool's scores (anchors, pool), in pool order."""
+    return bank.scores[:, 0], np.take_along_axis(bank.z @ bank.z.T, order, axis=1)
+
+
+@torch.no_grad()
+def pot_scores(embed: Embed, images: torch.Tensor, augment: Augment, repeats: int,
+               batch_images: int, gen: torch.Generator) -> np.ndarray:
+    """SPECS B.8: cosines of distinct pairs among first views, ``repeats`` batches pooled."""
+    tri = torch.tril_indices(batch_images, batch_images, offset=-1)
+    out = []
+    for _ in range(repeats):
+        x = images[_draw(len(images), batch_images, gen)]
+        z = F.normalize(embed(augment(x, gen)).double(), dim=1)
+        out.append((z @ z.T)[tri[0], tri[1]].numpy())
+    return np.concatenate(out)

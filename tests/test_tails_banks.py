@@ -1,0 +1,165 @@
+"""Score banks, ablations and the per-checkpoint diagnosis, against brute force and known truth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from infonce_lab.config import TailsConfig
+from infonce_lab.tails.ablations import frechet_ablation, hardness_ablation, pool_size_ablation
+from infonce_lab.tails.banks import link_bank, pool_order, pool_scores, pot_scores
+from infonce_lab.tails.diagnose import diagnose_encoder
+from infonce_lab.tails.link import features, split_batches
+
+IMAGES = torch.rand(200, 1, 8, 8, generator=torch.Generator().manual_seed(0))
+PROJ = torch.randn(64, 12, generator=torch.Generator().manual_seed(1))
+
+
+def embed(x: torch.Tensor) -> torch.Tensor:
+    return x.flatten(1) @ PROJ
+
+
+def jitter(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    return x + 0.1 * torch.randn(x.shape, generator=gen)
+
+
+def test_link_bank_rows_are_the_batch_cosines_with_the_positive_first():
+    bank = link_bank(embed, IMAGES, jitter, batches=3, batch_images=10,
+                     gen=torch.Generator().manual_seed(2))
+    assert bank.scores.shape == (60, 19) and bank.z.shape == (60, 12)
+    assert np.array_equal(bank.batch, np.repeat([0, 1, 2], 20))
+    for a in (0, 7, 13, 25, 59):
+        b0 = 20 * (a // 20)
+        views = bank.z[b0:b0 + 20]
+        s = views @ bank.z[a]
+        pos = b0 + (a - b0 + 10) % 20
+        assert bank.image[pos] == bank.image[a]
+        assert bank.scores[a, 0] == pytest.approx(bank.z[pos] @ bank.z[a])
+        others = np.delete(s, [a - b0, pos - b0])
+        np.testing.assert_allclose(np.sort(bank.scores[a, 1:]), np.sort(others), atol=1e-12)
+    # images are distinct within a batch
+    assert all(len(set(bank.image[b0:b0 + 10])) == 10 for b0 in (0, 20, 40))
+
+
+def test_identical_views_give_a_positive_score_of_one():
+    bank = link_bank(embed, IMAGES, lambda x, g: x, 2, 8, torch.Generator().manual_seed(0))
+    np.testing.assert_allclose(bank.scores[:, 0], 1.0)
+
+
+def test_pool_order_draws_other_images_uniformly_and_nested():
+    image = np.repeat(np.arange(50), 4)  # every image has 4 views
+    order = pool_order(image, 40, seed=3)
+    assert order.shape == (200, 40)
+    assert not (image[order] == image[:, None]).any()
+    assert all(len(set(row)) == 40 for row in order)
+    # each eligible view is equally likely: counts over anchors close to 40·200/196
+    counts = np.bincount(order.ravel(), minlength=200)
+    from scipy import stats
+    assert stats.chisquare(counts).pvalue > 1e-3
+    with pytest.raises(ValueError, match="pool of 197"):
+        pool_order(image, 197, seed=0)
+
+
+def test_pool_scores_match_brute_force():
+    bank = link_bank(embed, IMAGES, jitter, 4, 10, torch.Generator().manual_seed(5))
+    order = pool_order(bank.image, 30, seed=1)
+    s_pos, pool = pool_scores(bank, order)
+    np.testing.assert_allclose(s_pos, bank.scores[:, 0])
+    a = 17
+    np.testing.assert_allclose(pool[a], [bank.z[a] @ bank.z[j] for j in order[a]], atol=1e-12)
+
+
+def test_pot_scores_are_the_distinct_pairs():
+    gen = torch.Generator().manual_seed(4)
+    s = pot_scores(embed, IMAGES, jitter, repeats=3, batch_images=20, gen=gen)
+    assert s.shape == (3 * 190,)
+    assert np.abs(s).max() <= 1 + 1e-12
+    with pytest.raises(ValueError, match="at least that many images"):
+        pot_scores(embed, IMAGES, jitter, 1, 201, gen)
+
+
+def _bank(n_batches: int, per_batch: int, k: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(n_batches * per_batch, 1, 16))
+    alpha = np.where(rng.uniform(size=(a.shape[0], k, 1)) < 0.2,
+                     rng.uniform(1.0, 6.0, size=(a.shape[0], k, 1)), rng.uniform(0.0, 0.6, size=(a.shape[0], k, 1)))
+    c = alpha * a + rng.normal(size=(a.shape[0], k, 16))
+    a /= np.linalg.norm(a, axis=2, keepdims=True)
+    c /= np.linalg.norm(c, axis=2, keepdims=True)
+    return (a * c).sum(2)
+
+
+def _put_winner_first(s: np.ndarray, weights: np.ndarray, names: tuple[str, ...], seed: int) -> np.ndarray:
+    """Draw each row's winner from softmax(Σ w_j f_j) and move it to column 0."""
+    logits = np.tensordot(weights, features(s, names), axes=1)
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    rng = np.random.default_rng(seed)
+    w = np.array([rng.choice(len(r), p=r) for r in p])
+    out = s.copy()
+    rows = np.arange(len(s))
+    out[rows, 0], out[rows, w] = s[rows, w], s[rows, 0]
+    return out
+
+
+def test_frechet_ablation_finds_no_frechet_gain_under_the_weibull_blend():
+    s = _bank(16, 128, 127, seed=1)
+    s = _put_winner_first(s, np.array([0.6 / 0.2, 0.4 / 0.2]), ("s", "g"), seed=2)
+    held_in = split_batches(np.repeat(np.arange(16), 128), 0.5, 0)
+    res = frechet_ablation(s, held_in)
+    assert abs(res["delta_joint_vs_weibull"]) < 0.005
+    assert res["lambda_weibull_joint"] == pytest.approx(0.4, abs=0.08)
+
+
+def test_frechet_ablation_detects_a_frechet_link():
+    """Winners from a Fréchet blend: the joint fit puts its weight on log(1 + s), not on the
+    shortfall, and adding it to the Weibull blend gains held out. (s and log(1 + s) are nearly
+    collinear on cosines, so the gain is small and λ_F itself is weakly identified.)"""
+    s = _bank(16, 128, 127, seed=3)
+    s = _put_winner_first(s, np.array([0.1 / 0.2, 0.9 / 0.2]), ("s", "h"), seed=4)
+    held_in = split_batches(np.repeat(np.arange(16), 128), 0.5, 0)
+    res = frechet_ablation(s, held_in)
+    assert res["delta_frechet_vs_softmax"] > 0.001 and res["delta_joint_vs_weibull"] > 0.001
+    assert res["lambda_frechet_joint"] > 0.5 and res["lambda_weibull_joint"] < 0.05
+
+
+def test_hardness_and_pool_ablations_shapes_and_checks():
+    s = _bank(8, 64, 63, seed=5)
+    s = _put_winner_first(s, np.array([0.6 / 0.2, 0.4 / 0.2]), ("s", "g"), seed=6)
+    held_in = split_batches(np.repeat(np.arange(8), 64), 0.5, 0)
+    rows = hardness_ablation(s, held_in, [8, 32, 62])
+    assert [r["k"] for r in rows] == [8, 32, 62]
+    assert all(0.0 <= r["lambda_hat"] <= 1.0 for r in rows)
+    with pytest.raises(ValueError, match="hardness k = 63"):
+        hardness_ablation(s, held_in, [63])
+    pool = s[:, 1:]
+    rows = pool_size_ablation(s[:, 0], pool, held_in, [16, 62], hard_k=8)
+    assert [r["pool"] for r in rows] == [16, 62]
+    with pytest.raises(ValueError, match="pool size 4"):
+        pool_size_ablation(s[:, 0], pool, held_in, [4], hard_k=8)
+
+
+SMALL = TailsConfig.model_validate({
+    "bank": {"batches": 4, "batch_images": 24},
+    "pot": {"repeats": 2, "batch_images": 64, "bootstrap": 20, "min_exceedances": 10},
+    "link": {"bootstrap": 200, "lrt_replicates": 9, "cv_folds": 2},
+    "ablations": {"hardness_ks": [8, 46], "pool_sizes": [16, 64], "pool_hard_k": 8},
+    "allocation": {"pool": 64, "k": 15, "subsets": 3, "anchors": 32},
+})
+
+
+def test_diagnose_encoder_is_complete_and_deterministic():
+    m1, p1 = diagnose_encoder(embed, IMAGES, jitter, SMALL)
+    m2, _ = diagnose_encoder(embed, IMAGES, jitter, SMALL)
+    assert m1 == m2
+    assert m1["pot"]["n_scores"] == 2 * 64 * 63 // 2
+    assert m1["pot"]["xi_ci_low"] <= m1["pot"]["xi"] <= m1["pot"]["xi_ci_high"]
+    for placement in ("inside", "outside"):
+        link = m1["link"][placement]
+        assert 0.0 <= link["lambda_hat"] <= 1.0
+        assert link["delta_ci_low"] <= link["delta_mean"] <= link["delta_ci_high"]
+    assert m1["link"]["inside"]["lrt_pvalue"] is not None and m1["link"]["outside"]["lrt_pvalue"] is None
+    assert m1["bank"]["anchors"] == 4 * 48 and m1["bank"]["candidates"] == 47
+    assert [r["k"] for r in p1["hardness"]] == [8, 46]
+    assert sum(p1["allocation"]["softmax_grad"]) == pytest.approx(1.0)

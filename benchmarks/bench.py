@@ -7,9 +7,10 @@
   InfoNCE at 2N = 512 (d = 64, 128) and 2N = 4096 (d = 128). Our InfoNCE is one matmul and a
   masked cross-entropy; it is not slowed to flatter the ratio.
 - infonce loss forward+backward time at SimCLR's batch, and augmentation throughput.
-- tails: the GPD profile-likelihood fit at 20k exceedances (and one bootstrap replicate), and the
-  link test on a digits-sized bank (8 batches × 256 anchors × 255 candidates) without and with
-  the parametric-bootstrap LRT — the budget figures for the diagnose stage.
+- tails: the GPD profile-likelihood fit at 20k exceedances against the notebook's ξ-grid route
+  (and one bootstrap replicate at 5k); one H1 link fit by Newton against L-BFGS-B; the link test
+  on the default bank (12 batches × 256 anchors × 255 candidates) with CV and with the LRT — the
+  budget figures for the diagnose stage.
 """
 
 from __future__ import annotations
@@ -105,24 +106,46 @@ def bench_losses(repeats: int) -> list[dict[str, float]]:
     return rows
 
 
+def _xi_grid_fit(y: np.ndarray) -> float:
+    """The WEINCE notebook's route, for the ratio: σ̂(ξ) by Newton on a 400-point ξ grid over
+    [−1.5, 1] (ξ ≤ −1 excluded: no MLE there), then 400 points around the best."""
+    from infonce_lab.tails import gpd_loglik, profile_sigma
+
+    def best(grid: np.ndarray) -> float:
+        grid = grid[grid > -1.0]
+        return float(grid[np.argmax(gpd_loglik(y, grid, profile_sigma(y, grid)))])
+
+    coarse = best(np.linspace(-1.5, 1.0, 400))
+    step = 2.5 / 399
+    return best(np.linspace(coarse - 2 * step, coarse + 2 * step, 400))
+
+
 def bench_tails() -> dict[str, float]:
     from scipy import stats
 
-    from infonce_lab.tails import bootstrap_xi, fit_gpd, link_test
+    from infonce_lab.tails import bootstrap_xi, fit_gpd, fit_link, link_test
 
     y = stats.genpareto.rvs(c=-0.3, scale=0.05, size=20_000, random_state=np.random.default_rng(0))
     t_fit = median_seconds(lambda: fit_gpd(y), 3, warmup=1)
-    t_boot = median_seconds(lambda: bootstrap_xi(y, replicates=1), 3, warmup=1)
+    t_grid = median_seconds(lambda: _xi_grid_fit(y), 1, warmup=0)
+    t_boot = median_seconds(lambda: bootstrap_xi(y[:5000], replicates=20), 3, warmup=1) / 20
     rng = np.random.default_rng(0)
-    a = rng.normal(size=(8 * 256, 1, 16))
+    a = rng.normal(size=(12 * 256, 1, 16))
     c = rng.uniform(0, 3, size=(a.shape[0], 255, 1)) * a + rng.normal(size=(a.shape[0], 255, 16))
     s = ((a / np.linalg.norm(a, axis=2, keepdims=True))
          * (c / np.linalg.norm(c, axis=2, keepdims=True))).sum(2)
-    batch = np.repeat(np.arange(8), 256)
+    batch = np.repeat(np.arange(12), 256)
+    half = s[: 6 * 256]
+    t_newton = median_seconds(lambda: fit_link(half, optimizer="newton"), 3, warmup=1)
+    t_lbfgs = median_seconds(lambda: fit_link(half, optimizer="lbfgs"), 3, warmup=1)
     t_link = median_seconds(lambda: link_test(s, batch, lrt_replicates=0, cv_folds=5), 1, warmup=0)
-    t_lrt = median_seconds(lambda: link_test(s, batch, lrt_replicates=19, cv_folds=0), 1, warmup=0)
-    return {"gpd_fit_20k_s": t_fit, "gpd_bootstrap_replicate_s": t_boot,
-            "link_test_cv5_s": t_link, "link_test_lrt19_s": t_lrt}
+    t_lrt = median_seconds(lambda: link_test(s, batch, lrt_replicates=39, cv_folds=0), 1, warmup=0)
+    return {"gpd_fit_20k_s": t_fit, "gpd_xi_grid_route_20k_s": t_grid,
+            "gpd_xi_grid_over_profile_theta": t_grid / t_fit,
+            "gpd_bootstrap_replicate_5k_s": t_boot,
+            "link_fit_h1_newton_s": t_newton, "link_fit_h1_lbfgs_s": t_lbfgs,
+            "link_lbfgs_over_newton": t_lbfgs / t_newton,
+            "link_test_cv5_s": t_link, "link_test_lrt39_s": t_lrt}
 
 
 def bench_knn(n_bank: int, n_query: int, dim: int, k: int) -> dict[str, float]:

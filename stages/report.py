@@ -1,4 +1,5 @@
-"""report: reports/index.html (self-contained) and reports/REPORT.md from metrics and plot data."""
+"""report: reports/index.html (self-contained) and reports/REPORT.md from metrics and plot data
+(including the diagnose stage's reports/tails/)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,17 @@ from infonce_lab.report.figures import (
     accuracy_bars,
     alignment_uniformity_plane,
     lambda_curves,
+    tail_figures,
     temperature_curves,
     training_curves,
 )
-from infonce_lab.report.render import build_context, load_curves, render
+from infonce_lab.report.render import (
+    build_context,
+    load_curves,
+    render,
+    representative_plots,
+    tails_context,
+)
 
 app = typer.Typer(add_completion=False)
 
@@ -32,7 +40,8 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
     summary = full["groups"]
     encoders = pd.read_csv(out / "tables" / "encoders.csv")
     train_dir = out / "train"
-    curves = load_curves(train_dir, [r.id for r in params.runs()])
+    run_ids = [r.id for r in params.runs()]
+    curves = load_curves(train_dir, run_ids)
     figures = {
         "accuracy": accuracy_bars(summary),
         "training": training_curves(curves),
@@ -42,12 +51,27 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
     lam = lambda_curves(curves)
     if lam is not None:
         figures["lambda"] = lam
+    # Summaries written before the diagnose stage existed have no "tails": omit the section.
+    tails = full.get("tails")
+    tails_ctx = None
+    if tails:
+        placements = list(params.tails.link.placements)
+        representative = representative_plots(out / "tails" / "plots", run_ids)
+        if representative is None:
+            print(f"note: no plots file in {out / 'tails' / 'plots'}; per-run tail figures omitted")
+        noise_path = out / "tails" / "noise_floor.json"
+        noise = read_json(noise_path) if noise_path.is_file() else None
+        if noise is None:
+            print(f"note: {noise_path} missing; noise-floor figure and verdict omitted")
+        figures.update(tail_figures(tails, placements[0], representative, noise))
+        tails_ctx = tails_context(tails, noise, placements, representative)
     with atomic_dir(out / "figures") as fig_dir:
         for name, png in figures.items():
             write_bytes_atomic(fig_dir / f"{name}.png", png)
     context = build_context(params, summary, figures, train_dir)
     context["paired"] = full.get("paired", {})
     context["selection"] = full.get("selection", {})
+    context["tails"] = tails_ctx
     html, md = render(context)
     write_text_atomic(out / "index.html", html)
     write_text_atomic(out / "REPORT.md", md)

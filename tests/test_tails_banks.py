@@ -163,3 +163,14 @@ def test_diagnose_encoder_is_complete_and_deterministic():
     assert m1["bank"]["anchors"] == 4 * 48 and m1["bank"]["candidates"] == 47
     assert [r["k"] for r in p1["hardness"]] == [8, 46]
     assert sum(p1["allocation"]["softmax_grad"]) == pytest.approx(1.0)
+
+
+def test_ablation_trend_skips_undefined_estimates():
+    from infonce_lab.tails.diagnose import _trend
+
+    rows = [{"pool": m, "lambda_hat": lam, "delta_mean": d}
+            for m, lam, d in ((64, 0.3, 0.07), (128, 0.8, 0.11), (256, 1.0, 0.18), (512, None, 0.0))]
+    t = _trend(rows, "pool", "pool")
+    assert t["pool_lambda_spearman"] == pytest.approx(1.0) and t["pool_lambda_points"] == 3
+    assert t["pool_delta_points"] == 4
+    assert _trend(rows[:2], "pool", "pool")["pool_lambda_spearman"] is None  # two points: no test

@@ -72,15 +72,20 @@ def diagnose_encoder(embed: Embed, images: torch.Tensor, augment: Augment,
 
 
 def _trend(rows: list[dict[str, Any]], x: str, name: str) -> dict[str, float | None]:
-    """Spearman correlation of λ̂ and Δ̄ with the ablation's axis (the sign is the paper's claim)."""
+    """Spearman correlation of λ̂ and Δ̄ with the ablation's axis (the sign is the paper's claim),
+    over the points where the estimate exists: λ̂ is undefined when the softmax fit ends at
+    τ → ∞, i.e. the positive is no more likely than the mined negatives (digits has ten classes,
+    so large pools hold many same-class near-duplicates). ``*_points`` counts the points used."""
     from scipy.stats import spearmanr  # heavy import, only where used
 
-    xs = [r[x] for r in rows]
     out: dict[str, float | None] = {}
     for key, short in (("lambda_hat", "lambda"), ("delta_mean", "delta")):
-        ys = [r[key] for r in rows]
-        defined = len(rows) > 2 and None not in ys and np.ptp(ys) > 0  # else no ordering to test
-        out[f"{name}_{short}_spearman"] = float(spearmanr(xs, ys).statistic) if defined else None
+        pairs = [(r[x], r[key]) for r in rows if r[key] is not None and np.isfinite(r[key])]
+        ys = [y for _, y in pairs]
+        defined = len(pairs) > 2 and np.ptp(ys) > 0  # else there is no ordering to test
+        out[f"{name}_{short}_spearman"] = (
+            float(spearmanr([p[0] for p in pairs], ys).statistic) if defined else None)
+        out[f"{name}_{short}_points"] = len(pairs)
     return out
 
 

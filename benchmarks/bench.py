@@ -11,6 +11,7 @@
   (and one bootstrap replicate at 5k); one H1 link fit by Newton against L-BFGS-B; the link test
   on the default bank (12 batches × 256 anchors × 255 candidates) with CV and with the LRT — the
   budget figures for the diagnose stage.
+- sims: chain-steps per second of the Langevin simulator for S0 and S1 (2000 chains).
 """
 
 from __future__ import annotations
@@ -148,6 +149,30 @@ def bench_tails() -> dict[str, float]:
             "link_test_cv5_s": t_link, "link_test_lrt39_s": t_lrt}
 
 
+def bench_sims(chains: int = 2000, steps: int = 500) -> dict[str, float]:
+    """Chain-steps per second of the Langevin simulator: S0 (one particle on S¹) and S1 (four
+    particles on S¹ under the InfoNCE gradient), one schedule, P2, projected scheme."""
+    from infonce_lab.schedules import LogAnneal
+    from infonce_lab.simulation.double_well import double_well_loss_grad, double_well_trap_start
+    from infonce_lab.simulation.landscape import (
+        S1_PAIRS,
+        S1_TRAP_ANGLES,
+        infonce_grad,
+        s1_angles_to_z,
+    )
+    from infonce_lab.simulation.langevin import langevin
+
+    rng = np.random.default_rng(0)
+    sched = LogAnneal(c=0.5, K=float(np.e), time_per_step=1e-2, tau_max=1e6)
+    z_s0 = double_well_trap_start(chains, 0.05, rng)
+    z_s1 = s1_angles_to_z(np.asarray(S1_TRAP_ANGLES)[None] + 0.05 * rng.standard_normal((chains, 4)))
+    t_s0 = median_seconds(lambda: langevin(double_well_loss_grad, z_s0, sched, steps, 1e-2, rng=1), 3, warmup=1)
+    t_s1 = median_seconds(lambda: langevin(lambda z, b: infonce_grad(z, S1_PAIRS, b), z_s1, sched,
+                                           steps, 1e-2, rng=1), 3, warmup=1)
+    return {"chains": chains, "steps": steps, "s0_chain_steps_per_s": chains * steps / t_s0,
+            "s1_chain_steps_per_s": chains * steps / t_s1}
+
+
 def bench_knn(n_bank: int, n_query: int, dim: int, k: int) -> dict[str, float]:
     from sklearn.neighbors import NearestNeighbors
 
@@ -180,9 +205,10 @@ def main() -> None:
         "knn": bench_knn(20_000, 5_000, 128, 50),
         "losses": bench_losses(args.repeats),
         "tails": bench_tails(),
+        "sims": bench_sims(),
     }
     write_json_atomic(args.out, result)
-    for section in ("training", "knn", "tails"):
+    for section in ("training", "knn", "tails", "sims"):
         print(section, {k: round(v, 3) if isinstance(v, float) else v
                         for k, v in result[section].items()})
     for row in result["losses"]:

@@ -1,5 +1,5 @@
 """report: reports/index.html (self-contained) and reports/REPORT.md from metrics and plot data
-(including the diagnose stage's reports/tails/)."""
+(including the diagnose stage's reports/tails/ and the simulate stage's reports/sims/)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from infonce_lab.report.figures import (
     accuracy_bars,
     alignment_uniformity_plane,
     lambda_curves,
+    sim_figures,
     tail_figures,
     temperature_curves,
     training_curves,
@@ -21,8 +22,10 @@ from infonce_lab.report.figures import (
 from infonce_lab.report.render import (
     build_context,
     load_curves,
+    load_sims,
     render,
     representative_plots,
+    sims_context,
     tails_context,
 )
 
@@ -65,6 +68,15 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
             print(f"note: {noise_path} missing; noise-floor figure and verdict omitted")
         figures.update(tail_figures(tails, placements[0], representative, noise))
         tails_ctx = tails_context(tails, noise, placements, representative)
+    # Simulations: whichever listed experiments have a file; none at all omits the section.
+    listed = list(params.simulation.experiments)
+    sims = load_sims(out / "sims", listed)
+    missing = [e for e in listed if e not in sims]
+    if not sims:
+        print(f"note: no simulation files in {out / 'sims'}; simulations section omitted")
+    elif missing:
+        print(f"note: no {out / 'sims'} file for {', '.join(missing)}; their claims read 'not run'")
+    figures.update(sim_figures(sims))
     with atomic_dir(out / "figures") as fig_dir:
         for name, png in figures.items():
             write_bytes_atomic(fig_dir / f"{name}.png", png)
@@ -72,6 +84,7 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
     context["paired"] = full.get("paired", {})
     context["selection"] = full.get("selection", {})
     context["tails"] = tails_ctx
+    context["sims"] = sims_context(sims, listed)
     html, md = render(context)
     write_text_atomic(out / "index.html", html)
     write_text_atomic(out / "REPORT.md", md)

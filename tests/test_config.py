@@ -147,3 +147,18 @@ def test_schedule_and_loss_values_are_checked(raw, section, patch, key):
 def test_tail_sizes_are_checked_against_the_bank(raw, section, patch, key):
     raw["tails"][section].update(patch)
     assert key in _error(raw)
+
+
+@pytest.mark.parametrize("patch,key", [
+    ({"experiments": ["s0", "s7"]}, "simulation.experiments.1"),
+    ({"s1": {"grid": 30}}, "simulation.s1.grid = 30"),
+    ({"s0": {"dynamics": "P3"}}, "simulation.s0.dynamics = 'P3'"),
+    ({"hessian": {"betas": [1]}}, "simulation.hessian.betas = [1]"),
+])
+def test_simulation_keys_are_checked(raw, patch, key):
+    for section, value in patch.items():
+        if isinstance(value, dict):
+            raw["simulation"][section].update(value)
+        else:
+            raw["simulation"][section] = value
+    assert key in _error(raw)

@@ -23,6 +23,7 @@ STAGES = {
     "baselines": ["--dataset", "digits"],
     "diagnose": ["--dataset", "digits", "--run", "x"],
     "noise_floor": [],
+    "simulate": ["--experiment", "s0"],
     "aggregate": [],
     "report": [],
 }

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -397,6 +398,112 @@ class TailsConfig(Strict):
         return self
 
 
+# ------------------------------------------------------------------------------- simulations
+Dynamics = Literal["P1", "P2"]
+PosFloat = Annotated[float, Field(gt=0.0)]
+
+
+class S0Config(Strict):
+    """SPECS D.8 S0: the double well on S¹ with a closed-form barrier (P2-type dynamics)."""
+
+    a: Annotated[float, Field(gt=0.0, lt=4.0)] = 0.5
+    chains: Annotated[int, Field(ge=10)] = 500
+    dt: PosFloat = 1e-2
+    horizon: PosFloat = 1000.0
+    K: Annotated[float, Field(gt=1.0)] = math.e
+    c_ratios: Annotated[list[PosFloat], Field(min_length=1)] = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0]
+    fast: bool = True  # also the sqrt, linear, geometric and cosine-τ schedules
+    dynamics: Dynamics = "P2"
+    scheme: Literal["projected", "expmap"] = "projected"
+    check_every: Annotated[int, Field(ge=1)] = 10
+    angle_sd: Annotated[float, Field(ge=0.0)] = 0.05
+    seed: int = 0
+
+
+class S1Config(Strict):
+    """SPECS D.8 S1: InfoNCE on (S¹)^4 with two positive pairs, started in the interleaved trap."""
+
+    kappa_s: PosFloat = 1.0
+    grid: Annotated[int, Field(ge=16, multiple_of=4)] = 128
+    beta_bar: PosFloat = 20.0
+    chains: Annotated[int, Field(ge=10)] = 200
+    dt: PosFloat = 1e-2
+    horizon: PosFloat = 200.0
+    c_ratios: Annotated[list[PosFloat], Field(min_length=1)] = [0.5, 1.0, 2.0]
+    sqrt_beta0: PosFloat = 1.0
+    dynamics: Annotated[list[Dynamics], Field(min_length=1)] = ["P2", "P1"]
+    check_every: Annotated[int, Field(ge=1)] = 1000
+    angle_sd: Annotated[float, Field(ge=0.0)] = 0.05
+    seed: int = 0
+
+
+class HessianConfig(Strict):
+    """SPECS D.6/D.8: the Riemannian Hessian formula vs finite differences; log‖H‖ vs log β."""
+
+    n_random: Annotated[int, Field(ge=1)] = 100
+    betas: Annotated[list[PosFloat], Field(min_length=2)] = [1, 2, 5, 10, 20, 50, 100, 200]
+    seed: int = 0
+
+
+class LargeBatchConfig(Strict):
+    """SPECS F.3 (Wang–Isola limit) and E.5(1)/E.6 (large-batch gradient and value gaps)."""
+
+    grad_seeds: Annotated[int, Field(ge=1)] = 5
+    value_seeds: Annotated[int, Field(ge=1)] = 3
+    wi_taus: Annotated[list[PosFloat], Field(min_length=1)] = [0.5, 0.2]
+
+
+class GibbsConfig(Strict):
+    """SPECS E.5(2): particles trained on the free energy vs the Gibbs law on S²."""
+
+    taus: Annotated[list[PosFloat], Field(min_length=1)] = [10, 5, 2.5, 1, 0.5, 0.2, 0.1]
+    bandwidth: PosFloat = 0.35
+    extra_bandwidths: list[PosFloat] = [0.2, 0.1]
+    extra_taus: list[PosFloat] = [0.5, 0.2, 0.1]
+    seeds: Annotated[int, Field(ge=1)] = 3
+    particles: Annotated[int, Field(ge=8)] = 128
+    steps: Annotated[int, Field(ge=1)] = 400
+    n_gibbs: Annotated[int, Field(ge=1000)] = 120_000
+    radius: PosFloat = 0.5
+    part_tol: PosFloat = 0.05
+    seed: int = 0
+
+
+class ModalityGapConfig(Strict):
+    """SPECS E.5(3): symmetric InfoNCE with two linear encoders on S¹; D_sym vs σ_mis."""
+
+    sigmas: Annotated[list[Annotated[float, Field(ge=0.0)]], Field(min_length=1)] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    seeds: Annotated[int, Field(ge=1)] = 8
+    steps: Annotated[int, Field(ge=1)] = 1500
+    batch: Annotated[int, Field(ge=2)] = 128
+    n_eval: Annotated[int, Field(ge=100)] = 8000
+    outlier_factor: PosFloat = 10.0
+    collapse_ratio: PosFloat = 0.1
+    seed: int = 0
+
+
+Experiment = Literal["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap"]
+
+
+class SimulationConfig(Strict):
+    """The simulate stage: one DVC stage instance per listed experiment (SPECS D, E, F.3)."""
+
+    experiments: list[Experiment] = ["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap"]
+    s0: S0Config = S0Config()
+    s1: S1Config = S1Config()
+    hessian: HessianConfig = HessianConfig()
+    large_batch: LargeBatchConfig = LargeBatchConfig()
+    gibbs: GibbsConfig = GibbsConfig()
+    modality_gap: ModalityGapConfig = ModalityGapConfig()
+
+    @field_validator("experiments")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"entries must be unique, got {v}")
+        return v
+
+
 # --------------------------------------------------------------------------------- the study
 Baseline = Literal["random_init", "raw_pixels"]
 
@@ -432,6 +539,7 @@ class Params(Strict):
     training: TrainingConfig = TrainingConfig()
     evaluation: EvaluationConfig = EvaluationConfig()
     tails: TailsConfig = TailsConfig()
+    simulation: SimulationConfig = SimulationConfig()
     report: ReportConfig = ReportConfig()
 
     @model_validator(mode="after")

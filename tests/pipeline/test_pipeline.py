@@ -38,6 +38,8 @@ TINY = {
               "ablations": {"hardness_ks": [8, 16, 62], "pool_sizes": [16, 64, 128], "pool_hard_k": 8},
               "allocation": {"pool": 128, "k": 31, "subsets": 4, "anchors": 64},
               "noise_floor": {"replicates": 500}},
+    "simulation": {"experiments": ["s0"],
+                   "s0": {"chains": 20, "horizon": 5.0, "c_ratios": [0.5, 2.0], "fast": False}},
 }
 RUNS = {"infonce": "digits-tiny-infonce-fixed_t05-1", "wnce": "digits-tiny-wnce-fixed_t05-1"}
 
@@ -103,7 +105,7 @@ def repo(tmp_path_factory, repo_root) -> Repo:
     r.run("git", "commit", "-qm", "tiny profile")
     ran, _ = r.repro()
     assert {f"pretrain@{RUNS['infonce']}", f"pretrain@{RUNS['wnce']}", f"diagnose@{RUNS['wnce']}",
-            "noise_floor", "aggregate", "report"} <= ran
+            "noise_floor", "simulate@s0", "aggregate", "report"} <= ran
     return r
 
 

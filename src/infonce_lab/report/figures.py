@@ -325,3 +325,265 @@ def tail_figures(tails: dict[str, Any], placement: str, representative: dict[str
     if noise is not None:
         figures["noise_floor"] = noise_floor_curves(noise)
     return figures
+
+
+# ---------------------------------------------------------------------------------- simulations
+def _positive_t(curve: dict[str, Any]) -> tuple[list[float], list[float], list[float], list[float]]:
+    """(t, P_trap, Wilson low, Wilson high) at t > 0: the log time axis has no t = 0."""
+    keep = [i for i, t in enumerate(curve["t"]) if t > 0]
+    lo, hi = curve["trap_ci"]
+    return ([curve["t"][i] for i in keep], [curve["p_trap"][i] for i in keep],
+            [lo[i] for i in keep], [hi[i] for i in keep])
+
+
+def _trap_band(ax: plt.Axes, curve: dict[str, Any], color: Any, label: str, **style: Any) -> None:
+    t, p, lo, hi = _positive_t(curve)
+    ax.plot(t, p, color=color, lw=1.2, label=label, **style)
+    ax.fill_between(t, lo, hi, color=color, alpha=0.15, lw=0)
+
+
+def s0_trap_curves(s0: dict[str, Any]) -> bytes:
+    """S0: P_trap(t) with Wilson 95% bands per schedule (log time axis): log schedules coloured by
+    c/c* with the Gibbs trap mass at β(t) at the checkpoints (squares), fast schedules beside."""
+    fits = s0["log_fits"]
+    curves = {c["name"]: c for c in s0["curves"]}
+    log_names = [n for n in fits if n in curves]
+    fast_names = [n for n in curves if n not in fits]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
+    cmap = plt.get_cmap("viridis")
+    ax = axes[0]
+    for i, name in enumerate(log_names):
+        colour = cmap(i / max(len(log_names) - 1, 1))
+        f = fits[name]
+        _trap_band(ax, curves[name], colour, f"c/c* = {f['c_ratio']:g}")
+        cps = s0["checkpoints"][name]
+        ax.plot([c["t"] for c in cps], f["gibbs_trap_mass"], "s", ms=5, mfc="none", color=colour)
+    ax.plot([], [], "s", ms=5, mfc="none", color="k", label="Gibbs trap mass at β(t)")
+    ax.set_title(f"log schedules β = c·ln(t+K), c* = {s0['c_star']:.3f}", fontsize=10)
+    ax = axes[1]
+    for i, name in enumerate(fast_names):
+        _trap_band(ax, curves[name], f"C{i}", name)
+    ax.set_title("fast schedules", fontsize=10)
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xlabel("time t")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("P_trap(t) (Wilson 95% band)")
+    fig.suptitle(f"S0, {s0['chains']} chains per schedule, {s0['dynamics']} dynamics", fontsize=9)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def s0_hazard_slopes(s0: dict[str, Any]) -> bytes:
+    """S0: the fitted escape-hazard slope (± 2 s.e.) against c/c*, with the prediction −c/c*."""
+    fits = [f for f in s0["log_fits"].values() if f["hazard"] is not None]
+    ratios = [f["c_ratio"] for f in s0["log_fits"].values()]
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    ax.errorbar([f["c_ratio"] for f in fits], [f["hazard"]["slope"] for f in fits],
+                yerr=[2 * f["hazard"]["stderr"] for f in fits], fmt="o", color="C0", capsize=3,
+                label="fitted slope ± 2 s.e.")
+    xs = [0.0, max(ratios) * 1.05]
+    ax.plot(xs, [-x for x in xs], "k:", lw=1.2, label="prediction −c/c*")
+    ax.axvline(1.0, color="#999999", lw=0.8)
+    ax.set_xlabel("c/c*")
+    ax.set_ylabel("slope of log hazard vs log(t+K)")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    return _png(fig)
+
+
+def s1_trap_curves(s1: dict[str, Any]) -> bytes:
+    """S1: P_trap(t) under P1 (literal SDE) and P2 (normalised drift), one panel per schedule."""
+    runs = s1["dynamics"]
+    names = [r["name"] for r in next(iter(runs.values()))]
+    fig, axes = plt.subplots(1, len(names), figsize=(3.3 * len(names), 3.4), sharey=True,
+                             squeeze=False)
+    for ax, name in zip(axes[0], names, strict=True):
+        for i, (dyn, rows) in enumerate(runs.items()):
+            curve = next(r for r in rows if r["name"] == name)
+            lo, hi = curve["trap_ci"]
+            ax.plot(curve["t"], curve["p_trap"], color=f"C{i}", lw=1.3, label=dyn)
+            ax.fill_between(curve["t"], lo, hi, color=f"C{i}", alpha=0.15, lw=0)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("time t")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("P_trap(t) (Wilson 95% band)")
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle(f"S1, {s1['chains']} chains, c* = {s1['barrier']['c_star']:.2f}", fontsize=9)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def hessian_scaling(h: dict[str, Any]) -> bytes:
+    """‖H‖ against β: non-optimal configurations with β and β² guides; the random configurations'
+    fitted slopes; global minimizers, where ‖H‖ → 0."""
+    fixed = [c for c in h["configs"] if c["u0"] > 0]
+    minima = [c for c in h["configs"] if c["u0"] <= 0]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    ax = axes[0]
+    for i, c in enumerate(fixed):
+        ax.loglog(c["betas"], c["norm_full"], "o-", ms=3, color=f"C{i}", label=c["name"])
+    if fixed:
+        # guides through the lowest and the highest curve's last point, so that neither hides one
+        b = fixed[0]["betas"]
+        ends = [c["norm_full"][-1] for c in fixed]
+        ax.loglog(b, [min(ends) * x / b[-1] for x in b], "k:", lw=1, label="∝ β")
+        ax.loglog(b, [max(ends) * (x / b[-1]) ** 2 for x in b], "k--", lw=0.8, label="∝ β²")
+    ax.set_title("non-optimal configurations", fontsize=10)
+    ax = axes[1]
+    per = h["random"]["per_config"]
+    top, whole = [r["slope_full_top"] for r in per], [r["slope_full"] for r in per]
+    lo, hi = min(top + whole), max(top + whole)
+    bins = [lo + (hi - lo) * k / 40 for k in range(41)]  # shared bins: the two overlay fairly
+    ax.hist(top, bins=bins, alpha=0.7, label="β 100→200")
+    ax.hist(whole, bins=bins, alpha=0.5, label="whole β range")
+    ax.axvline(1.0, color="k", ls=":", lw=1.2)
+    ax.set_xlabel("slope of log‖H‖ vs log β")
+    ax.set_title(f"{h['random']['count']} random non-optimal configurations", fontsize=10)
+    ax = axes[2]
+    for i, c in enumerate(minima):  # ‖H‖ ≈ β²·e^{−β·margin}: near-straight on a log-linear plot
+        ax.semilogy(c["betas"], c["norm_full"], "o-", ms=3, color=f"C{i + len(fixed)}",
+                    label=f"{c['name']} (margin {c['min_margin']:.2f})")
+    ax.set_title("global minimizers: ‖H‖ → 0", fontsize=10)
+    for ax in (axes[0], axes[2]):
+        ax.set_xlabel("β")
+        ax.set_ylabel("‖H‖₂ of L(·, β)")
+    for ax in axes:
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def wang_isola_gaps(lb: dict[str, Any]) -> bytes:
+    """Wang–Isola: the gap of E[L(M)] − log M to the limit (with its leading term c₁/M) and one
+    anchor's spread around it (with an M^−1/2 guide), against M, per τ."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharex=True)
+    for i, w in enumerate(lb["wang_isola"]):
+        m = w["m"]
+        axes[0].loglog(m, [abs(g) for g in w["gap_of_expectation"]], "o-", ms=3, color=f"C{i}",
+                       label=f"τ = {w['tau']:g}")
+        axes[0].loglog(m, w["gap_theory_leading"], ":", color=f"C{i}", lw=1.2,
+                       label=f"c₁/M (τ = {w['tau']:g})")
+        axes[1].loglog(m, w["sd_per_anchor"], "o-", ms=3, color=f"C{i}", label=f"τ = {w['tau']:g}")
+        sd = w["sd_per_anchor"]
+        axes[1].loglog(m, [sd[-1] * (x / m[-1]) ** -0.5 for x in m], ":", color=f"C{i}", lw=1.2)
+    axes[1].plot([], [], "k:", label="∝ M^−1/2")
+    axes[0].set_title("|E[L(M)] − log M − limit|", fontsize=10)
+    axes[1].set_title("SD over anchors of L(M) − log M − limit", fontsize=10)
+    for ax in axes:
+        ax.set_xlabel("negatives M")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def large_batch_consistency(lb: dict[str, Any]) -> bytes:
+    """Large batch: gradient cosine and relative error against the N_ref gradient (mean ± std over
+    seeds), and the value gap |L_NCE(N) − log N − log V − Ĵ_τ|, against N, per critic."""
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    for i, g in enumerate(lb["grad_consistency"]):
+        label = f"{g['critic']} (τ = {g['tau']:g})"
+        axes[0].errorbar(g["n"], g["cos_mean"], yerr=g["cos_std"], fmt="o-", ms=3, capsize=2,
+                         color=f"C{i}", label=label)
+        axes[1].errorbar(g["n"], g["rel_err_mean"], yerr=g["rel_err_std"], fmt="o-", ms=3,
+                         capsize=2, color=f"C{i}", label=label)
+    axes[0].axhline(1.0, color="k", ls=":", lw=1)
+    axes[0].set_title("cos(g_N, g_ref)", fontsize=10)
+    axes[1].set_title("‖g_N − g_ref‖ / ‖g_ref‖", fontsize=10)
+    axes[1].set_yscale("log")
+    styles = {"with_positive": "-", "decoupled": "--"}
+    for i, v in enumerate(lb["value_gap"]):
+        for variant, ls in styles.items():
+            axes[2].loglog(v["n"], v[variant]["abs_gap_mean"], marker="o", ms=3, ls=ls,
+                           color=f"C{i}", label=f"{v['critic']}, {variant.replace('_', ' ')}")
+    if lb["value_gap"]:
+        n = lb["value_gap"][0]["n"]
+        ref = max(v["decoupled"]["abs_gap_mean"][0] for v in lb["value_gap"])
+        axes[2].loglog(n, [ref * (x / n[0]) ** -0.5 for x in n], "k:", lw=1, label="∝ N^−1/2")
+    axes[2].set_title("|value gap| (mean over seeds)", fontsize=10)
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("negatives N")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def gibbs_masses(g: dict[str, Any]) -> bytes:
+    """Mass within the wells' radius against τ: trained particles (mean ± SEM, seeds as dots) per
+    KDE bandwidth against the Gibbs law (± Monte-Carlo SE); grey: the uniform law's mass."""
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    ax.errorbar(g["tau"], g["gibbs_mass"], yerr=[2 * s for s in g["gibbs_se"]], fmt="k-",
+                lw=1.6, capsize=2, label="Gibbs law ρ* ∝ exp(−U/τ) (± 2 MC s.e.)", zorder=3)
+    for i, b in enumerate(g["by_bandwidth"]):
+        colour = f"C{i}"
+        ax.errorbar(b["tau"], b["trained_mean"], yerr=b["trained_sem"], fmt="o--", ms=4,
+                    capsize=2, color=colour, label=f"trained, h = {b['h']:g}")
+        for t, seeds in zip(b["tau"], b["trained_per_seed"], strict=True):
+            ax.plot([t] * len(seeds), seeds, ".", ms=3, color=colour, alpha=0.5)
+        parted = [(t, m) for t, m in zip(b["tau"], b["trained_mean"], strict=True)
+                  if t in b["parted_at_tau"]]
+        if parted:
+            ax.plot(*zip(*parted, strict=True), "o", ms=11, mfc="none", color="C3")
+    ax.plot([], [], "o", ms=11, mfc="none", color="C3", label="parted (> tol, > 3 SE)")
+    ax.axhline(g["uniform_mass"], color="#999999", lw=0.8, label="uniform law")
+    ax.set_xscale("log")
+    ax.invert_xaxis()  # colder to the right
+    ax.set_xlabel("temperature τ")
+    ax.set_ylabel(f"mass within geodesic radius {g['radius']:g} of a well")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3, which="both")
+    return _png(fig)
+
+
+def modality_gap_curves(mg: dict[str, Any]) -> bytes:
+    """D_sym against σ_mis on a log axis: mean ± SEM (as published), the median, the mean over
+    non-collapsed seeds, every seed as a dot and the outliers marked by their diagnosis."""
+    sig = mg["sigma_mis"]
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    for s, seeds in zip(sig, mg["d_sym_per_seed"], strict=True):
+        ax.plot([s] * len(seeds), seeds, ".", ms=4, color="#777777", alpha=0.6)
+    ax.plot([], [], ".", color="#777777", label="seeds")
+    # outliers split by the file's collapse flag: the diagnosis is visible at a glance
+    for collapsed, marker, colour, label in ((True, "o", "C3", "outlier, collapsed encoder"),
+                                             (False, "D", "C4", "outlier, not collapsed")):
+        pts = [(o["sigma_mis"], o["d_sym"]) for o in mg["outliers"]
+               if mg["collapsed_per_seed"][sig.index(o["sigma_mis"])][o["seed"]] == collapsed]
+        if pts:
+            ax.plot(*zip(*pts, strict=True), marker, ms=9, mfc="none", color=colour, label=label)
+    ax.errorbar(sig, mg["d_sym_mean"], yerr=mg["d_sym_sem"], fmt="s-", ms=4, capsize=2,
+                color="C0", label="mean ± SEM (as published)")
+    ax.plot(sig, mg["d_sym_median"], "o-", ms=4, color="C2", label="median")
+    clean = [(s, m) for s, m in zip(sig, mg["d_sym_mean_non_collapsed"], strict=True)
+             if m is not None]
+    if clean:
+        ax.plot(*zip(*clean, strict=True), "^--", ms=4, color="C1",
+                label="mean, collapsed seeds left out")
+    ax.set_yscale("log")
+    ax.set_xlabel("σ_mis (compatibility perturbation)")
+    ax.set_ylabel("D_sym = KL(p‖q) + KL(q‖p)")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3, which="both")
+    return _png(fig)
+
+
+SIM_FIGURES = {
+    "s0": {"sim_s0_trap": s0_trap_curves, "sim_s0_hazard": s0_hazard_slopes},
+    "s1": {"sim_s1_trap": s1_trap_curves},
+    "hessian": {"sim_hessian": hessian_scaling},
+    "large_batch": {"sim_wang_isola": wang_isola_gaps, "sim_large_batch": large_batch_consistency},
+    "gibbs": {"sim_gibbs": gibbs_masses},
+    "modality_gap": {"sim_modality_gap": modality_gap_curves},
+}
+
+
+def sim_figures(sims: dict[str, dict[str, Any]]) -> dict[str, bytes]:
+    """Every simulation figure whose experiment has a file, keyed by figure name."""
+    return {name: draw(sims[exp]) for exp, figs in SIM_FIGURES.items() if exp in sims
+            for name, draw in figs.items()}

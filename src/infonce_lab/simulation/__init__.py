@@ -1,0 +1,68 @@
+"""Simulations of the theory papers' claims (SPECS D–F), pure and vectorised over chains and
+particles: annealed Langevin dynamics on products of spheres (``langevin``), the S0 double well
+(``double_well``) and trapping estimators (``trapping``); the InfoNCE landscape of S1
+(``landscape``), its watershed barriers and quenches (``barriers``) and the S1 trapping run
+(``s1``); Riemannian Hessians (``hessian``); large-N limits (``large_batch``); Gibbs equilibrium
+and the modality gap (``population``). ``experiments`` maps each simulate-stage experiment to
+its library call."""
+
+from infonce_lab.simulation.barriers import barrier_height, quench, s1_barrier
+from infonce_lab.simulation.double_well import (
+    DoubleWellBarrier,
+    double_well_barrier,
+    double_well_energy,
+    double_well_energy_theta,
+    double_well_gibbs_bin_probs,
+    double_well_grad,
+    double_well_loss_grad,
+    double_well_trap_mass,
+    double_well_trap_start,
+    in_trap_basin,
+)
+from infonce_lab.simulation.hessian import riemannian_hessian
+from infonce_lab.simulation.langevin import LangevinResult, langevin, normalize, tangent
+from infonce_lab.simulation.trapping import (
+    ExponentFit,
+    HazardFit,
+    S0Result,
+    TrapCurve,
+    escape_hazard_fit,
+    run_s0,
+    s0_schedules,
+    trap_exponent,
+    trap_probabilities,
+    trap_probability,
+    wilson_interval,
+)
+
+__all__ = [
+    "barrier_height",
+    "quench",
+    "riemannian_hessian",
+    "s1_barrier",
+    "DoubleWellBarrier",
+    "ExponentFit",
+    "HazardFit",
+    "LangevinResult",
+    "S0Result",
+    "TrapCurve",
+    "double_well_barrier",
+    "double_well_energy",
+    "double_well_energy_theta",
+    "double_well_gibbs_bin_probs",
+    "double_well_grad",
+    "double_well_loss_grad",
+    "double_well_trap_mass",
+    "double_well_trap_start",
+    "escape_hazard_fit",
+    "in_trap_basin",
+    "langevin",
+    "normalize",
+    "tangent",
+    "run_s0",
+    "s0_schedules",
+    "trap_exponent",
+    "trap_probabilities",
+    "trap_probability",
+    "wilson_interval",
+]

@@ -1,0 +1,71 @@
+"""One entry point per simulation experiment: params section in, JSON-ready result out.
+
+The simulate stage looks an experiment up here by name; each function only maps its config onto
+the library call and turns arrays into lists (no file I/O).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from infonce_lab.config import (
+    GibbsConfig,
+    HessianConfig,
+    LargeBatchConfig,
+    ModalityGapConfig,
+    S0Config,
+    S1Config,
+    SimulationConfig,
+)
+
+
+def s0(cfg: S0Config) -> dict[str, Any]:
+    from infonce_lab.simulation.s1 import _curve_json
+    from infonce_lab.simulation.trapping import run_s0
+
+    res = run_s0(**cfg.model_dump())
+    return {**res.summary, "curves": [_curve_json(c) for c in res.curves.values()],
+            "chain_steps": res.chain_steps}
+
+
+def s1(cfg: S1Config) -> dict[str, Any]:
+    from infonce_lab.simulation.s1 import run_s1
+
+    return run_s1(**cfg.model_dump())
+
+
+def hessian(cfg: HessianConfig) -> dict[str, Any]:
+    from infonce_lab.simulation.hessian import run_hessian
+
+    return run_hessian(**cfg.model_dump())
+
+
+def large_batch(cfg: LargeBatchConfig) -> dict[str, Any]:
+    from infonce_lab.simulation.large_batch import run_large_batch
+
+    return run_large_batch(**cfg.model_dump())
+
+
+def gibbs(cfg: GibbsConfig) -> dict[str, Any]:
+    from infonce_lab.simulation.population import run_gibbs
+
+    return run_gibbs(**cfg.model_dump())
+
+
+def modality_gap(cfg: ModalityGapConfig) -> dict[str, Any]:
+    from infonce_lab.simulation.population import run_modality_gap
+
+    return run_modality_gap(**cfg.model_dump())
+
+
+EXPERIMENTS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "s0": s0, "s1": s1, "hessian": hessian, "large_batch": large_batch, "gibbs": gibbs,
+    "modality_gap": modality_gap,
+}
+
+
+def run_experiment(name: str, cfg: SimulationConfig) -> dict[str, Any]:
+    if name not in EXPERIMENTS:
+        raise ValueError(f"unknown experiment {name!r}: expected one of {sorted(EXPERIMENTS)}")
+    return EXPERIMENTS[name](getattr(cfg, name))

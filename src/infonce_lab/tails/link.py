@@ -377,6 +377,8 @@ def _parametric_bootstrap_lrt(s: np.ndarray, fit0: LinkFit, fit1: LinkFit, lr_ob
         w_sim = np.minimum((cdf < u).sum(axis=1), s.shape[1] - 1)  # inverse-CDF draw per row
         a = _fit(f0, _stats(f0, w_sim), "softmax", fit0.placement, [fit0.weights], optimizer)
         b = _fit(f1, _stats(f1, w_sim), "weibull", fit1.placement,
-                 [_natural("weibull", fit1.placement, 1.0 / a.weights[0], (0.01,))], optimizer)
+                 # τ̂0 = ∞ (weight 0) when the winners carry no preference: start from a hot τ
+                 [_natural("weibull", fit1.placement, 1.0 / max(a.weights[0], 1e-6), (0.01,))],
+                 optimizer)
         exceed += 2.0 * (b.loglik - a.loglik) >= lr_obs
     return (1 + exceed) / (1 + replicates)

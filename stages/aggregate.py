@@ -9,11 +9,13 @@ import typer
 from infonce_lab.aggregate import (
     IncompleteSeeds,
     collect,
+    collect_text,
     metric_columns,
     paired_comparisons,
     select_on_validation,
     summarise,
     summarise_tails,
+    summarise_text,
 )
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.io import atomic_dir, write_json_atomic, write_text_atomic
@@ -33,6 +35,8 @@ def main() -> None:
         raise ValueError(str(exc)) from None
     selection = select_on_validation(df, summary)
     tails = summarise_tails(params)
+    text_df = collect_text(params)
+    text = summarise_text(text_df)
     tail_rows = [{"group": g, "epoch": int(e), "metric": m, "mean": v["mean"], "ci95": v["ci95"],
                   "n": v["n"]}
                  for g, t in tails.items() for e, ms in t["by_epoch"].items() for m, v in ms.items()]
@@ -62,12 +66,17 @@ def main() -> None:
                           pd.DataFrame(selection_rows).to_csv(index=False, float_format="%.6f"))
         write_text_atomic(tables / "tails.csv",
                           pd.DataFrame(tail_rows).to_csv(index=False, float_format="%.6f"))
+        write_text_atomic(tables / "text.csv", text_df.to_csv(index=False, float_format="%.6f"))
     write_json_atomic(Path("reports/summary.json"),
-                      {"groups": summary, "paired": paired, "selection": selection, "tails": tails})
+                      {"groups": summary, "paired": paired, "selection": selection, "tails": tails,
+                       "text": text})
     for group, s in summary.items():
         m = s["linear.test_acc"]
         ci = "" if m["ci95"] is None else f" ± {m['ci95']:.4f}"
         print(f"{group}: linear test {m['mean']:.4f}{ci} (n={m['n']})")
+    for group, s in text["groups"].items():
+        print(f"text {group}: STS Spearman {s['sts.test_spearman']['mean']:.2f} "
+              f"(n={s['n_encoders']})")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ from infonce_lab.data import load_raw
 from infonce_lab.features import augmented_view_pairs, save_features
 from infonce_lab.io import atomic_dir
 from infonce_lab.models.checkpoint import load_encoder
-from infonce_lab.training import extract_features, resolve_device
+from infonce_lab.runtime import resolve_device
+from infonce_lab.training import extract_features
 
 app = typer.Typer(add_completion=False)
 

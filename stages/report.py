@@ -28,6 +28,7 @@ from infonce_lab.report.render import (
     sims_context,
     tails_context,
 )
+from infonce_lab.report.text import text_context, text_figure
 
 app = typer.Typer(add_completion=False)
 
@@ -77,6 +78,16 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
     elif missing:
         print(f"note: no {out / 'sims'} file for {', '.join(missing)}; their claims read 'not run'")
     figures.update(sim_figures(sims))
+    text_ctx = text_context(
+        full.get("text"),
+        {n: params.text.datasets[n].kind for n in params.text.study.datasets},
+        {n: params.text.encoders[n].source for n in params.text.study.encoders},
+        {n: params.losses[n].kind for n in params.text.study.losses})
+    if text_ctx is None:
+        print("note: no text results in the summary; text section omitted")
+    else:
+        text_curves = load_curves(out / "text" / "train", [r.id for r in params.text_runs()])
+        figures["text"] = text_figure(full["text"], text_curves)
     with atomic_dir(out / "figures") as fig_dir:
         for name, png in figures.items():
             write_bytes_atomic(fig_dir / f"{name}.png", png)
@@ -85,6 +96,7 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
     context["selection"] = full.get("selection", {})
     context["tails"] = tails_ctx
     context["sims"] = sims_context(sims, listed)
+    context["text"] = text_ctx
     html, md = render(context)
     write_text_atomic(out / "index.html", html)
     write_text_atomic(out / "REPORT.md", md)

@@ -162,3 +162,39 @@ def test_simulation_keys_are_checked(raw, patch, key):
         else:
             raw["simulation"][section] = value
     assert key in _error(raw)
+
+
+def test_text_study_is_validated(raw):
+    p = parse_params(copy.deepcopy(raw))
+    assert [r.id for r in p.text_runs()][0] == run_id(
+        p.text.study.datasets[0], p.text.study.encoders[0], p.text.study.losses[0],
+        p.text.study.schedules[0], p.text.study.seeds[0])
+    bad = copy.deepcopy(raw)
+    bad["text"]["study"]["encoders"] = ["minilm", "gpt"]
+    msg = _error(bad)
+    assert "text.study.encoders[1]" in msg and "'gpt'" in msg and "text.encoders" in msg
+    bad = copy.deepcopy(raw)
+    bad["text"]["study"]["losses"] = ["nope"]
+    assert "text.study.losses[0]" in _error(bad)
+
+
+@pytest.mark.parametrize("patch,key", [
+    ({"training": {"selection": "best_val", "eval_every_steps": 10}},
+     "text.training.eval_every_steps = 10"),
+    ({"training": {"selection": "best_val"}}, "needs eval_every_steps > 0"),
+    ({"training": {"max_length": 1000}}, "text.training.max_length = 1000"),
+    ({"encoders": {"minilm": {"overrides": {"num_hidden_layers": 1}}}}, "random_init"),
+    ({"encoders": {"minilm": {"pooling": "max"}}}, "text.encoders.minilm.pooling = 'max'"),
+    ({"datasets": {"gensim_lee": {"train_sources": ["reddit"]}}},
+     "text.datasets.gensim_lee.train_sources.0"),
+    ({"datasets": {"gensim_lee": {"min_words": 10, "max_words": 5}}}, "max_words"),
+    ({"datasets": {"wiki1m_stsb": {"wiki_sha256": "abc"}}}, "text.datasets.wiki1m_stsb.wiki_sha256"),
+])
+def test_text_keys_are_checked(raw, patch, key):
+    for section, value in patch.items():
+        for name, sub in value.items():
+            if isinstance(sub, dict) and isinstance(raw["text"][section].get(name), dict):
+                raw["text"][section][name].update(sub)
+            else:
+                raw["text"][section][name] = sub
+    assert key in _error(raw)

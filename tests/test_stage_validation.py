@@ -24,6 +24,12 @@ STAGES = {
     "diagnose": ["--dataset", "digits", "--run", "x"],
     "noise_floor": [],
     "simulate": ["--experiment", "s0"],
+    "download_text": ["--dataset", "gensim_lee"],
+    "text_pretrain": ["--dataset", "gensim_lee", "--encoder", "minilm", "--loss", "infonce",
+                      "--schedule", "simcse_t005", "--seed", "1"],
+    "text_evaluate": ["--dataset", "gensim_lee", "--encoder", "minilm", "--loss", "infonce",
+                      "--schedule", "simcse_t005", "--seed", "1", "--run", "x"],
+    "text_baselines": ["--dataset", "gensim_lee"],
     "aggregate": [],
     "report": [],
 }
@@ -40,7 +46,8 @@ def test_bad_params_fail_fast_and_touch_nothing(tmp_path, repo_root, stage):
     raw["training"]["batch_size"] = 1
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
     for rel in ("reports/index.html", "reports/summary.json", "models/x/model.pt",
-                "reports/metrics/runs/x.json", "data/features/x/train.npz"):
+                "reports/metrics/runs/x.json", "data/features/x/train.npz",
+                "models/text/x/model.safetensors", "reports/metrics/text/runs/x.json"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(f"previous output {rel}")
     before = _digest(tmp_path)

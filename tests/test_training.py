@@ -12,7 +12,8 @@ from infonce_lab.config import (
     ResNetConfig,
     TrainingConfig,
 )
-from infonce_lab.training import extract_features, lr_at, train_encoder
+from infonce_lab.runtime import lr_at
+from infonce_lab.training import extract_features, train_encoder
 
 SMALL = ResNetConfig(widths=[8, 16], blocks=[1, 1], head_hidden=16, head_dim=8)
 

@@ -196,3 +196,87 @@ def summarise_tails(params: Params, tails_dir: str | Path = "reports/tails") -> 
                     "by_epoch": {str(e): {m: mean_ci(v) for m, v in sorted(epochs[e].items())}
                                  for e in sorted(epochs)}}
             for group, epochs in per_group.items()}
+
+
+# ------------------------------------------------------------------------------------- text
+TEXT_METRICS = ("sts.test_spearman", "sts.val_spearman", "linear.test_acc", "linear.val_acc",
+                "knn.test_acc", "knn.val_acc", "geometry.alignment", "geometry.uniformity",
+                "geometry.effective_rank")
+
+
+def text_group_id(enc: dict[str, Any]) -> str:
+    kind = enc["kind"]
+    if kind == "trained":
+        return f"{enc['dataset']}-{enc['encoder']}-{enc['loss']}-{enc['schedule']}"
+    if kind == "untuned":
+        return f"{enc['dataset']}-{enc['encoder']}-untuned"
+    return f"{enc['dataset']}-{kind}"
+
+
+def collect_text(params: Params, metrics_dir: str | Path = "reports/metrics/text") -> pd.DataFrame:
+    """One row per text encoder of the current text study (trained runs and baselines)."""
+    metrics_dir = Path(metrics_dir)
+    rows = []
+    for run in params.text_runs():
+        path = metrics_dir / "runs" / f"{run.id}.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: missing; run the text_evaluate stage for {run.id}")
+        rows.append({"encoder_id": run.id, **_flatten(read_json(path))})
+    if params.text.study.baselines:
+        for dataset in params.text.study.datasets:
+            path = metrics_dir / "baselines" / f"{dataset}.json"
+            if not path.is_file():
+                raise FileNotFoundError(f"{path}: missing; run text_baselines for {dataset}")
+            for name, record in read_json(path).items():
+                rows.append({"encoder_id": f"{dataset}-{name}", **_flatten(record)})
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    df["group"] = [text_group_id({k.removeprefix("encoder."): r[k] for k in df.columns
+                                  if k.startswith("encoder.") and pd.notna(r[k])})
+                   for _, r in df.iterrows()]
+    return df
+
+
+def summarise_text(df: pd.DataFrame) -> dict[str, Any]:
+    """{"groups": {group: {kind, dataset, …, n_encoders, metric: mean_ci}}, "paired": {…}}.
+
+    Paired: every pair of losses at the same dataset × encoder × schedule, on the STS Spearman,
+    over common seeds, with the two-sided paired t-test and the one-sided p for "a > b" (the
+    paper's test for WEINCE over InfoNCE).
+    """
+    if df.empty:
+        return {"groups": {}, "paired": {}}
+    groups: dict[str, dict[str, Any]] = {}
+    for group, part in df.groupby("group", sort=False):
+        first = part.iloc[0]
+        info = {k.removeprefix("encoder."): first[k] for k in part.columns
+                if k.startswith("encoder.") and k not in ("encoder.seed", "encoder.step")
+                and pd.notna(first[k])}
+        entry: dict[str, Any] = {**info, "n_encoders": int(len(part))}
+        for metric in TEXT_METRICS:
+            if metric in part.columns:
+                values = part[metric].dropna().astype(float).tolist()
+                if values:
+                    entry[metric] = mean_ci(values)
+        groups[group] = entry
+    paired: dict[str, Any] = {}
+    t = df[df["encoder.kind"] == "trained"]
+    for (d, e, sc), part in t.groupby(["encoder.dataset", "encoder.encoder", "encoder.schedule"],
+                                      sort=False):
+        losses = list(dict.fromkeys(part["encoder.loss"]))
+        for i, x in enumerate(losses):
+            for y in losses[i + 1:]:
+                ga, gb = f"{d}-{e}-{x}-{sc}", f"{d}-{e}-{y}-{sc}"
+                res = paired_comparison(df, ga, gb, "sts.test_spearman")
+                res["p_one_sided"] = _one_sided(res)
+                paired[f"{d}-{e}/{x}_vs_{y}@{sc}/sts.test_spearman"] = res
+    return {"groups": groups, "paired": paired}
+
+
+def _one_sided(res: dict[str, Any]) -> float | None:
+    """p of the paired one-sided test "a > b" from the two-sided p and the sign of the mean."""
+    p = res["p_value"]
+    if p is None:
+        return None
+    return p / 2 if res["diff"]["mean"] > 0 else 1 - p / 2

@@ -21,6 +21,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from infonce_lab.config_text import TextConfig
+
 NAME_PATTERN = r"^[A-Za-z0-9_]+$"
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -540,6 +542,7 @@ class Params(Strict):
     evaluation: EvaluationConfig = EvaluationConfig()
     tails: TailsConfig = TailsConfig()
     simulation: SimulationConfig = SimulationConfig()
+    text: TextConfig = TextConfig()
     report: ReportConfig = ReportConfig()
 
     @model_validator(mode="after")
@@ -553,27 +556,65 @@ class Params(Strict):
                         name,
                         f"a name defined under '{section}:' ({', '.join(sorted(known)) or 'none'})",
                     )
-        for loss in self.study.losses:
-            for sched in self.study.schedules:
-                takes = loss_takes_temperature(self.losses[loss])
-                gives = self.schedules[sched].kind != "none"
-                if takes and not gives:
+        text = self.text.study
+        for section, known in (("datasets", self.text.datasets), ("encoders", self.text.encoders),
+                               ("losses", self.losses), ("schedules", self.schedules)):
+            where = f"text.{section}" if section in ("datasets", "encoders") else section
+            for i, name in enumerate(getattr(text, section)):
+                if name not in known:
                     raise _KeyProblem(
-                        f"schedules.{sched}.kind", "none",
-                        f"a temperature schedule: the study pairs it with losses.{loss} "
-                        f"({self.losses[loss].kind}), which needs a temperature",
+                        f"text.study.{section}[{i}]", name,
+                        f"a name defined under '{where}:' ({', '.join(sorted(known)) or 'none'})",
                     )
-                if gives and not takes:
+        if self.text.training.eval_every_steps:
+            for name in text.datasets:
+                if self.text.datasets[name].kind == "gensim":
                     raise _KeyProblem(
-                        f"losses.{loss}.schedule_drives", None,
-                        f"'t' (let the schedule drive the uniformity t = 1/(2τ)): the study "
-                        f"pairs this {self.losses[loss].kind} loss, which has no temperature, with "
-                        f"schedules.{sched} ({self.schedules[sched].kind}); or use a schedule of "
-                        "kind 'none'",
+                        "text.training.eval_every_steps", self.text.training.eval_every_steps,
+                        f"0: text.datasets.{name} (gensim) has no validation set",
                     )
+        if self.text.training.selection == "best_val":
+            for name in text.datasets:
+                if self.text.datasets[name].kind == "gensim":
+                    raise _KeyProblem(
+                        "text.training.selection", "best_val",
+                        f"'final': text.datasets.{name} (gensim) has no validation set to select "
+                        "on — its Lee similarity pairs are the test set",
+                    )
+        pairs = [(lo, sc) for lo in self.study.losses for sc in self.study.schedules]
+        pairs += [(lo, sc) for lo in text.losses for sc in text.schedules]
+        for loss, sched in pairs:
+            takes = loss_takes_temperature(self.losses[loss])
+            gives = self.schedules[sched].kind != "none"
+            if takes and not gives:
+                raise _KeyProblem(
+                    f"schedules.{sched}.kind", "none",
+                    f"a temperature schedule: the study pairs it with losses.{loss} "
+                    f"({self.losses[loss].kind}), which needs a temperature",
+                )
+            if gives and not takes:
+                raise _KeyProblem(
+                    f"losses.{loss}.schedule_drives", None,
+                    f"'t' (let the schedule drive the uniformity t = 1/(2τ)): the study "
+                    f"pairs this {self.losses[loss].kind} loss, which has no temperature, with "
+                    f"schedules.{sched} ({self.schedules[sched].kind}); or use a schedule of "
+                    "kind 'none'",
+                )
         return self
 
     # ----------------------------------------------------------------- run bookkeeping
+    def text_runs(self) -> list[TextRun]:
+        """Every run of the text study, in the order dvc.yaml's text matrix expands them."""
+        s = self.text.study
+        return [
+            TextRun(dataset=d, encoder=e, loss=lo, schedule=sc, seed=seed)
+            for d in s.datasets
+            for e in s.encoders
+            for lo in s.losses
+            for sc in s.schedules
+            for seed in s.seeds
+        ]
+
     def runs(self) -> list[Run]:
         """Every run of the study, in the order dvc.yaml's matrix expands them."""
         s = self.study
@@ -597,6 +638,18 @@ class Run(Strict):
     @property
     def id(self) -> str:
         return run_id(self.dataset, self.backbone, self.loss, self.schedule, self.seed)
+
+
+class TextRun(Strict):
+    dataset: Name
+    encoder: Name
+    loss: Name
+    schedule: Name
+    seed: int
+
+    @property
+    def id(self) -> str:
+        return run_id(self.dataset, self.encoder, self.loss, self.schedule, self.seed)
 
 
 def run_id(dataset: str, backbone: str, loss: str, schedule: str, seed: int | str) -> str:
@@ -639,7 +692,7 @@ def _format_error(err: ValidationError, source: str) -> str:
 
 _KIND_TAGS = {"digits", "resnet_cifar", "info_nce", "weince", "direct_au", "symmetric_info_nce",
               "fixed", "log_anneal", "cosine", "linear_beta", "sqrt_beta", "geometric_beta",
-              "step", "none"}
+              "step", "none", "gensim", "simcse_wiki1m", "transformer"}
 
 
 def parse_params(raw: Any, source: str = "params.yaml") -> Params:

@@ -25,50 +25,17 @@ from infonce_lab.data.augment import two_views
 from infonce_lab.losses import build_loss, gather_with_grad, similarity_stats, summarise_stats
 from infonce_lab.losses.geometry import alignment, uniformity
 from infonce_lab.models import Encoder, build_encoder
+from infonce_lab.runtime import is_rank0, lr_at, resolve_device, seed_everything
 from infonce_lab.schedules import build_schedule
 
 LogFn = Callable[[int, dict[str, float]], None]
 CheckpointFn = Callable[[int, Encoder], None]
 
 
-def resolve_device(name: str) -> torch.device:
-    if name == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("training.device = 'cuda' but no CUDA device is visible; use 'auto'")
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
-
-
-def seed_everything(seed: int, threads: int | None = None, deterministic: bool = True) -> None:
-    """Same seed, same thread count, CPU → bit-identical weights and metrics."""
-    if threads is not None:
-        torch.set_num_threads(threads)
-    torch.manual_seed(seed)
-    np.random.seed(seed % (2**32))
-    if deterministic:
-        torch.use_deterministic_algorithms(True, warn_only=True)
-
-
 def init_encoder(backbone: BackboneConfig, in_channels: int, seed: int) -> Encoder:
     """The encoder a run starts from; the random-init baseline is exactly this, untrained."""
     torch.manual_seed(seed)
     return build_encoder(backbone, in_channels)
-
-
-def _is_rank0() -> bool:
-    """Only rank 0 logs and writes (DESIGN: distributed)."""
-    import torch.distributed as dist
-
-    return not (dist.is_available() and dist.is_initialized()) or dist.get_rank() == 0
-
-
-def lr_at(step: int, total: int, warmup: int, base: float, kind: str) -> float:
-    if warmup > 0 and step < warmup:
-        return base * (step + 1) / warmup
-    if kind == "constant":
-        return base
-    progress = (step - warmup) / max(1, total - warmup)
-    return base * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
 
 @dataclass
@@ -145,7 +112,7 @@ def train_encoder(
             last = float(value.detach())
             window_n += 2 * len(idx)
             step += 1
-            if on_log is not None and _is_rank0() and (
+            if on_log is not None and is_rank0() and (
                 step % training.log_every_steps == 0 or step == total
             ):
                 now = time.perf_counter()

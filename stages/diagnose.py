@@ -12,7 +12,7 @@ import typer
 
 from infonce_lab.cli import fail, params_or_exit, stage
 from infonce_lab.data import load_raw
-from infonce_lab.data.augment import augment_batch
+from infonce_lab.data.views import as_float, augment_one
 from infonce_lab.io import write_json_atomic
 from infonce_lab.models.checkpoint import load_encoder
 from infonce_lab.tails.diagnose import diagnose_encoder
@@ -44,11 +44,11 @@ def main(run: str = typer.Option(..., help="run id, <dataset>-<backbone>-<loss>-
         if size > n:
             fail(f"{key} = {size}: at most the {n} training images of dataset '{dataset}'")
     paths = checkpoints(Path("models") / run)
-    images = torch.as_tensor(data.train_x, dtype=torch.float32)
+    images = as_float(torch.as_tensor(data.train_x))  # uint8 datasets: to [0, 1] once
     augment_cfg = params.datasets[dataset].augment
 
     def augment(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-        return augment_batch(x, augment_cfg, gen)
+        return augment_one(x, augment_cfg, gen)
 
     head = 1 if cfg.bank.embedding == "z" else 0  # the encoder returns (h, z)
     metrics, plots = {}, {}

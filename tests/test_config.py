@@ -4,15 +4,9 @@ import copy
 
 import numpy as np
 import pytest
-import yaml
 
 from infonce_lab.config import ConfigError, load_params, parse_params, run_id
 from infonce_lab.evaluation.protocol import check_knn_k
-
-
-@pytest.fixture()
-def raw(repo_root):
-    return yaml.safe_load((repo_root / "params.yaml").read_text())
 
 
 def _error(raw: dict) -> str:

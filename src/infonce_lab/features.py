@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from infonce_lab.config import DigitsAugment
-from infonce_lab.data.augment import two_views
+from infonce_lab.config import AugmentConfig
+from infonce_lab.data.views import make_views
 from infonce_lab.io import save_npz_atomic
 
 
@@ -37,9 +37,9 @@ def load_features(feat_dir: str | Path, split: str) -> FeatureSet:
 
 @torch.no_grad()
 def augmented_view_pairs(
-    x: np.ndarray, augment: DigitsAugment, seed: int
+    x: np.ndarray, augment: AugmentConfig, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Two augmented views of every image (the positive pairs that alignment is measured on)."""
     gen = torch.Generator().manual_seed(seed)
-    v1, v2 = two_views(torch.as_tensor(x, dtype=torch.float32), augment, gen)
+    v1, v2 = make_views(torch.as_tensor(x), augment, gen)
     return v1.numpy(), v2.numpy()

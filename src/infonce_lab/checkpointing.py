@@ -1,0 +1,73 @@
+"""Full training state for resumable runs: written atomically, read with ``weights_only=True``.
+
+A state holds everything the next step depends on — model and optimizer tensors, the loss's own
+state (WEINCE's EMA), the step and position in the epoch, the epoch's permutation and every RNG
+(the data generator, torch's global CPU and CUDA generators, numpy's) — so a killed run that
+resumes from it ends with the same weights as an uninterrupted one (bit for bit on the CPU).
+
+A ``fingerprint`` (a hash of whatever configuration shaped the run) guards against resuming a
+state written under other params: a mismatch starts afresh instead of mixing two runs.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+
+def _numpy_state() -> dict[str, Any]:
+    name, keys, pos, has_gauss, cached = np.random.get_state()
+    return {"name": name, "keys": torch.from_numpy(np.asarray(keys, dtype=np.int64)), "pos": pos,
+            "has_gauss": has_gauss, "cached": cached}
+
+
+def _set_numpy_state(s: dict[str, Any]) -> None:
+    np.random.set_state((s["name"], s["keys"].numpy().astype(np.uint32), int(s["pos"]),
+                         int(s["has_gauss"]), float(s["cached"])))
+
+
+def rng_state(gen: torch.Generator) -> dict[str, Any]:
+    state: dict[str, Any] = {"gen": gen.get_state(), "torch": torch.get_rng_state(),
+                             "numpy": _numpy_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any], gen: torch.Generator) -> None:
+    gen.set_state(state["gen"])
+    torch.set_rng_state(state["torch"])
+    _set_numpy_state(state["numpy"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def save_state(path: str | Path, state: dict[str, Any]) -> None:
+    """torch.save into a temporary file in the same folder, then an atomic rename: a kill during
+    the write leaves the previous state intact."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_state(path: str | Path, fingerprint: str) -> dict[str, Any] | None:
+    """The saved state, or None when there is none or it belongs to other params."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if state.get("fingerprint") != fingerprint:
+        return None
+    return state

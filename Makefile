@@ -37,6 +37,7 @@ browser:
 
 repro: setup
 	$(BIN)/python -m infonce_lab.config params.yaml
+	$(BIN)/python -m infonce_lab.report.dvc_plots
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
 
 test: browser setup

@@ -10,6 +10,7 @@ import typer
 
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.io import atomic_dir, read_json, write_bytes_atomic, write_text_atomic
+from infonce_lab.report.claims import accuracy_claims
 from infonce_lab.report.figures import (
     accuracy_bars,
     alignment_uniformity_plane,
@@ -93,10 +94,24 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
             write_bytes_atomic(fig_dir / f"{name}.png", png)
     context = build_context(params, summary, figures, train_dir)
     context["paired"] = full.get("paired", {})
+    context["accuracy_claims"] = accuracy_claims(
+        full.get("paired", {}), {n: c.kind for n, c in params.losses.items()},
+        {n: c.kind for n, c in params.datasets.items()},
+        {n: c.model_dump() for n, c in params.backbones.items()})
     context["selection"] = full.get("selection", {})
     context["tails"] = tails_ctx
     context["sims"] = sims_context(sims, listed)
     context["text"] = text_ctx
+    # The text runs and the simulations record their own compute time: provenance lists them
+    # beside the image runs' training times.
+    for run in params.text_runs():
+        f = out / "text" / "train" / run.id / "run.json"
+        if f.is_file():
+            r = read_json(f)
+            context["provenance"]["timings"].append({
+                "run": f"text_pretrain@{run.id}", "seconds": r["train_seconds"],
+                "device": r["device"], "samples_per_s": r["samples_per_s"], "steps": r["steps"]})
+    context["provenance"]["sim_seconds"] = {e: s.get("seconds") for e, s in sims.items()}
     html, md = render(context)
     write_text_atomic(out / "index.html", html)
     write_text_atomic(out / "REPORT.md", md)

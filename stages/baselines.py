@@ -30,6 +30,8 @@ def main(dataset: str = typer.Option(...)) -> None:
                                   params.evaluation.view_seed)
     if "raw_pixels" in params.study.baselines:
         def flat(a):  # noqa: ANN001, ANN202
+            # uint8 datasets: the same [0, 1] scale the encoders see
+            a = a.astype("float32") / 255.0 if a.dtype == "uint8" else a
             return a.reshape(len(a), -1)
 
         m = evaluate_features(flat(data.train_x), data.train_y, flat(data.test_x), data.test_y,
@@ -38,7 +40,8 @@ def main(dataset: str = typer.Option(...)) -> None:
     if "random_init" in params.study.baselines:
         for backbone in params.study.backbones:
             for seed in params.study.seeds:
-                enc = init_encoder(params.backbones[backbone], data.train_x.shape[1], seed).eval()
+                enc = init_encoder(params.backbones[backbone], data.train_x.shape[1], seed,
+                                   int(data.train_x.shape[-1])).eval()
                 h_tr, _ = extract_features(enc, data.train_x, params.evaluation.batch_size)
                 h_te, _ = extract_features(enc, data.test_x, params.evaluation.batch_size)
                 views = (extract_features(enc, v1, params.evaluation.batch_size)[0],

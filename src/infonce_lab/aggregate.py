@@ -39,23 +39,29 @@ def _flatten(record: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def collect(params: Params, metrics_dir: str | Path = "reports/metrics") -> pd.DataFrame:
-    """One row per encoder of the *current* study (stale files of removed runs are ignored)."""
-    metrics_dir = Path(metrics_dir)
+def _collect_rows(run_ids: list[str], datasets: list[str], with_baselines: bool,
+                  metrics_dir: Path, run_stage: str, baseline_stage: str) -> list[dict[str, Any]]:
+    """Flattened metric rows of the listed runs and of each dataset's baselines file; a missing
+    file names the stage that writes it. Stale files of removed runs are never read."""
     rows = []
-    for run in params.runs():
-        path = metrics_dir / "runs" / f"{run.id}.json"
+    for run_id in run_ids:
+        path = metrics_dir / "runs" / f"{run_id}.json"
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: missing; run the evaluate stage for {run.id}")
-        rows.append({"encoder_id": run.id, **_flatten(read_json(path))})
-    for dataset in params.study.datasets:
+            raise FileNotFoundError(f"{path}: missing; run the {run_stage} stage for {run_id}")
+        rows.append({"encoder_id": run_id, **_flatten(read_json(path))})
+    for dataset in datasets if with_baselines else []:
         path = metrics_dir / "baselines" / f"{dataset}.json"
-        if not params.study.baselines:
-            continue
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: missing; run the baselines stage for {dataset}")
+            raise FileNotFoundError(f"{path}: missing; run the {baseline_stage} stage for {dataset}")
         for name, record in read_json(path).items():
             rows.append({"encoder_id": f"{dataset}-{name}", **_flatten(record)})
+    return rows
+
+
+def collect(params: Params, metrics_dir: str | Path = "reports/metrics") -> pd.DataFrame:
+    """One row per encoder of the *current* study (stale files of removed runs are ignored)."""
+    rows = _collect_rows([r.id for r in params.runs()], list(params.study.datasets),
+                         bool(params.study.baselines), Path(metrics_dir), "evaluate", "baselines")
     df = pd.DataFrame(rows)
     df["group"] = [group_id({k.removeprefix("encoder."): r[k] for k in df.columns
                              if k.startswith("encoder.") and pd.notna(r[k])})
@@ -215,20 +221,9 @@ def text_group_id(enc: dict[str, Any]) -> str:
 
 def collect_text(params: Params, metrics_dir: str | Path = "reports/metrics/text") -> pd.DataFrame:
     """One row per text encoder of the current text study (trained runs and baselines)."""
-    metrics_dir = Path(metrics_dir)
-    rows = []
-    for run in params.text_runs():
-        path = metrics_dir / "runs" / f"{run.id}.json"
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: missing; run the text_evaluate stage for {run.id}")
-        rows.append({"encoder_id": run.id, **_flatten(read_json(path))})
-    if params.text.study.baselines:
-        for dataset in params.text.study.datasets:
-            path = metrics_dir / "baselines" / f"{dataset}.json"
-            if not path.is_file():
-                raise FileNotFoundError(f"{path}: missing; run text_baselines for {dataset}")
-            for name, record in read_json(path).items():
-                rows.append({"encoder_id": f"{dataset}-{name}", **_flatten(record)})
+    rows = _collect_rows([r.id for r in params.text_runs()], list(params.text.study.datasets),
+                         bool(params.text.study.baselines), Path(metrics_dir), "text_evaluate",
+                         "text_baselines")
     df = pd.DataFrame(rows)
     if df.empty:
         return df

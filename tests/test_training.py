@@ -73,3 +73,15 @@ def test_lr_schedule():
     assert lr_at(100, 100, 10, 1.0, "cosine") == pytest.approx(0.0, abs=1e-12)
     assert lr_at(55, 100, 10, 1.0, "cosine") == pytest.approx(0.5)
     assert lr_at(80, 100, 0, 2.0, "constant") == 2.0
+
+
+def test_finite_guard_names_the_first_bad_step_and_only_raises_on_check() -> None:
+    from infonce_lab.runtime import FiniteGuard
+
+    guard = FiniteGuard(torch.device("cpu"))
+    for step, v in enumerate([1.0, 2.0, float("nan"), float("inf"), 3.0]):
+        guard.update(torch.tensor(v), step)
+        if step == 1:
+            guard.check("advice")  # finite so far: no error
+    with pytest.raises(FloatingPointError, match=r"non-finite loss at step 2; advice"):
+        guard.check("advice")

@@ -23,7 +23,13 @@ from infonce_lab.config_text import TextTrainingConfig
 from infonce_lab.losses import build_loss, gather_with_grad
 from infonce_lab.losses.telemetry import step_record
 from infonce_lab.models.text import SentenceEncoder, tokenize
-from infonce_lab.runtime import is_rank0, lr_at, resolve_device, seed_everything
+from infonce_lab.runtime import (
+    FiniteGuard,
+    is_rank0,
+    lr_at,
+    resolve_device,
+    seed_everything,
+)
 from infonce_lab.schedules import build_schedule
 
 LogFn = Callable[[int, dict[str, float]], None]
@@ -94,6 +100,8 @@ def train_sentence_encoder(
 
     encoder.train()
     step, t0, last = 0, time.perf_counter(), float("nan")
+    guard = FiniteGuard(device)
+    advice = "lower text.training.lr or raise the temperature"
     window_t, window_n = time.perf_counter(), 0
     while step < total:
         perm = gen.permutation(len(sentences))
@@ -112,22 +120,20 @@ def train_sentence_encoder(
                 _, z = encoder(**inputs)
             z1, z2 = (gather_with_grad(v.float()) for v in z.chunk(2))  # loss in float32
             value, stats = loss_fn(z1, z2, tau)
-            if not torch.isfinite(value):
-                raise FloatingPointError(
-                    f"non-finite loss {value.item()} at step {step}; lower text.training.lr or "
-                    "raise the temperature"
-                )
+            guard.update(value, step)
             opt.zero_grad(set_to_none=True)
             value.backward()
             if training.max_grad_norm is not None:
                 torch.nn.utils.clip_grad_norm_(encoder.parameters(), training.max_grad_norm)
             opt.step()
-            last = float(value.detach())
+            last_t = value.detach()
             window_n += 2 * len(batch)
             step += 1
             if on_log is not None and is_rank0() and (
                 step % training.log_every_steps == 0 or step == total
             ):
+                guard.check(advice)
+                last = float(last_t)
                 now = time.perf_counter()
                 record = step_record(z1, z2, stats, loss=last, lr=lr, epoch=1 + (step - 1) // per_epoch,
                                      samples_per_s=window_n / max(now - window_t, 1e-9),
@@ -137,7 +143,11 @@ def train_sentence_encoder(
             if training.eval_every_steps and step % training.eval_every_steps == 0:
                 run_validation(step)
             if on_checkpoint is not None and step in checkpoints:
+                guard.check(advice)
                 on_checkpoint(step, encoder)
+    guard.check(advice)
+    if step:
+        last = float(last_t)
     if training.eval_every_steps and (not val_history or val_history[-1][0] != step):
         run_validation(step)
     seconds = time.perf_counter() - t0

@@ -36,7 +36,13 @@ from infonce_lab.data.views import make_views
 from infonce_lab.losses import build_loss, gather_with_grad
 from infonce_lab.losses.telemetry import step_record
 from infonce_lab.models import Encoder, build_encoder
-from infonce_lab.runtime import is_rank0, lr_at, resolve_device, seed_everything
+from infonce_lab.runtime import (
+    FiniteGuard,
+    is_rank0,
+    lr_at,
+    resolve_device,
+    seed_everything,
+)
 from infonce_lab.schedules import build_schedule
 
 LogFn = Callable[[int, dict[str, float]], None]
@@ -168,6 +174,9 @@ def train_encoder(
                               enabled=training.precision == "bf16" and device.type == "cuda")
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     model.train()
+    guard = FiniteGuard(device)
+    advice = "lower training.lr or raise the temperature" + (
+        f"; the last good training state is kept in {resume.path}" if resume is not None else "")
     t0 = time.perf_counter()
     window_t, window_n = time.perf_counter(), 0
     while epoch <= training.epochs:
@@ -188,20 +197,16 @@ def train_encoder(
             # Similarities and loss in float32; under DDP on the gathered global batch.
             z1, z2 = (gather_with_grad(v.float()) for v in z.chunk(2))
             value, stats = loss_fn(z1, z2, tau)
-            if not torch.isfinite(value):
-                kept = (f"; the last good training state is kept in {resume.path}"
-                        if resume is not None else "")
-                raise FloatingPointError(
-                    f"non-finite loss {value.item()} at step {step} (epoch {epoch}); lower "
-                    f"training.lr or raise the temperature{kept}"
-                )
+            guard.update(value, step)
             opt.zero_grad(set_to_none=True)
             value.backward()
             opt.step()
-            last = float(value.detach())
+            last_t = value.detach()
             window_n += 2 * training.batch_size
             step += 1
             if is_rank0() and (step % training.log_every_steps == 0 or step == total):
+                guard.check(advice)
+                last = float(last_t)
                 now = time.perf_counter()
                 record = step_record(z1, z2, stats, loss=last, lr=lr, epoch=epoch,
                                      samples_per_s=window_n / max(now - window_t, 1e-9),
@@ -212,9 +217,12 @@ def train_encoder(
                 window_t, window_n = time.perf_counter(), 0
             if b == steps_per_epoch - 1 and on_checkpoint is not None and is_rank0() \
                     and epoch in checkpoints:
+                guard.check(advice)
                 on_checkpoint(epoch, encoder)
             if resume is not None and resume.every_steps and step % resume.every_steps == 0 \
                     and step < total and is_rank0():
+                guard.check(advice)  # never overwrite the last good state with a NaN one
+                last = float(last_t)
                 done = b == steps_per_epoch - 1
                 save_state(resume.path, {
                     "fingerprint": resume.fingerprint, "step": step,
@@ -225,6 +233,9 @@ def train_encoder(
                     "history": [[s, r] for s, r in history], "rng": rng_state(gen),
                 })
         epoch, start_b, perm = epoch + 1, 0, None
+    guard.check(advice)
+    if step > resumed_from:
+        last = float(last_t)
     seconds = time.perf_counter() - t0
     encoder.eval()
     return TrainResult(

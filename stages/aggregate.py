@@ -8,6 +8,7 @@ import typer
 
 from infonce_lab.aggregate import (
     IncompleteSeeds,
+    alignment_uniformity,
     collect,
     collect_text,
     metric_columns,
@@ -34,6 +35,7 @@ def main() -> None:
     except IncompleteSeeds as exc:
         raise ValueError(str(exc)) from None
     selection = select_on_validation(df, summary)
+    au = alignment_uniformity(df)
     tails = summarise_tails(params)
     text_df = collect_text(params)
     text = summarise_text(text_df)
@@ -69,7 +71,7 @@ def main() -> None:
         write_text_atomic(tables / "text.csv", text_df.to_csv(index=False, float_format="%.6f"))
     write_json_atomic(Path("reports/summary.json"),
                       {"groups": summary, "paired": paired, "selection": selection, "tails": tails,
-                       "text": text})
+                       "text": text, "alignment_uniformity": au})
     for group, s in summary.items():
         m = s["linear.test_acc"]
         ci = "" if m["ci95"] is None else f" ± {m['ci95']:.4f}"

@@ -10,6 +10,7 @@ import typer
 
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.io import atomic_dir, read_json, write_bytes_atomic, write_text_atomic
+from infonce_lab.report.au import au_claims
 from infonce_lab.report.claims import accuracy_claims
 from infonce_lab.report.figures import (
     accuracy_bars,
@@ -23,10 +24,17 @@ from infonce_lab.report.figures import (
 from infonce_lab.report.render import (
     build_context,
     load_curves,
-    load_sims,
     render,
-    representative_plots,
+    schedule_comparisons,
+    stage_names,
+    stage_timings,
+)
+from infonce_lab.report.sims import (
+    load_sims,
     sims_context,
+)
+from infonce_lab.report.tails import (
+    representative_plots,
     tails_context,
 )
 from infonce_lab.report.text import text_context, text_figure
@@ -35,7 +43,7 @@ app = typer.Typer(add_completion=False)
 
 
 @app.command()
-@stage
+@stage(timed=False)
 def main(out: Path = typer.Option(Path("reports"))) -> None:
     params = params_or_exit()
     summary_path = out / "summary.json"
@@ -102,6 +110,10 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
     context["tails"] = tails_ctx
     context["sims"] = sims_context(sims, listed)
     context["text"] = text_ctx
+    context["au_rows"] = au_claims(full.get("alignment_uniformity"), full.get("paired", {}),
+                                   {n: c.kind for n, c in params.losses.items()})
+    context["schedule_comparisons"] = schedule_comparisons(params, full.get("paired", {}))
+    context["provenance"].update(stage_timings(out / "timings", stage_names(params)))
     # The text runs and the simulations record their own compute time: provenance lists them
     # beside the image runs' training times.
     for run in params.text_runs():

@@ -61,3 +61,31 @@ def test_selection_skips_configurations_missing_seeds():
     df = _frame(rows)
     sel = select_on_validation(df, summarise(df))
     assert sel["d-b/all/linear.test_acc"]["selected"] == "d-b-x-s"
+
+
+def test_alignment_uniformity_fit_recovers_a_planted_plane_and_skips_other_kinds():
+    from infonce_lab.aggregate import alignment_uniformity
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for i in range(30):
+        a, u = rng.uniform(0.1, 0.6), rng.uniform(-3.0, -0.5)
+        acc = 0.9 - 0.3 * a - 0.1 * u + 0.002 * rng.normal()
+        rows.append({"encoder.kind": "trained" if i % 5 else "random_init", "encoder.dataset": "d",
+                     "geometry.alignment": a, "geometry.uniformity": u,
+                     "linear.test_acc": acc, "knn.test_acc": acc})
+    # a raw-pixel baseline far off the plane must not enter the fit
+    rows.append({"encoder.kind": "raw_pixels", "encoder.dataset": "d", "geometry.alignment": 5.0,
+                 "geometry.uniformity": 5.0, "linear.test_acc": 1.0, "knn.test_acc": 1.0})
+    out = alignment_uniformity(pd.DataFrame(rows))["d"]
+    assert out["n_encoders"] == 30 and out["n_random_init"] == 6
+    fit = out["linear.test_acc"]
+    assert fit["alignment"]["ci_low"] < -0.3 < fit["alignment"]["ci_high"] < 0
+    assert fit["uniformity"]["ci_low"] < -0.1 < fit["uniformity"]["ci_high"] < 0
+    assert fit["r2"] > 0.99
+    ref = stats.spearmanr([r["geometry.uniformity"] for r in rows[:30]],
+                          [r["linear.test_acc"] for r in rows[:30]])
+    assert fit["uniformity"]["spearman"] == pytest.approx(ref.statistic)
+    # too few encoders for two slopes: the metric is left out, not fitted on nothing
+    small = alignment_uniformity(pd.DataFrame(rows[:3]))["d"]
+    assert small["n_encoders"] == 3 and "linear.test_acc" not in small

@@ -176,3 +176,24 @@ def test_probe_within_one_point_of_logistic_regression_on_encoder_features(digit
         mu, sd = xtr.mean(0), xtr.std(0) + 1e-6
         ref = LogisticRegression(max_iter=5000).fit((xtr - mu) / sd, d.train_y).score((xte - mu) / sd, d.test_y)
         assert abs(ours - ref) <= 0.01 + 1e-9
+
+
+def test_ols_ci_recovers_known_slopes_and_matches_the_closed_form() -> None:
+    from scipy import stats as st
+
+    from infonce_lab.evaluation.stats import ols_ci
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 2))
+    y = 1.0 - 0.5 * x[:, 0] + 2.0 * x[:, 1] + 0.1 * rng.normal(size=200)
+    fit = ols_ci(x, y)
+    assert fit["n"] == 200 and fit["dof"] == 197
+    assert fit["ci_low"][0] < -0.5 < fit["ci_high"][0] and fit["ci_low"][1] < 2.0 < fit["ci_high"][1]
+    # one regressor: the slope, its standard error and R² are scipy's linregress
+    ref = st.linregress(x[:, 0], y)
+    one = ols_ci(x[:, :1], y)
+    assert one["coef"][0] == pytest.approx(ref.slope, rel=1e-10)
+    assert one["se"][0] == pytest.approx(ref.stderr, rel=1e-10)
+    assert one["r2"] == pytest.approx(ref.rvalue ** 2, rel=1e-10)
+    with pytest.raises(ValueError, match="cannot fit"):
+        ols_ci(x[:3], y[:3])

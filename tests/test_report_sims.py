@@ -22,13 +22,13 @@ from infonce_lab.report.figures import (
     wang_isola_gaps,
 )
 from infonce_lab.report.render import (
-    NOT_REPRODUCED,
-    REPRODUCED,
+    render,
+)
+from infonce_lab.report.sims import (
     SIM_EXPERIMENTS,
     bandwidth_verdict,
     barrier_s0_verdict,
     coefficient_verdict,
-    combined_verdict,
     concentration_verdict,
     escape_verdict,
     exponent_verdict,
@@ -41,23 +41,27 @@ from infonce_lab.report.render import (
     growth_verdict,
     hazard_verdict,
     load_sims,
-    md_cell,
     minimizer_verdict,
     outlier_rows,
     outlier_verdict,
     over_concentration_verdict,
     p1_vs_p2_verdict,
     plateau_verdict,
-    render,
     s1_barrier_verdict,
     sim_verdicts,
     sims_context,
     slope_verdict,
     trap_at,
     value_gap_verdict,
-    verdict_class,
     wi_limit_verdict,
     wi_rate_verdict,
+)
+from infonce_lab.report.verdicts import (
+    NOT_REPRODUCED,
+    REPRODUCED,
+    combined_verdict,
+    md_cell,
+    verdict_class,
 )
 
 PNG = b"\x89PNG"
@@ -432,8 +436,16 @@ def test_sim_verdicts_rows_and_not_run():
     sims = _all()
     del sims["gibbs"], sims["modality_gap"]  # gibbs listed without a file; modality_gap unlisted
     rows = sim_verdicts(sims, ["s0", "s1", "hessian", "large_batch", "gibbs"])
-    assert all(set(r) == {"kind", "experiment", "claim", "prediction", "case", "ours", "verdict"}
-               for r in rows)
+    assert all(set(r) == {"kind", "experiment", "paper", "claim", "prediction", "case", "ours",
+                          "verdict"} for r in rows)
+    # each claim lands in its paper's section; the Wang–Isola checks of the large-batch file in
+    # the alignment-and-uniformity one
+    papers = {r["experiment"]: set() for r in rows}
+    for r in rows:
+        papers[r["experiment"]].add(r["paper"])
+    assert papers["S0 annealing (double well on S¹)"] == {"annealing"}
+    assert papers["Large-batch simulations"] == {"geometry", "au"}
+    assert all(r["claim"].startswith("Wang–Isola") for r in rows if r["paper"] == "au")
     not_run = [r for r in rows if r["verdict"].startswith("not run")]
     assert [r["verdict"] for r in not_run] == ["not run (no reports/sims file)",
                                                "not run (not in simulation.experiments)"]
@@ -491,9 +503,16 @@ def test_section_renders_and_is_omitted_without_sims():
     names = ["sim_s0_trap", "sim_s0_hazard", "sim_s1_trap", "sim_hessian", "sim_wang_isola",
              "sim_large_batch", "sim_gibbs", "sim_modality_gap"]
     html, md = render(_context(sims_context(sims, list(SIM_EXPERIMENTS)), names))
-    title = "Simulations (annealing; population geometry; Wang–Isola)"
+    title = "S0: annealing a double well with a known barrier"
     for text in (html, md):
         assert title in text and "not testable" in text and "collapsed encoder" in text
+    # each experiment sits in its paper's section: annealing < geometry < alignment-uniformity
+    at = {k: html.index(k) for k in ('id="annealing"', 'id="geometry"', 'id="au"',
+                                     'id="pipeline"')}
+    assert at['id="annealing"'] < html.index(title) < at['id="geometry"']
+    assert at['id="geometry"'] < html.index("Gibbs equilibrium on S²") < at['id="au"']
+    assert at['id="au"'] < html.index("Wang–Isola: deviation from the limit") < at['id="pipeline"']
+    assert at['id="au"'] < html.index("The M → ∞ limit") < at['id="pipeline"']
     assert html.count("data:image/png;base64,QUJD") == len(names)
     for name in names:
         assert f"figures/{name}.png" in md
@@ -502,3 +521,4 @@ def test_section_renders_and_is_omitted_without_sims():
     assert rows and all(line.replace("\\|", "").count("|") == 6 for line in rows)
     html, md = render(_context(None, []))
     assert title not in html and title not in md
+    assert "not run: list experiments in simulation.experiments" in html

@@ -19,22 +19,26 @@ from infonce_lab.report.figures import (
     tails_over_training,
 )
 from infonce_lab.report.render import (
-    NOT_REPRODUCED,
-    REPRODUCED,
+    render,
+)
+from infonce_lab.report.tails import (
     allocation_verdict,
     final_epoch,
     frechet_verdict,
     in_paper_range,
     link_verdict,
     noise_floor_verdict,
-    overall_verdict,
     pot_verdict,
-    render,
     representative_plots,
     tail_table,
     tail_verdicts,
     tails_context,
     trend_verdict,
+)
+from infonce_lab.report.verdicts import (
+    NOT_REPRODUCED,
+    REPRODUCED,
+    overall_verdict,
 )
 
 PNG = b"\x89PNG"
@@ -284,7 +288,7 @@ def test_section_renders_in_both_formats(tmp_path: Path):
                "tails": tails_context(tails, NOISE, ["inside", "outside"], rep)}
     html, md = render(context)
     for text in (html, md):
-        assert "WEINCE tail diagnostics" in text
+        assert "Tail diagnostics (SPECS B)" in text
         assert "−0.45" in text or "-0.450" in text
         assert "λ̂ (outside)" in text
     assert html.count("data:image/png;base64,QUJD") == 5
@@ -292,4 +296,4 @@ def test_section_renders_in_both_formats(tmp_path: Path):
         assert f"figures/{name}.png" in md
     context["tails"] = None
     html, md = render(context)
-    assert "WEINCE tail diagnostics" not in html and "WEINCE tail diagnostics" not in md
+    assert "Tail diagnostics (SPECS B)" not in html and "Tail diagnostics (SPECS B)" not in md

@@ -70,7 +70,9 @@ def test_gain_verdicts(w, i, verdict):
 
 
 def test_text_context_renders_in_both_formats():
-    from infonce_lab.report.render import render
+    from infonce_lab.report.render import (
+        render,
+    )
 
     text = summarise_text(_rows([58.0, 60.0], [52.0, 55.0]))
     ctx = text_context(text, {"d": "gensim"}, {"e": "package:x"},

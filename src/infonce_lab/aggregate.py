@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from infonce_lab.config import Params
-from infonce_lab.evaluation.stats import mean_ci
+from infonce_lab.evaluation.stats import mean_ci, ols_ci
 from infonce_lab.io import read_json
 
 COMPARED = ("linear.test_acc", "knn.test_acc", "knn.test_recall_at_1")
@@ -144,6 +144,41 @@ def paired_comparisons(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
         for (ga, gb), name in pairs:
             for metric in COMPARED:
                 out[f"{d}-{b}/{name}/{metric}"] = paired_comparison(df, ga, gb, metric)
+    return out
+
+
+AU_METRICS = ("linear.test_acc", "knn.test_acc")
+AU_KINDS = ("trained", "random_init")
+
+
+def alignment_uniformity(df: pd.DataFrame) -> dict[str, Any]:
+    """Wang & Isola's empirical claim, per dataset: does accuracy fall with alignment *and*
+    uniformity over the encoders (every seed of every trained configuration plus the random
+    initialisations)? An OLS of the accuracy on both metrics (joint slopes with t-intervals)
+    and each metric's own Spearman ρ. Keys, not lists, so ``dvc metrics diff`` names every number.
+    """
+    from scipy import stats
+
+    out: dict[str, Any] = {}
+    enc = df[df["encoder.kind"].isin(AU_KINDS)].dropna(
+        subset=["geometry.alignment", "geometry.uniformity"])
+    for dataset, part in enc.groupby("encoder.dataset", sort=False):
+        x = part[["geometry.alignment", "geometry.uniformity"]].to_numpy(dtype=float)
+        entry: dict[str, Any] = {"n_encoders": len(part),
+                                 "n_random_init": int((part["encoder.kind"] == "random_init").sum())}
+        for metric in AU_METRICS:
+            y = part[metric].to_numpy(dtype=float)
+            if len(part) < 4:  # two slopes and an intercept leave no degree of freedom
+                continue
+            fit = ols_ci(x, y)
+            block: dict[str, Any] = {"r2": fit["r2"], "dof": fit["dof"]}
+            for j, name in enumerate(("alignment", "uniformity")):
+                rho = stats.spearmanr(x[:, j], y)
+                block[name] = {"coef": fit["coef"][j], "ci_low": fit["ci_low"][j],
+                               "ci_high": fit["ci_high"][j],
+                               "spearman": float(rho.statistic), "spearman_p": float(rho.pvalue)}
+            entry[metric] = block
+        out[str(dataset)] = entry
     return out
 
 

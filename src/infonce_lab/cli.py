@@ -9,9 +9,12 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from infonce_lab.config import ConfigError, Params, load_params
+from infonce_lab.io import write_json_atomic
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,11 +34,43 @@ def fail(message: str, code: int = 2) -> None:
     raise SystemExit(code)
 
 
-def stage(fn: F) -> F:
+TIMINGS_DIR = Path("reports/timings")
+
+
+def process_seconds() -> float | None:
+    """Seconds since this process started (Linux /proc; None elsewhere): the stage's work plus
+    the interpreter start and imports that a stage pays before ``main`` runs."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return max(0.0, time.time() - (boot + ticks / os.sysconf("SC_CLK_TCK")))
+
+
+def record_timing(name: str, seconds: float, directory: Path = TIMINGS_DIR) -> Path:
+    """``reports/timings/<stage>.json`` (``<stage>`` is DVC's name, e.g. ``pretrain@<run>``): the
+    provenance that the report's stage-time table reads; a declared output of every stage."""
+    path = directory / f"{name}.json"
+    total = process_seconds()
+    write_json_atomic(path, {
+        "stage": name, "seconds": round(seconds, 3),
+        "process_seconds": None if total is None else round(max(total, seconds), 3),
+        "finished": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "host_cpus": os.cpu_count()})
+    return path
+
+
+def stage(fn: F | None = None, *, timed: bool = True) -> Any:
     """Decorate a Typer command: report expected failures cleanly and time the stage.
 
-    Set ``INFONCE_LAB_DEBUG=1`` to see the traceback behind such a message.
+    Under ``dvc repro`` (DVC sets ``DVC_STAGE`` to the stage's name) a successful run also writes
+    its wall time to ``reports/timings/<stage>.json`` unless ``timed=False`` (the report, which
+    reads that folder). Set ``INFONCE_LAB_DEBUG=1`` to see the traceback behind an error message.
     """
+    if fn is None:
+        return functools.partial(stage, timed=timed)
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -46,7 +81,10 @@ def stage(fn: F) -> F:
             if os.environ.get("INFONCE_LAB_DEBUG"):
                 traceback.print_exc()
             fail(str(exc))
-        print(f"[{fn.__module__}] done in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+        seconds = time.perf_counter() - t0
+        if timed and os.environ.get("DVC_STAGE") and (os.environ.get("RANK") or "0") == "0":
+            record_timing(os.environ["DVC_STAGE"], seconds)
+        print(f"[{fn.__module__}] done in {seconds:.1f}s", file=sys.stderr)
         return out
 
     return wrapper  # type: ignore[return-value]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from infonce_lab.report.verdicts import NOT_REPRODUCED, REPRODUCED, inconclusive
+
 # (dataset kind, backbone, metric): (InfoNCE, WEINCE, gain) — None where SPECS says UNKNOWN.
 PAPER_ROWS: list[dict[str, Any]] = [
     {"dataset": "cifar100", "backbone": "resnet18", "metric": "linear.test_acc",
@@ -44,13 +46,13 @@ def backbone_tag(cfg: dict[str, Any]) -> str:
 def gain_verdict(diff: dict[str, Any]) -> str:
     """WEINCE − InfoNCE over paired seeds: reproduced when the 95% interval lies above 0."""
     if diff["ci95"] is None:
-        return "inconclusive (one seed: no interval)"
+        return inconclusive("one seed: no interval")
     lo, hi = diff["mean"] - diff["ci95"], diff["mean"] + diff["ci95"]
     if lo > 0:
-        return "reproduced"
+        return REPRODUCED
     if hi < 0:
-        return "not reproduced"
-    return "inconclusive (CI overlaps 0)"
+        return NOT_REPRODUCED
+    return inconclusive("CI overlaps 0")
 
 
 def _oriented(pair: dict[str, Any], weince_first: bool) -> dict[str, Any]:
@@ -85,7 +87,7 @@ def accuracy_claims(paired: dict[str, Any], loss_kinds: dict[str, str],
         rows.append({
             "setting": f"{setting} @ {schedule}", "metric": METRIC_NAMES[metric],
             "paper": (f"+{paper['gain']:.2f} points ({paper['source']})" if paper else
-                      "WEINCE above InfoNCE (Tables 2–3; not measured on this dataset)"),
+                      "gain > 0 (no paper number for this setting)"),
             "ours": ours, "verdict": gain_verdict(diff),
         })
     for r in PAPER_ROWS:

@@ -60,11 +60,23 @@ def _by_group(curves: dict[str, dict[str, pd.DataFrame]], name: str) -> dict[str
 Series = dict[str, pd.DataFrame]  # label -> DataFrame(step, value)
 
 
-def _panels(panels: list[tuple[str, Series]]) -> bytes:
-    """One axis per (title, {label: curve}); one shared legend below."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.2), squeeze=False)
+def _short_labels(labels: list[str]) -> dict[str, str]:
+    """Drop the dash-separated prefix every label shares (e.g. ``digits-resnet_digits-``)."""
+    parts = [lab.split("-") for lab in labels]
+    k = 0
+    while parts and all(len(p) > k + 1 and p[k] == parts[0][k] for p in parts):
+        k += 1
+    return {lab: "-".join(p[k:]) for lab, p in zip(labels, parts, strict=True)}
+
+
+def _panels(panels: list[tuple[str, Series]], columns: int = 2) -> bytes:
+    """One axis per (title, {label: curve}) on a grid of ``columns``; one shared legend below,
+    its labels without the prefix they all share."""
+    n_rows = -(-len(panels) // columns)
+    n_cols = min(columns, len(panels))
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(5.2 * n_cols, 3.4 * n_rows), squeeze=False)
     handles: dict[str, Any] = {}
-    for ax, (title, series) in zip(axes[0], panels, strict=True):
+    for ax, (title, series) in zip(axes.flat, panels, strict=False):
         for label, df in sorted(series.items()):
             (line,) = ax.plot(df["step"], df["value"], lw=1.2)
             handles.setdefault(label, line)
@@ -72,10 +84,14 @@ def _panels(panels: list[tuple[str, Series]]) -> bytes:
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("optimizer step")
         ax.grid(alpha=0.3)
-    rows = (len(handles) + 3) // 4
-    fig.legend(list(handles.values()), list(handles), fontsize=7, loc="lower center",
-               ncol=min(4, max(1, len(handles))))
-    fig.tight_layout(rect=(0, 0.06 * rows + 0.02, 1, 1))
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    short = _short_labels(list(handles))
+    ncol = min(3, max(1, len(handles)))
+    rows = -(-len(handles) // ncol)
+    fig.legend(list(handles.values()), [short[h] for h in handles], fontsize=8,
+               loc="lower center", ncol=ncol)
+    fig.tight_layout(rect=(0, min(0.45, (0.035 * rows + 0.02) / n_rows * 1.6), 1, 1))
     return _png(fig)
 
 
@@ -172,7 +188,7 @@ def _epoch_series(group: dict[str, Any], key: str) -> tuple[list[int], list[floa
 def tails_over_training(tails: dict[str, Any], placement: str) -> bytes:
     """ξ̂, λ̂ and held-out Δ̄ per configuration over training, ±95% t-interval over seeds, against
     the paper's values (a line for ξ, bands for λ and Δ̄)."""
-    from infonce_lab.report.render import PAPER_DELTA, PAPER_LAMBDA, PAPER_XI
+    from infonce_lab.report.tails import PAPER_DELTA, PAPER_LAMBDA, PAPER_XI
 
     groups = list(tails)
     styles = _group_styles(groups)
@@ -206,7 +222,7 @@ def tails_over_training(tails: dict[str, Any], placement: str) -> bytes:
 def gpd_fit(pot: dict[str, Any], title: str) -> bytes:
     """One run's POT fit: exceedance density against the GPD and the ξ = 0 (exponential) fit,
     the QQ plot, and ξ̂ across threshold quantiles."""
-    from infonce_lab.report.render import PAPER_XI
+    from infonce_lab.report.tails import PAPER_XI
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     d = pot["density"]

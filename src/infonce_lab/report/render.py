@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import base64
-import math
+import os
 import platform
 import subprocess
-from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -17,6 +16,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from infonce_lab.config import Params, params_hash
 from infonce_lab.io import read_json
+from infonce_lab.report.verdicts import fmt_ci, fmt_p, md_cell, verdict_class
 
 PACKAGES = ("infonce-lab", "torch", "torchvision", "numpy", "scipy", "scikit-learn", "pandas",
             "dvc", "dvclive", "pydantic", "matplotlib", "transformers", "gensim",
@@ -31,6 +31,50 @@ def load_curves(train_dir: Path, run_ids: list[str]) -> dict[str, dict[str, pd.D
         if folder.is_dir():
             curves[run] = {p.stem: pd.read_csv(p, sep="\t") for p in sorted(folder.glob("*.tsv"))}
     return curves
+
+
+def stage_names(params: Params) -> list[str]:
+    """DVC's names of the stage instances the current params define (dvc.yaml's order), so stale
+    timing files of removed runs stay out of the report. The report stage times nothing itself."""
+    runs = [r.id for r in params.runs()]
+    text_runs = [r.id for r in params.text_runs()]
+    names = [f"download@{d}" for d in params.study.datasets]
+    for kind in ("pretrain", "extract", "evaluate", "diagnose"):
+        names += [f"{kind}@{r}" for r in runs]
+    names += ["noise_floor"] + [f"baselines@{d}" for d in params.study.datasets]
+    names += [f"download_text@{d}" for d in params.text.study.datasets]
+    names += [f"text_pretrain@{r}" for r in text_runs] + [f"text_evaluate@{r}" for r in text_runs]
+    names += [f"text_baselines@{d}" for d in params.text.study.datasets]
+    names += [f"simulate@{e}" for e in params.simulation.experiments] + ["aggregate"]
+    return names
+
+
+def stage_timings(timings_dir: Path, names: list[str]) -> dict[str, Any]:
+    """Per instance, per kind (the part before "@") and in total, from reports/timings/."""
+    stages = [read_json(f) for n in names if (f := timings_dir / f"{n}.json").is_file()]
+    kinds: dict[str, dict[str, Any]] = {}
+    for st in stages:
+        k = kinds.setdefault(st["stage"].split("@")[0], {"kind": st["stage"].split("@")[0],
+                                                         "count": 0, "seconds": 0.0,
+                                                         "process_seconds": 0.0, "max_seconds": 0.0})
+        k["count"] += 1
+        k["seconds"] += st["seconds"]
+        k["process_seconds"] += st.get("process_seconds") or st["seconds"]
+        k["max_seconds"] = max(k["max_seconds"], st["seconds"])
+    total = {"seconds": sum(k["seconds"] for k in kinds.values()),
+             "process_seconds": sum(k["process_seconds"] for k in kinds.values())}
+    return {"stages": stages, "stage_kinds": list(kinds.values()), "stages_total": total}
+
+
+def cpu_model() -> str:
+    """The CPU's model name (Linux /proc/cpuinfo; platform.processor() is empty there)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
 
 
 def provenance(params: Params, train_dir: Path, run_ids: list[str]) -> dict[str, Any]:
@@ -59,8 +103,8 @@ def provenance(params: Params, train_dir: Path, run_ids: list[str]) -> dict[str,
         "params_hash": params_hash(params),
         "versions": versions,
         "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {platform.processor() or 'unknown CPU'}, "
-                   f"{__import__('os').cpu_count()} logical CPUs",
+        "machine": f"{platform.machine()}, {cpu_model()}, {os.cpu_count()} logical CPUs, "
+                   f"{platform.system()} {platform.release()}",
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "timings": timings,
     }
@@ -105,6 +149,64 @@ def comparison(params: Params, summary: dict[str, dict[str, Any]]) -> list[dict[
     return grids
 
 
+def schedule_comparisons(params: Params, paired: dict[str, Any]) -> list[dict[str, Any]]:
+    """The paired comparisons between two schedules on one loss (linear probe and kNN)."""
+    schedules = set(params.schedules)
+    rows = []
+    for key, c in paired.items():
+        setting, comp, metric = key.split("/")
+        pair, _, loss = comp.partition("@")
+        a, _, b = pair.partition("_vs_")
+        if {a, b} <= schedules and metric in ("linear.test_acc", "knn.test_acc"):
+            rows.append({"name": f"{setting}: {a} − {b} ({loss})", "metric": metric, **c})
+    return rows
+
+
+# (HTML id, title, source, Markdown anchor of the section's heading)
+SECTIONS = [
+    ("weince", "WEINCE", "arXiv 2606.00262", "weince-weibull-corrected-infonce"),
+    ("annealing", "Temperature annealing", "arXiv 2603.12552 (theory)", "temperature-annealing"),
+    ("geometry", "Geometric mechanics", "arXiv 2601.19597", "geometric-mechanics"),
+    ("au", "Alignment and uniformity", "Wang & Isola 2020", "alignment-and-uniformity"),
+    ("pipeline", "The pipeline", "pretraining beats random init", "the-pipeline"),
+]
+
+
+def _count(verdicts: list[str]) -> dict[str, int]:
+    classes = [verdict_class(v) for v in verdicts]
+    return {"n": len(verdicts), "reproduced": classes.count("verdict-reproduced"),
+            "not_reproduced": classes.count("verdict-not"),
+            "inconclusive": classes.count("verdict-inconclusive"),
+            "not_run": classes.count("verdict-notrun")}
+
+
+def scoreboard(claims: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """One row per report section: how many of its claim-level verdicts fall in each class."""
+    return [{"id": sid, "title": title, "source": source, "anchor": anchor,
+             **_count(claims.get(sid, []))} for sid, title, source, anchor in SECTIONS]
+
+
+def section_verdicts(context: dict[str, Any]) -> dict[str, list[str]]:
+    """The claim-level verdicts of each section, from the context the templates render (a claim
+    with several cases counts once, by its combined verdict)."""
+    def claim_level(rows: list[dict[str, Any]] | None) -> list[str]:
+        return [r["verdict"] for r in rows or [] if r.get("kind", "claim") == "claim"]
+
+    sims = context.get("sims") or {}
+    by_paper = sims.get("by_paper", {})
+    tails = context.get("tails") or {}
+    text = context.get("text") or {}
+    return {
+        "weince": [r["verdict"] for r in context.get("accuracy_claims") or []]
+        + [r["verdict"] for r in text.get("claims", [])]
+        + [r["verdict"] for r in tails.get("overall", [])],
+        "annealing": claim_level(by_paper.get("annealing")),
+        "geometry": claim_level(by_paper.get("geometry")),
+        "au": claim_level((context.get("au_rows") or []) + by_paper.get("au", [])),
+        "pipeline": [v["verdict"] for v in context.get("verdicts", [])],
+    }
+
+
 def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: dict[str, bytes],
                   train_dir: Path) -> dict[str, Any]:
     run_ids = [r.id for r in params.runs()]
@@ -121,13 +223,6 @@ def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: d
     }
 
 
-def _fmt(m: dict[str, Any] | None, digits: int = 3) -> str:
-    if m is None:
-        return "—"
-    if m.get("ci95") is None:
-        return f"{m['mean']:.{digits}f}"
-    return f"{m['mean']:.{digits}f} ± {m['ci95']:.{digits}f}"
-
 
 METRIC_COLUMNS = [
     ("linear.test_acc", "linear"), ("knn.test_acc", "kNN acc."),
@@ -137,968 +232,15 @@ METRIC_COLUMNS = [
 ]
 
 
-def _p(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
-
 
 def render(context: dict[str, Any]) -> tuple[str, str]:
     env = Environment(loader=PackageLoader("infonce_lab.report", "templates"),
                       autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
-    env.filters["ci"] = _fmt
-    env.filters["p"] = _p
+    env.filters["ci"] = fmt_ci
+    env.filters["p"] = fmt_p
     env.filters["verdict_class"] = verdict_class
     env.filters["cell"] = md_cell
     env.globals["metric_columns"] = METRIC_COLUMNS
+    context = {**context, "scoreboard": scoreboard(section_verdicts(context))}
     return (env.get_template("index.html.j2").render(**context),
             env.get_template("REPORT.md.j2").render(**context))
-
-
-# ------------------------------------------------------------------------ WEINCE tail diagnostics
-# The WEINCE paper's values (SPECS B / C.3), set beside ours; the report only compares, it never
-# refits anything.
-PAPER_XI = -0.39
-PAPER_LAMBDA = (0.33, 0.50)
-PAPER_DELTA = (0.22, 0.36)  # nats per anchor; exp(Δ̄) 1.25–1.43
-FRECHET_TOLERANCE = 0.005  # nats per anchor: below this a heavy-tailed component adds nothing
-NOISE_FACTOR = 2.0  # how far from its reference line an MSE may sit and still count as "on it"
-
-Metric = dict[str, Any]  # mean_ci over seeds: {"mean", "std", "n", "ci95"}
-Judgement = dict[str, str]  # {"ours": formatted numbers, "verdict": ...}
-
-REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
-
-
-def _inconclusive(why: str) -> str:
-    return f"inconclusive ({why})"
-
-
-def final_epoch(group: dict[str, Any]) -> tuple[int, dict[str, Metric]]:
-    """A group's last diagnosed epoch (the final weights) and its metrics."""
-    epochs = group.get("epochs") or [int(e) for e in group["by_epoch"]]
-    last = max(int(e) for e in epochs)
-    return last, group["by_epoch"][str(last)]
-
-
-def _mean(metrics: dict[str, Metric], key: str) -> float | None:
-    m = metrics.get(key)
-    return None if m is None else m["mean"]
-
-
-def _num(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def band_text(band: tuple[float, float]) -> str:
-    return f"{band[0]:.2f}–{band[1]:.2f}"
-
-
-def in_paper_range(value: float | None, band: tuple[float, float]) -> str:
-    """Magnitude comparison only ("yes"/"no"); the verdicts are about direction and significance."""
-    if value is None:
-        return "—"
-    return "yes" if band[0] <= value <= band[1] else "no"
-
-
-def pot_verdict(metrics: dict[str, Metric]) -> Judgement:
-    """ξ̂ < 0 (Weibull domain, finite endpoint), with the bootstrap interval's upper end below 0."""
-    xi, hi = _mean(metrics, "pot.xi"), _mean(metrics, "pot.xi_ci_high")
-    ours = f"ξ̂ = {_fmt(metrics.get('pot.xi'))}; bootstrap upper end {_num(hi)}"
-    if xi is None:
-        return {"ours": "—", "verdict": _inconclusive("no POT fit")}
-    if xi >= 0:
-        return {"ours": ours, "verdict": NOT_REPRODUCED}
-    if hi is not None and hi < 0:
-        return {"ours": ours, "verdict": REPRODUCED}
-    return {"ours": ours, "verdict": _inconclusive("bootstrap interval reaches ξ = 0")}
-
-
-def link_verdict(metrics: dict[str, Metric], placement: str) -> Judgement:
-    """H1 (blend) beats H0 (softmax) on held-out anchors: the lower end of Δ̄'s interval > 0.
-
-    With several seeds the interval is the t-interval over seeds; with one seed, the run's own
-    batch-bootstrap interval (``delta_ci_low``) is all there is.
-    """
-    key = f"link.{placement}"
-    delta = metrics.get(f"{key}.delta_mean")
-    if delta is None:
-        return {"ours": "—", "verdict": _inconclusive(f"no {placement} link test")}
-    if delta["ci95"] is not None:
-        low = delta["mean"] - delta["ci95"]
-    else:
-        low = _mean(metrics, f"{key}.delta_ci_low")
-    ours = (f"Δ̄ = {_fmt(delta)} nats/anchor (lower end {_num(low)}); "
-            f"t p = {_p(_mean(metrics, f'{key}.t_pvalue'))}, "
-            f"LRT p = {_p(_mean(metrics, f'{key}.lrt_pvalue'))}")
-    if delta["mean"] <= 0:
-        return {"ours": ours, "verdict": NOT_REPRODUCED}
-    if low is not None and low > 0:
-        return {"ours": ours, "verdict": REPRODUCED}
-    return {"ours": ours, "verdict": _inconclusive("interval contains 0")}
-
-
-def frechet_verdict(metrics: dict[str, Metric]) -> Judgement:
-    """Adding a Fréchet (heavy-tailed) component to the Weibull blend gains nothing held-out."""
-    d = metrics.get("frechet.delta_joint_vs_weibull")
-    if d is None:
-        return {"ours": "—", "verdict": _inconclusive("ablation not run")}
-    ours = f"Δ̄(WF−W) = {_fmt(d, 4)} nats/anchor"
-    # A held-out loss from the extra component is "no benefit" too: only a gain counts against.
-    return {"ours": ours,
-            "verdict": REPRODUCED if d["mean"] < FRECHET_TOLERANCE else NOT_REPRODUCED}
-
-
-def trend_verdict(metrics: dict[str, Metric], ablation: str, sign: int) -> Judgement:
-    """The sign of the mean Spearman correlation of λ̂ with the ablation's axis (``sign`` ±1);
-    Δ̄'s correlation is shown beside it. Missing (λ̂ constant or NaN) is inconclusive."""
-    lam = _mean(metrics, f"ablations.{ablation}_lambda_spearman")
-    delta = _mean(metrics, f"ablations.{ablation}_delta_spearman")
-    ours = f"Spearman ρ(λ̂) = {_num(lam, 2)}, ρ(Δ̄) = {_num(delta, 2)}"
-    if lam is None or lam != lam:
-        return {"ours": ours, "verdict": _inconclusive("λ̂ trend undefined")}
-    if lam * sign > 0:
-        return {"ours": ours, "verdict": REPRODUCED}
-    if lam * sign < 0:
-        return {"ours": ours, "verdict": NOT_REPRODUCED}
-    return {"ours": ours, "verdict": _inconclusive("no trend")}
-
-
-def allocation_verdict(metrics: dict[str, Metric]) -> Judgement:
-    """The Weibit gradient sits closer (total variation) to where the failures are than softmax's."""
-    w = _mean(metrics, "allocation.weibit_tv_to_risk")
-    s = _mean(metrics, "allocation.softmax_tv_to_risk")
-    if w is None or s is None:
-        return {"ours": "—", "verdict": _inconclusive("no failures to locate")}
-    ours = f"TV to risk: Weibit {w:.3f}, softmax {s:.3f}"
-    return {"ours": ours, "verdict": REPRODUCED if w < s else NOT_REPRODUCED}
-
-
-def _near(value: float, reference: float) -> bool:
-    return reference / NOISE_FACTOR <= value <= reference * NOISE_FACTOR
-
-
-def noise_floor_verdict(noise: dict[str, Any]) -> Judgement:
-    """At the largest n: Weibit MSE on its c/n line, softmax MSE at its floor and above Weibit's."""
-    i = max(range(len(noise["n"])), key=lambda j: noise["n"][j])
-    w, theory = noise["mse_weibit"][i], noise["theory_weibit"][i]
-    s, floor = noise["mse_softmax"][i], noise["softmax_floor"]
-    ours = (f"n = {noise['n'][i]}: Weibit MSE {w:.2e} (c/n {theory:.2e}); "
-            f"softmax MSE {s:.2e} (floor {floor:.2e})")
-    ok = _near(w, theory) and _near(s, floor) and s > w
-    return {"ours": ours, "verdict": REPRODUCED if ok else NOT_REPRODUCED}
-
-
-def overall_verdict(verdicts: list[str]) -> str:
-    """A claim holds overall only when it holds in every configuration."""
-    if verdicts and all(v == REPRODUCED for v in verdicts):
-        return REPRODUCED
-    if verdicts and all(v == NOT_REPRODUCED for v in verdicts):
-        return NOT_REPRODUCED
-    yes = sum(v == REPRODUCED for v in verdicts)
-    no = sum(v == NOT_REPRODUCED for v in verdicts)
-    return _inconclusive(f"{yes} of {len(verdicts)} reproduced, {no} not")
-
-
-def _tally(verdicts: list[str]) -> str:
-    yes = sum(v == REPRODUCED for v in verdicts)
-    no = sum(v == NOT_REPRODUCED for v in verdicts)
-    return (f"{yes} reproduced · {no} not · {len(verdicts) - yes - no} inconclusive "
-            f"({len(verdicts)} configurations, final epoch)")
-
-
-def tail_verdicts(tails: dict[str, Any], noise: dict[str, Any] | None,
-                  placement: str) -> list[dict[str, str]]:
-    """One row per claim and configuration (final epoch), each claim led by its overall row
-    (``group`` = "all"); the synthetic noise-floor claim has a single row."""
-    claims: list[tuple[str, str, Callable[[dict[str, Metric]], Judgement]]] = [
-        ("POT/GPD: negative similarities in the Weibull domain",
-         f"ξ̂ = {PAPER_XI:.2f} (finite endpoint)", pot_verdict),
-        (f"Link test: H1 beats softmax held-out (1/τ {placement})",
-         f"Δ̄ ≈ {band_text(PAPER_DELTA)} nats/anchor, significant (batch-clustered)",
-         lambda m: link_verdict(m, placement)),
-        ("Fréchet ablation: no gain from a heavy-tailed component",
-         f"Δ̄(WF−W) ≈ 0 (within ±{FRECHET_TOLERANCE} nats)", frechet_verdict),
-        ("Hardness ablation (Fig. 7): λ̂ falls as easier negatives are added",
-         "λ̂, Δ̄ decrease with k", lambda m: trend_verdict(m, "hardness", -1)),
-        ("Pool-size ablation (Fig. 8): λ̂ rises with the mining pool",
-         "λ̂ increases with pool size", lambda m: trend_verdict(m, "pool", +1)),
-        ("Gradient allocation (Fig. 6): Weibit gradient follows the risk",
-         "Weibit mass near the cap, softmax spread", allocation_verdict),
-    ]
-    rows: list[dict[str, str]] = []
-    for claim, paper, judge in claims:
-        per_group = [{"claim": claim, "paper": paper, "group": g, **judge(final_epoch(t)[1])}
-                     for g, t in tails.items()]
-        verdicts = [r["verdict"] for r in per_group]
-        rows.append({"claim": claim, "paper": paper, "group": "all", "ours": _tally(verdicts),
-                     "verdict": overall_verdict(verdicts)})
-        rows.extend(per_group)
-    if noise is not None:
-        rows.append({"claim": "Noise floor (Fig. 5): Weibit MSE ∝ 1/n, softmax stalls",
-                     "paper": "Weibit on c/n; softmax at its floor", "group": "all",
-                     **noise_floor_verdict(noise)})
-    return rows
-
-
-def tail_table(tails: dict[str, Any], placements: list[str]) -> list[dict[str, Any]]:
-    """Per configuration at its final epoch: the numbers behind the verdicts (means over seeds)."""
-    primary = placements[0]
-    rows = []
-    for group, t in tails.items():
-        epoch, m = final_epoch(t)
-        lam = m.get(f"link.{primary}.lambda_hat")
-        delta = m.get(f"link.{primary}.delta_mean")
-        rows.append({
-            "group": group, "epoch": epoch, "n": (m.get("pot.xi") or {}).get("n"),
-            "xi": m.get("pot.xi"), "endpoint": m.get("pot.endpoint"),
-            "lambda": {p: m.get(f"link.{p}.lambda_hat") for p in placements},
-            "delta": delta,
-            "t_p": _mean(m, f"link.{primary}.t_pvalue"),
-            "lrt_p": _mean(m, f"link.{primary}.lrt_pvalue"),
-            "frechet": m.get("frechet.delta_joint_vs_weibull"),
-            "lambda_in_range": in_paper_range(None if lam is None else lam["mean"], PAPER_LAMBDA),
-            "delta_in_range": in_paper_range(None if delta is None else delta["mean"], PAPER_DELTA),
-        })
-    return rows
-
-
-def final_plot_epoch(record: dict[str, Any]) -> int:
-    """The last ``epoch_<n>`` block of a diagnose plots file."""
-    return max(int(k.removeprefix("epoch_")) for k in record if k.startswith("epoch_"))
-
-
-def representative_plots(plots_dir: Path, run_ids: list[str]) -> dict[str, Any] | None:
-    """The first run (``params.runs()`` order) with a plots file, its final epoch, and the
-    final-epoch plot data of every seed of its configuration whose file exists (ablation figure).
-    """
-    present = [r for r in run_ids if (plots_dir / f"{r}.json").is_file()]
-    if not present:
-        return None
-    run = present[0]
-    group = run.rsplit("-", 1)[0]
-    seeds: dict[str, dict[str, Any]] = {}
-    epochs: dict[str, int] = {}
-    for r in present:
-        if r.rsplit("-", 1)[0] == group:
-            record = read_json(plots_dir / f"{r}.json")
-            epochs[r] = final_plot_epoch(record)
-            seeds[r] = record[f"epoch_{epochs[r]}"]
-    return {"run": run, "group": group, "epoch": epochs[run], "plots": seeds[run], "seeds": seeds}
-
-
-def tails_context(tails: dict[str, Any], noise: dict[str, Any] | None, placements: list[str],
-                  representative: dict[str, Any] | None) -> dict[str, Any]:
-    rows = tail_verdicts(tails, noise, placements[0])
-    return {
-        "placements": placements,
-        "primary": placements[0],
-        "table": tail_table(tails, placements),
-        "verdicts": rows,
-        "overall": [r for r in rows if r["group"] == "all"],
-        "per_group": [r for r in rows if r["group"] != "all"],
-        "representative": None if representative is None else {
-            "run": representative["run"], "epoch": representative["epoch"],
-            "seeds": [r.rsplit("-", 1)[-1] for r in representative["seeds"]]},
-        "paper": {"xi": f"{PAPER_XI:.2f}", "lambda": band_text(PAPER_LAMBDA),
-                  "delta": band_text(PAPER_DELTA)},
-        "noise": None if noise is None else {k: noise[k] for k in ("truth", "theta_pseudo",
-                                                                     "softmax_floor", "params")},
-    }
-
-
-# ---------------------------------------------------------------------------------- simulations
-# SPECS D (annealing), E (geometric mechanics) and F.3 (Wang–Isola) beside the simulate stage's
-# files, reports/sims/<experiment>.json. The files hold every fit and count; the thresholds below
-# are reporting rules that turn those numbers into verdicts, nothing is refitted here.
-SIM_EXPERIMENTS = ("s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap")
-NOT_RUN = "not run"
-ROUNDOFF = 1e-9  # Wilson's lower end at k = 0 is 0 up to round-off (≈ 1e-18 in the files)
-TRAP_SMALL = 0.5  # c ≤ c*: the Wilson upper end of P_trap(T) must be below this ("→ 0")
-SLOPE_ABS_TOL = 0.15  # a fitted slope matches its prediction within max(2·stderr, this)
-SLOPE_MAX_SE = 0.25  # a wider standard error cannot tell neighbouring c/c* (0.25 apart) apart
-BARRIER_REL_TOL = 0.02  # S1 watershed ΔE_max vs κ_s/16: what a 128³ grid resolves
-FD_REL_TOL = 1e-5  # D.8 Hessian test: the D.6 formula against finite differences
-SLOPE_TOL = 0.1  # a log–log slope "≈" its predicted value
-COEFF_TOL = 0.01  # ‖H_i‖/β against |s_ik* − s_ij| (D.7(iii))
-VANISHED = 1e-6  # ‖H‖ at the largest β over its largest value: "→ 0"
-WI_LIMIT_TOL = 0.01  # nats: |E[L(M)] − log M − limit| at the largest M
-GRAD_COS_MIN = 0.95  # cos(g_N, g_ref) at the largest N: "→ 1"
-GRAD_REL_MAX = 0.25  # ‖g_N − g_ref‖/‖g_ref‖ at the largest N: "→ 0"
-
-Row = dict[str, str]  # {"kind", "experiment", "claim", "prediction", "case", "ours", "verdict"}
-Claim = tuple[str, str, list[tuple[str, Judgement]]]  # (claim, prediction, [(case, judgement)])
-
-
-def load_sims(sims_dir: Path, experiments: list[str]) -> dict[str, dict[str, Any]]:
-    """The listed experiments' files that exist; a missing one is left out (its claims read
-    "not run")."""
-    files = {e: sims_dir / f"{e}.json" for e in experiments}
-    return {e: read_json(f) for e, f in files.items() if f.is_file()}
-
-
-def _ci(p: float, ci: list[float], digits: int = 3) -> str:
-    return f"{p:.{digits}f} [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
-
-
-def _positive(lower: float) -> bool:
-    return lower > ROUNDOFF
-
-
-def slope_verdict(slope: float | None, predicted: float, stderr: float | None = None) -> str:
-    """A fitted slope against its prediction: within max(2·stderr, SLOPE_ABS_TOL); a fit too
-    imprecise (stderr > SLOPE_MAX_SE) or missing decides nothing."""
-    if slope is None:
-        return _inconclusive("no fit")
-    if stderr is not None and stderr > SLOPE_MAX_SE:
-        return _inconclusive(f"standard error > {SLOPE_MAX_SE}")
-    tol = max(2.0 * (stderr or 0.0), SLOPE_ABS_TOL)
-    return REPRODUCED if abs(slope - predicted) <= tol else NOT_REPRODUCED
-
-
-def combined_verdict(verdicts: list[str]) -> str:
-    """One verdict for a claim over its cases: a shared verdict (reasons included) stands as is,
-    a mixture is inconclusive with the tally."""
-    if verdicts and len(set(verdicts)) == 1:
-        return verdicts[0]
-    return overall_verdict(verdicts)
-
-
-# ------------------------------------------------------------------------------------------ S0
-def trap_at(curve: dict[str, Any], t: float) -> dict[str, Any]:
-    """A trap curve (``t``, ``p_trap``, ``trap_ci``) at its last check time ≤ t."""
-    i = max(k for k, tk in enumerate(curve["t"]) if tk <= t + 1e-9)
-    return {"t": curve["t"][i], "p_trap": curve["p_trap"][i],
-            "trap_ci": [curve["trap_ci"][0][i], curve["trap_ci"][1][i]]}
-
-
-def _trap_text(mid: dict[str, Any], end: dict[str, Any]) -> str:
-    return (f"P_trap(t = {mid['t']:g}) = {_ci(mid['p_trap'], mid['trap_ci'])}; "
-            f"P_trap(T = {end['t']:g}) = {_ci(end['p_trap'], end['trap_ci'])}")
-
-
-def escape_verdict(mid: dict[str, Any], end: dict[str, Any]) -> Judgement:
-    """c ≤ c* (D.3(2)): P_trap → 0. Reproduced when the Wilson upper end at the horizon T is below
-    TRAP_SMALL and P_trap has not risen since T/10; not reproduced when even the lower end at T
-    reaches TRAP_SMALL or P_trap rose beyond both intervals."""
-    lo, hi = end["trap_ci"]
-    ours = _trap_text(mid, end)
-    if lo >= TRAP_SMALL or lo > mid["trap_ci"][1]:
-        return {"ours": ours, "verdict": NOT_REPRODUCED}
-    if hi < TRAP_SMALL and end["p_trap"] <= mid["p_trap"]:
-        return {"ours": ours, "verdict": REPRODUCED}
-    return {"ours": ours, "verdict": _inconclusive(f"P_trap(T) not clearly below {TRAP_SMALL}")}
-
-
-def plateau_verdict(mid: dict[str, Any], end: dict[str, Any], settled: bool = True) -> Judgement:
-    """c > c* or a fast schedule (D.3(3), D.8(c)): P_trap(T) stays above 0 (Wilson lower end
-    > 0). With ``settled`` (the schedule is already cold at T/10) a fall beyond both intervals
-    since T/10 means the plateau is not established yet."""
-    ours = _trap_text(mid, end)
-    if not _positive(end["trap_ci"][0]):
-        return {"ours": ours, "verdict": NOT_REPRODUCED}
-    if settled and end["trap_ci"][1] < mid["trap_ci"][0]:
-        return {"ours": ours, "verdict": _inconclusive("above 0 at T but still falling")}
-    return {"ours": ours, "verdict": REPRODUCED}
-
-
-def hazard_verdict(fit: dict[str, Any] | None) -> Judgement:
-    """D.3(4): the escape hazard decays as (t+K)^(−c/c*); the file's fitted slope vs −c/c*."""
-    if fit is None:
-        return {"ours": "—", "verdict": _inconclusive("too few exits to fit a hazard")}
-    ours = (f"slope {fit['slope']:+.2f} ± {fit['stderr']:.2f} (predicted "
-            f"{fit['predicted_slope']:+.2f}); {fit['events']} exits, "
-            f"t ∈ [{fit['t_range'][0]:g}, {fit['t_range'][1]:g}]")
-    return {"ours": ours,
-            "verdict": slope_verdict(fit["slope"], fit["predicted_slope"], fit["stderr"])}
-
-
-def exponent_verdict(entry: dict[str, Any], t_mid: float) -> Judgement:
-    """D.8(a): the slope of log(−log S) vs log(t+K) ≈ 1 − c/c*, on survival. A fit whose data end
-    before T/10 sees only the in-well transient, not the asymptotic regime: untestable."""
-    fit = entry.get("survival_loglog")
-    if fit is None:
-        return {"ours": "—", "verdict": _inconclusive("survival resolved at < 3 checks")}
-    ours = (f"exponent {fit['exponent']:.2f} ± {fit['stderr']:.2f} (predicted "
-            f"{entry['predicted']:.2f}); survival resolved for t ≤ {fit['t_range'][1]:g}")
-    if fit["t_range"][1] < t_mid:
-        return {"ours": ours,
-                "verdict": _inconclusive("not testable: survival is gone before the asymptotic "
-                                         "regime")}
-    return {"ours": ours, "verdict": slope_verdict(fit["exponent"], entry["predicted"],
-                                                   fit["stderr"])}
-
-
-def gibbs_occupancy_verdict(end: dict[str, Any], gibbs_mass: float) -> Judgement:
-    """D.7(iv), our analysis: for c < c* the occupancy follows the Gibbs trap mass at β(T), so
-    that mass should lie inside P_trap(T)'s Wilson interval."""
-    lo, hi = end["trap_ci"]
-    ours = f"P_trap(T) = {_ci(end['p_trap'], end['trap_ci'])}; Gibbs trap mass {gibbs_mass:.3f}"
-    return {"ours": ours, "verdict": REPRODUCED if lo <= gibbs_mass <= hi else NOT_REPRODUCED}
-
-
-def barrier_s0_verdict(s0: dict[str, Any]) -> Judgement:
-    """The file's ΔE and c* against the closed form ΔE = 2 − a + a²/8, c* = 1/ΔE (D.8 S0)."""
-    a = s0["a"]
-    exact = 2.0 - a + a * a / 8.0
-    ours = f"a = {a:g}: ΔE = {s0['delta_e']:.5f} (closed form {exact:.5f}), c* = {s0['c_star']:.4f}"
-    ok = abs(s0["delta_e"] - exact) < 1e-9 and abs(s0["c_star"] * exact - 1.0) < 1e-9
-    return {"ours": ours, "verdict": REPRODUCED if ok else NOT_REPRODUCED}
-
-
-def _settled(name: str, t_mid: float) -> bool:
-    """Cosine-τ over a horizon T_c (``cosine_T<T_c>``) is still cooling before T_c."""
-    return not name.startswith("cosine_T") or float(name.removeprefix("cosine_T")) <= t_mid
-
-
-def s0_claims(s0: dict[str, Any]) -> list[Claim]:
-    """S0's claims in the order the report lists them."""
-    fits = s0["log_fits"]
-    cps = s0["checkpoints"]
-    t_mid = cps[next(iter(cps))][0]["t"]
-    slow = [(n, f) for n, f in fits.items() if f["c_ratio"] <= 1.0]
-    fast_log = [(n, f) for n, f in fits.items() if f["c_ratio"] > 1.0]
-    fast = [n for n in cps if n not in fits]
-    below = [(n, f) for n, f in slow if f["c_ratio"] < 1.0]
-
-    def case(f: dict[str, Any]) -> str:
-        return f"log, c/c* = {f['c_ratio']:g}"
-
-    return [
-        ("c* from the closed-form barrier (D.8 S0)", "ΔE = 2 − a + a²/8, c* = 1/ΔE",
-         [("—", barrier_s0_verdict(s0))]),
-        ("Log schedule, c ≤ c*: P_trap → 0 (D.3(2))",
-         f"P_trap(T) small (Wilson upper end < {TRAP_SMALL}), not rising",
-         [(case(f), escape_verdict(cps[n][0], cps[n][-1])) for n, f in slow]),
-        ("Log schedule, c > c*: trapped with positive probability (D.3(3), D.8(c))",
-         "P_trap(T) plateaus above 0 (Wilson lower end > 0)",
-         [(case(f), plateau_verdict(cps[n][0], cps[n][-1])) for n, f in fast_log]),
-        ("Fast schedules (sqrt, linear, geometric, cosine-τ) trap (D.5, D.8(c))",
-         "P_trap(T) plateaus above 0 (Wilson lower end > 0)",
-         [(n, plateau_verdict(cps[n][0], cps[n][-1], _settled(n, t_mid))) for n in fast]),
-        ("Escape hazard ∝ (t+K)^(−c/c*) (D.3(4))",
-         f"slope −c/c*, within max(2·s.e., {SLOPE_ABS_TOL}); s.e. ≤ {SLOPE_MAX_SE}",
-         [(case(f), hazard_verdict(f["hazard"])) for _, f in fits.items()]),
-        ("Protocol exponent: log(−log P) vs log(t+K) ≈ 1 − c/c* (D.8(a))",
-         "exponent ≈ 1 − c/c* (survival, c < c*; fit reaching T/10)",
-         [(case(f), exponent_verdict(f, t_mid)) for _, f in below]),
-        ("Occupancy follows the Gibbs trap mass at β(T) (D.7(iv); our analysis)",
-         "Gibbs trap mass inside P_trap(T)'s Wilson interval (c < c*)",
-         [(case(f), gibbs_occupancy_verdict(cps[n][-1], f["gibbs_trap_mass"][-1]))
-          for n, f in below]),
-    ]
-
-
-def s0_fit_table(s0: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per log schedule: every exponent and slope the file holds, beside its prediction."""
-    rows = []
-    for name, f in s0["log_fits"].items():
-        mid, end = s0["checkpoints"][name][0], s0["checkpoints"][name][-1]
-        rows.append({"c_ratio": f["c_ratio"], "c": f["c"], "predicted": f["predicted"],
-                     "t_mid": mid["t"], "p_surv_mid": _ci(mid["p_surv"], mid["surv_ci"]),
-                     "hazard": f["hazard"], "survival_loglog": f["survival_loglog"],
-                     "survival_integrated": f["survival_integrated"],
-                     "occupancy_loglog": f["occupancy_loglog"],
-                     "survival_power_slope": f.get("survival_power_slope"),
-                     "p_trap": _ci(end["p_trap"], end["trap_ci"]),
-                     "gibbs_trap_mass": f["gibbs_trap_mass"][-1]})
-    return rows
-
-
-# ------------------------------------------------------------------------------------------ S1
-def s1_barrier_verdict(barrier: dict[str, Any]) -> Judgement:
-    """D.8 S1: the watershed's ΔE_max(U_0) against κ_s/16 (c* = 16/κ_s), to grid resolution."""
-    exact = barrier["kappa_s"] / 16.0
-    got = barrier["delta_e_max_u0"]
-    rel = abs(got - exact) / exact
-    ours = (f"ΔE_max(U_0) = {got:.5f} (κ_s/16 = {exact:.5f}, rel. error {rel:.1e}), "
-            f"c* = {barrier['c_star']:.2f}; F_β̄ (β̄ = {barrier['beta_bar']:g}): "
-            f"ΔE_max = {barrier['delta_e_max_f']:.4f}, c* = {barrier['c_star_f']:.2f}; "
-            f"{barrier['grid']}³ grid")
-    return {"ours": ours, "verdict": REPRODUCED if rel <= BARRIER_REL_TOL else NOT_REPRODUCED}
-
-
-def p1_vs_p2_verdict(p1: dict[str, Any], p2: dict[str, Any]) -> Judgement:
-    """D.7(i): the literal SDE (P1) traps more than P2 at the horizon: P1's Wilson lower end above
-    P2's upper end; the reverse is not reproduced; overlapping intervals decide nothing."""
-    (lo1, hi1), (lo2, hi2) = p1["p_trap_end_ci"], p2["p_trap_end_ci"]
-    ours = (f"P1 {_ci(p1['p_trap_end'], p1['p_trap_end_ci'])}; "
-            f"P2 {_ci(p2['p_trap_end'], p2['p_trap_end_ci'])}")
-    if lo1 > hi2:
-        return {"ours": ours, "verdict": REPRODUCED}
-    if hi1 < lo2:
-        return {"ours": ours, "verdict": NOT_REPRODUCED}
-    why = "both escaped" if not (_positive(lo1) or _positive(lo2)) else "intervals overlap"
-    return {"ours": ours, "verdict": _inconclusive(why)}
-
-
-def s1_claims(s1: dict[str, Any]) -> list[Claim]:
-    runs = s1["dynamics"]
-    cases = []
-    if "P1" in runs and "P2" in runs:
-        p2 = {r["name"]: r for r in runs["P2"]}
-        cases = [(r["name"], p1_vs_p2_verdict(r, p2[r["name"]])) for r in runs["P1"]
-                 if r["name"] in p2]
-    return [
-        ("ΔE_max(U_0) = κ_s/16 from the watershed, c* = 16/κ_s (D.8 S1)",
-         f"watershed ΔE_max within {BARRIER_REL_TOL:.0%} of κ_s/16", [("—", s1_barrier_verdict(
-             s1["barrier"]))]),
-        ("The literal SDE (P1) traps more than P2 (D.7(i))",
-         "P1's P_trap(T) above P2's (Wilson intervals apart)", cases),
-    ]
-
-
-def s1_table(s1: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per schedule and dynamics: P_trap at the horizon with its Wilson interval and the hazard
-    slope (log schedules; predicted −c/c*)."""
-    return [{"dynamics": dyn, "schedule": r["name"], "p_trap": _ci(r["p_trap_end"],
-                                                                    r["p_trap_end_ci"]),
-             "hazard_slope": r["hazard_slope"]}
-            for dyn, rows in s1["dynamics"].items() for r in rows]
-
-
-# ------------------------------------------------------------------------------------- Hessian
-def _non_optimal(cfg: dict[str, Any]) -> bool:
-    return cfg["u0"] > 0
-
-
-def fd_verdict(hessian: dict[str, Any]) -> Judgement:
-    """D.8: the D.6 per-anchor formula agrees with finite differences to FD_REL_TOL everywhere."""
-    errs = [c["fd_rel_err_max"] for c in hessian["configs"]] + [hessian["random"]["fd_rel_err_max"]]
-    worst = max(errs)
-    ours = (f"largest relative error {worst:.1e} over {len(hessian['configs'])} fixed and "
-            f"{hessian['random']['count']} random configurations, every β")
-    return {"ours": ours, "verdict": REPRODUCED if worst <= FD_REL_TOL else NOT_REPRODUCED}
-
-
-def growth_verdict(slope_top: float, slope_all: float, at_least: bool) -> Judgement:
-    """log‖H‖ vs log β at a non-optimal Z, asymptotic slope (the two largest β): ``at_least``
-    tests D.6's "at least linearly" (slope ≥ 1 − SLOPE_TOL), otherwise D.7(iii)'s slope ≈ 1."""
-    ours = f"slope {slope_top:.3f} (β 100→200), {slope_all:.3f} (whole range)"
-    ok = slope_top >= 1 - SLOPE_TOL if at_least else abs(slope_top - 1) <= SLOPE_TOL
-    return {"ours": ours, "verdict": REPRODUCED if ok else NOT_REPRODUCED}
-
-
-def random_growth_verdict(random: dict[str, Any], at_least: bool) -> Judgement:
-    """The random configurations by the median of their asymptotic slopes."""
-    top, full = random["slope_full_top"], random["slope_full"]
-    judged = growth_verdict(top["median"], full["median"], at_least)
-    ours = (f"median {judged['ours']}; IQR {top['q25']:.3f}–{top['q75']:.3f}; "
-            f"{random['slope_full_top_within_0.1_of_1']:.0%} within 0.1 of 1")
-    return {"ours": ours, "verdict": judged["verdict"]}
-
-
-def coefficient_verdict(random: dict[str, Any]) -> Judgement:
-    """D.7(iii): per anchor ‖H_i‖/β → |s_ik* − s_ij| at the largest β (random configurations)."""
-    r = random["coeff_over_gap"]
-    ours = (f"median ratio {r['median']:.4f} (q05 {r['q05']:.4f}, q95 {r['q95']:.4f}); "
-            f"{random['coeff_over_gap_within_1pct']:.0%} of anchors within 1%")
-    return {"ours": ours,
-            "verdict": REPRODUCED if abs(r["median"] - 1) <= COEFF_TOL else NOT_REPRODUCED}
-
-
-def minimizer_verdict(cfg: dict[str, Any]) -> Judgement:
-    """D.8(iii): at a global minimizer ‖H‖ → 0 as β grows (≈ β²·e^{−β·margin}): reproduced when
-    it falls to VANISHED of its largest value and still falls at the top; not reproduced when it
-    ends no lower than it started."""
-    norms = cfg["norm_full"]
-    ours = (f"‖H‖ = {norms[0]:.2e} at β = {cfg['betas'][0]:g} → {norms[-1]:.1e} at β = "
-            f"{cfg['betas'][-1]:g}; decay rate {cfg['decay_rate_full_top']:.3f} "
-            f"(margin {cfg['min_margin']:.3f})")
-    if norms[-1] >= norms[0]:
-        return {"ours": ours, "verdict": NOT_REPRODUCED}
-    if norms[-1] <= VANISHED * max(norms) and cfg["decay_rate_full_top"] > 0:
-        return {"ours": ours, "verdict": REPRODUCED}
-    return {"ours": ours, "verdict": _inconclusive("falling but not yet near 0")}
-
-
-def hessian_claims(h: dict[str, Any]) -> list[Claim]:
-    fixed = [c for c in h["configs"] if _non_optimal(c)]
-    minima = [c for c in h["configs"] if not _non_optimal(c)]
-    rand = h["random"]
-    n = rand["count"]
-
-    def growth(at_least: bool) -> list[tuple[str, Judgement]]:
-        return ([(c["name"], growth_verdict(c["slope_full_top"], c["slope_full"], at_least))
-                 for c in fixed] + [(f"{n} random", random_growth_verdict(rand, at_least))])
-
-    return [
-        ("D.6 Hessian formula = finite differences (D.8)",
-         f"relative error ≤ {FD_REL_TOL:g}", [("—", fd_verdict(h))]),
-        ("‖H‖ grows at least linearly in β at non-optimal Z (D.6)",
-         f"slope of log‖H‖ vs log β ≥ {1 - SLOPE_TOL:g}", growth(True)),
-        ("‖H‖ ∝ β at non-optimal Z (D.7(iii), D.8)",
-         f"slope of log‖H‖ vs log β within {SLOPE_TOL} of 1", growth(False)),
-        ("Per-anchor coefficient ‖H_i‖/β → |s_ik* − s_ij| (D.7(iii))",
-         f"ratio within {COEFF_TOL:.0%} of 1", [(f"{n} random", coefficient_verdict(rand))]),
-        ("‖H‖ → 0 at a global minimizer (D.8 (iii))",
-         f"‖H‖(β_max) ≤ {VANISHED:g}·max‖H‖, still falling",
-         [(c["name"], minimizer_verdict(c)) for c in minima]),
-    ]
-
-
-# ---------------------------------------------------------------------- Wang–Isola, large batch
-def wi_limit_verdict(wi: dict[str, Any]) -> Judgement:
-    """F.3: E[L(M)] − log M → the alignment + uniformity limit; the gap at the largest M within
-    WI_LIMIT_TOL nats and shrinking (negative slope)."""
-    gap, se = wi["gap_of_expectation"], wi["gap_se"]
-    ours = (f"limit {wi['limit']:.4f} = alignment {wi['alignment_term']:.4f} + uniformity "
-            f"{wi['uniformity_term']:.4f} (align/uniform estimators: "
-            f"{wi['limit_from_align_uniform_sample']:.4f}); gap {gap[0]:.3f} at M = {wi['m'][0]} → "
-            f"{gap[-1]:.1e} ± {se[-1]:.0e} at M = {wi['m'][-1]}")
-    if abs(gap[-1]) >= abs(gap[0]):
-        return {"ours": ours, "verdict": NOT_REPRODUCED}
-    if abs(gap[-1]) <= WI_LIMIT_TOL and wi["slope_gap_of_expectation"] < 0:
-        return {"ours": ours, "verdict": REPRODUCED}
-    return {"ours": ours, "verdict": _inconclusive("gap shrinking but not yet small")}
-
-
-def wi_rate_verdict(wi: dict[str, Any]) -> Judgement:
-    """F.3: the deviation from the limit is O(M^{−1/2}): the slope of log SD(δ_M) vs log M over the
-    upper half of M within SLOPE_TOL of −1/2 (the expectation's own gap is shown beside it)."""
-    ours = (f"per-anchor deviation: slope {wi['slope_sd_per_anchor_upper_half']:.3f} (upper half "
-            f"of M), {wi['slope_sd_per_anchor']:.3f} (all); gap of the expectation: slope "
-            f"{wi['slope_gap_of_expectation_upper_half']:.3f} (c₁/M, c₁ = {wi['c1']:.2f})")
-    ok = abs(wi["slope_sd_per_anchor_upper_half"] + 0.5) <= SLOPE_TOL
-    return {"ours": ours, "verdict": REPRODUCED if ok else NOT_REPRODUCED}
-
-
-def _shrinks(first: float, last: float, small: bool) -> str:
-    """A quantity that should go to 0 (or a cosine's distance from 1): reproduced when it ends
-    ``small`` and below where it started, not reproduced when it did not fall."""
-    if last >= first:
-        return NOT_REPRODUCED
-    return REPRODUCED if small else _inconclusive("falling but not yet small")
-
-
-def grad_cos_verdict(g: dict[str, Any]) -> Judgement:
-    """E.2/E.5(1): cos(g_N, g_ref) → 1 as N grows (≥ GRAD_COS_MIN at the largest N)."""
-    c, s, n = g["cos_mean"], g["cos_std"], g["n"]
-    ours = f"cos {c[0]:.3f} at N = {n[0]} → {c[-1]:.4f} ± {s[-1]:.4f} at N = {n[-1]}"
-    return {"ours": ours, "verdict": _shrinks(1 - c[0], 1 - c[-1], c[-1] >= GRAD_COS_MIN)}
-
-
-def grad_rel_verdict(g: dict[str, Any]) -> Judgement:
-    """E.2/E.5(1): ‖g_N − g_ref‖/‖g_ref‖ → 0 as N grows (≤ GRAD_REL_MAX at the largest N)."""
-    r, n = g["rel_err_mean"], g["n"]
-    ours = (f"rel. error {r[0]:.3f} at N = {n[0]} → {r[-1]:.3f} ± {g['rel_err_std'][-1]:.3f} at "
-            f"N = {n[-1]} (slope {g['slope_rel_err']:.2f}); ‖g_N‖/‖g_ref‖ = "
-            f"{g['norm_ratio_mean'][-1]:.3f}")
-    return {"ours": ours, "verdict": _shrinks(r[0], r[-1], r[-1] <= GRAD_REL_MAX)}
-
-
-def value_gap_verdict(v: dict[str, Any], n: list[int]) -> Judgement:
-    """E.2/E.6: |L_NCE(N) − log N − log V − Ĵ_τ| shrinks as N grows: reproduced when it ends below
-    half its start with a negative slope (E.6 expects −1/2, plus O(1/N) with the positive)."""
-    a = v["abs_gap_mean"]
-    ours = (f"|gap| {a[0]:.3g} at N = {n[0]} → {a[-1]:.3g} at N = {n[-1]}; slope "
-            f"{v['slope_abs_gap']:.2f} (upper half {v['slope_abs_gap_upper_half']:.2f})")
-    return {"ours": ours,
-            "verdict": _shrinks(a[0], a[-1], a[-1] < a[0] / 2 and v["slope_abs_gap"] < 0)}
-
-
-def large_batch_claims(lb: dict[str, Any]) -> list[Claim]:
-    wis, grads, values = lb["wang_isola"], lb["grad_consistency"], lb["value_gap"]
-    return [
-        ("Wang–Isola: L(M) − log M → alignment + uniformity limit (F.3)",
-         f"|E[L(M)] − log M − limit| ≤ {WI_LIMIT_TOL} nats at the largest M, shrinking",
-         [(f"τ = {w['tau']:g}", wi_limit_verdict(w)) for w in wis]),
-        ("Wang–Isola: deviation from the limit O(M^−1/2) (F.3)",
-         f"slope of log|deviation| vs log M within {SLOPE_TOL} of −1/2",
-         [(f"τ = {w['tau']:g}", wi_rate_verdict(w)) for w in wis]),
-        ("Large batch: gradient direction cos(g_N, g_ref) → 1 (E.2, E.5(1))",
-         f"cos ≥ {GRAD_COS_MIN} at the largest N, rising",
-         [(f"{g['critic']}, τ = {g['tau']:g}", grad_cos_verdict(g)) for g in grads]),
-        ("Large batch: gradient relative error → 0 (E.2, E.5(1))",
-         f"relative error ≤ {GRAD_REL_MAX} at the largest N, falling",
-         [(f"{g['critic']}, τ = {g['tau']:g}", grad_rel_verdict(g)) for g in grads]),
-        ("Large batch: value gap to J_τ + log(N·V) shrinks (E.2, E.6)",
-         "|gap| halves or better over N, negative slope (E.6: −1/2)",
-         [(f"{v['critic']}, {variant.replace('_', ' ')}", value_gap_verdict(v[variant], v["n"]))
-          for v in values for variant in ("with_positive", "decoupled")]),
-    ]
-
-
-# --------------------------------------------------------------------------------------- Gibbs
-def _tau_text(taus: list[float]) -> str:
-    return ", ".join(f"{t:g}" for t in taus) or "none"
-
-
-def concentration_verdict(block: dict[str, Any], tol: float) -> Judgement:
-    """E.5(2): the mass near the wells rises as τ falls (trained and Gibbs, by more than tol)."""
-    tr, gi, tau = block["trained_mean"], block["gibbs_mass"], block["tau"]
-    hot, cold = tau.index(max(tau)), tau.index(min(tau))
-    ours = (f"trained {tr[hot]:.3f} → {tr[cold]:.3f}, Gibbs {gi[hot]:.3f} → {gi[cold]:.3f} "
-            f"(τ = {tau[hot]:g} → {tau[cold]:g})")
-    ok = tr[cold] - tr[hot] > tol and gi[cold] - gi[hot] > tol
-    return {"ours": ours, "verdict": REPRODUCED if ok else NOT_REPRODUCED}
-
-
-def gibbs_match_verdict(block: dict[str, Any], tol: float) -> Judgement:
-    """E.5(2): trained mass = Gibbs mass within ``tol`` over τ, except where they part at the low
-    end. Not reproduced when they part above a τ where they match; inconclusive when a τ that
-    has not parted (within 3 standard errors) still differs by more than ``tol``."""
-    parted = set(block["parted_at_tau"])
-    matched = [t for t in block["tau"] if t not in parted]
-    worst = max((abs(d) for t, d in zip(block["tau"], block["diff"], strict=True)
-                 if t not in parted), default=0.0)
-    ours = (f"h = {block['h']:g}: largest |trained − Gibbs| where they match {worst:.3f}; "
-            f"part at τ = {_tau_text(sorted(parted, reverse=True))}")
-    if parted and matched and max(parted) > min(matched):
-        return {"ours": ours, "verdict": NOT_REPRODUCED}
-    if worst > tol:
-        return {"ours": ours, "verdict": _inconclusive(f"differences > {tol:g} within noise")}
-    return {"ours": ours, "verdict": REPRODUCED}
-
-
-def over_concentration_verdict(block: dict[str, Any]) -> Judgement:
-    """E.5(2) as published: at the lowest τ the particles over-concentrate (part, trained > Gibbs)."""
-    i = block["tau"].index(min(block["tau"]))
-    t, d = block["tau"][i], block["diff"][i]
-    ours = (f"τ = {t:g}: trained {block['trained_mean'][i]:.3f} ± {block['trained_sem'][i]:.3f} "
-            f"vs Gibbs {block['gibbs_mass'][i]:.3f} (difference {d:+.3f})")
-    ok = t in block["parted_at_tau"] and d > 0
-    return {"ours": ours, "verdict": REPRODUCED if ok else NOT_REPRODUCED}
-
-
-def bandwidth_verdict(published: dict[str, Any], block: dict[str, Any], tol: float) -> Judgement:
-    """E.5(2) explanation: with a smaller KDE bandwidth the low-τ parting closes — every τ parted
-    at the published h (and run here) matches within ``tol``."""
-    targets = [t for t in published["parted_at_tau"] if t in block["tau"]]
-    diffs = dict(zip(block["tau"], block["diff"], strict=True))
-    ours = (f"h = {block['h']:g}: " + "; ".join(f"τ = {t:g}: {diffs[t]:+.3f}" for t in block["tau"])
-            + f"; part at τ = {_tau_text(block['parted_at_tau'])}")
-    if not targets:
-        return {"ours": ours, "verdict": _inconclusive("no parting at the published h to close")}
-    closed = [t for t in targets if t not in block["parted_at_tau"] and abs(diffs[t]) <= tol]
-    if len(closed) == len(targets):
-        return {"ours": ours, "verdict": REPRODUCED}
-    if not closed:
-        return {"ours": ours, "verdict": NOT_REPRODUCED}
-    return {"ours": ours, "verdict": _inconclusive("closes at some τ only")}
-
-
-def gibbs_claims(g: dict[str, Any]) -> list[Claim]:
-    tol = g["params"]["part_tol"]
-    published, *extra = g["by_bandwidth"]
-    return [
-        ("Mass near the wells rises as τ falls (E.5(2))",
-         f"trained and Gibbs mass up by > {tol:g} from the highest to the lowest τ",
-         [(f"h = {published['h']:g}", concentration_verdict(published, tol))]),
-        ("Trained particles match the Gibbs law over τ, except at low τ (E.5(2))",
-         f"|trained − Gibbs| ≤ {tol:g} wherever they do not part; parting only at the low end",
-         [(f"h = {published['h']:g}", gibbs_match_verdict(published, tol))]),
-        ("As published: particles over-concentrate at the lowest τ (E.5(2))",
-         "trained > Gibbs, parted, at the lowest τ",
-         [(f"h = {published['h']:g}", over_concentration_verdict(published))]),
-        ("The fixed KDE bandwidth explains the parting (E.5(2))",
-         f"smaller h: the parted τ match within {tol:g}",
-         [(f"h = {b['h']:g}", bandwidth_verdict(published, b, tol)) for b in extra]),
-    ]
-
-
-# -------------------------------------------------------------------------------- modality gap
-def grows_verdict(values: list[float | None], sems: list[float | None] | None = None) -> str:
-    """A quantity that should grow along σ_mis: not reproduced when its last value is not above
-    its first; inconclusive when the rise is within 2 combined SEM (if given) or the steps fall
-    as often as they rise; reproduced otherwise. Missing values (None) are skipped."""
-    idx = [i for i, v in enumerate(values) if v is not None]
-    if len(idx) < 2:
-        return _inconclusive("fewer than two values")
-    vals = [values[i] for i in idx]
-    if vals[-1] <= vals[0]:
-        return NOT_REPRODUCED
-    if sems is not None:
-        s0, s1 = sems[idx[0]] or 0.0, sems[idx[-1]] or 0.0
-        if vals[-1] - vals[0] <= 2 * math.hypot(s0, s1):
-            return _inconclusive("rise within 2 SEM")
-    ups = sum(b > a for a, b in zip(vals[:-1], vals[1:], strict=True))
-    if ups <= len(vals) - 1 - ups:
-        return _inconclusive("no consistent trend")
-    return REPRODUCED
-
-
-def _series_text(values: list[float | None], sems: list[float | None] | None = None) -> str:
-    def one(i: int) -> str:
-        v = values[i]
-        if v is None:
-            return "—"
-        s = None if sems is None else sems[i]
-        return f"{v:.3g}" if s is None else f"{v:.3g} ± {s:.2g}"
-    return ", ".join(one(i) for i in range(len(values)))
-
-
-def outlier_rows(mg: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each outlier seed (D_sym > outlier_factor × its σ's median) with the file's diagnosis."""
-    ratio_cap = mg["params"]["collapse_ratio"]
-    rows = []
-    for o in mg["outliers"]:
-        k = mg["sigma_mis"].index(o["sigma_mis"])
-        ratio = mg["min_singular_ratio_per_seed"][k][o["seed"]]
-        collapsed = mg["collapsed_per_seed"][k][o["seed"]]
-        bins = "/".join(str(b) for b in o["occupied_bins"])
-        if collapsed:
-            why = (f"collapsed encoder (σ_min/σ_max = {ratio:.3f} < {ratio_cap:g}): the embeddings "
-                   f"fill {bins} of 60 bins, and the 1e-8 pseudo-counts inflate D_sym")
-        else:
-            why = (f"not collapsed by the rule (σ_min/σ_max = {ratio:.3f} ≥ {ratio_cap:g}), {bins} "
-                   f"of 60 bins occupied: the two angle histograms genuinely differ")
-        if o["det_fg_sign"] < 0:
-            why += "; det(f)·det(g) < 0: the two maps mirror each other"
-        rows.append({**o, "min_singular_ratio": ratio, "collapsed": collapsed,
-                     "diagnosis": why})
-    return rows
-
-
-def outlier_verdict(mg: dict[str, Any]) -> Judgement:
-    """Our diagnosis (E.5(3) asks for one): the outlier seeds are the collapsed encoders."""
-    t = mg["outlier_vs_collapsed"]
-    both, only_out, only_col = (t["outlier_and_collapsed"], t["outlier_not_collapsed"],
-                                t["collapsed_not_outlier"])
-    ours = (f"{both + only_out} outlier seed(s): {both} collapsed, {only_out} not; "
-            f"{only_col} collapsed seed(s) not outliers")
-    if both + only_out == 0:
-        return {"ours": ours, "verdict": _inconclusive("no outliers in this run")}
-    if only_out == 0 and only_col == 0:
-        return {"ours": ours, "verdict": REPRODUCED}
-    if both == 0:
-        return {"ours": ours, "verdict": NOT_REPRODUCED}
-    return {"ours": ours, "verdict": _inconclusive("collapse explains some outliers only")}
-
-
-def modality_gap_claims(mg: dict[str, Any]) -> list[Claim]:
-    mean, sem, med = mg["d_sym_mean"], mg["d_sym_sem"], mg["d_sym_median"]
-    clean, clean_sem = mg["d_sym_mean_non_collapsed"], mg["d_sym_sem_non_collapsed"]
-    return [
-        ("Modality gap D_sym grows with σ_mis (E.5(3))",
-         "D_sym rises from σ_mis = 0 to the largest σ_mis (beyond 2 SEM), mostly step by step",
-         [("mean ± SEM, as published", {"ours": _series_text(mean, sem),
-                                        "verdict": grows_verdict(mean, sem)}),
-          ("median", {"ours": _series_text(med), "verdict": grows_verdict(med)}),
-          ("mean ± SEM, collapsed seeds left out", {"ours": _series_text(clean, clean_sem),
-                                                   "verdict": grows_verdict(clean, clean_sem)})]),
-        ("Outlier seeds are collapsed encoders (E.5(3); our diagnosis)",
-         "every outlier collapsed, every collapsed seed an outlier",
-         [("—", outlier_verdict(mg))]),
-    ]
-
-
-# ------------------------------------------------------------------------------------ assembly
-SIM_CLAIMS: dict[str, Callable[[dict[str, Any]], list[Claim]]] = {
-    "s0": s0_claims, "s1": s1_claims, "hessian": hessian_claims, "large_batch": large_batch_claims,
-    "gibbs": gibbs_claims, "modality_gap": modality_gap_claims,
-}
-SIM_TITLES = {"s0": "S0 annealing (double well on S¹)", "s1": "S1 annealing (InfoNCE on (S¹)⁴)",
-              "hessian": "Hessian sharpening", "large_batch": "Wang–Isola and large batch",
-              "gibbs": "Gibbs equilibrium on S²", "modality_gap": "Modality gap on S¹"}
-
-
-def sim_verdicts(sims: dict[str, dict[str, Any]], listed: list[str]) -> list[Row]:
-    """One row per claim (``kind`` "claim"), followed by its cases (``kind`` "case") when it has
-    more than one, for every experiment with a file; an experiment without one has a single
-    "not run" row saying why."""
-    rows: list[Row] = []
-    for exp in SIM_EXPERIMENTS:
-        title = SIM_TITLES[exp]
-        if exp not in sims:
-            why = ("no reports/sims file" if exp in listed else "not in simulation.experiments")
-            rows.append({"kind": "claim", "experiment": title, "claim": "—", "prediction": "—",
-                         "case": "—", "ours": "—", "verdict": f"{NOT_RUN} ({why})"})
-            continue
-        for claim, prediction, cases in SIM_CLAIMS[exp](sims[exp]):
-            verdicts = [j["verdict"] for _, j in cases]
-            if len(cases) == 1:  # the claim is its one case: no separate case row
-                rows.append({"kind": "claim", "experiment": title, "claim": claim,
-                             "prediction": prediction, "case": cases[0][0], **cases[0][1]})
-                continue
-            rows.append({"kind": "claim", "experiment": title, "claim": claim,
-                         "prediction": prediction, "case": "all", "ours": _case_tally(verdicts),
-                         "verdict": combined_verdict(verdicts) if cases else
-                         _inconclusive("no cases")})
-            rows.extend({"kind": "case", "experiment": title, "claim": claim,
-                         "prediction": prediction, "case": case, **j} for case, j in cases)
-    return rows
-
-
-def _case_tally(verdicts: list[str]) -> str:
-    yes = sum(v == REPRODUCED for v in verdicts)
-    no = sum(v == NOT_REPRODUCED for v in verdicts)
-    return (f"{yes} reproduced · {no} not · {len(verdicts) - yes - no} inconclusive "
-            f"({len(verdicts)} cases)")
-
-
-def sims_context(sims: dict[str, dict[str, Any]], listed: list[str]) -> dict[str, Any] | None:
-    """The simulations section, or None (section omitted) when no experiment has a file."""
-    if not sims:
-        return None
-    rows = sim_verdicts(sims, listed)
-    ctx: dict[str, Any] = {
-        "verdicts": rows,
-        "overall": [r for r in rows if r["kind"] == "claim"],
-        "cases": [r for r in rows if r["kind"] == "case"],
-        "present": [e for e in SIM_EXPERIMENTS if e in sims],
-        "seconds": {e: s["seconds"] for e, s in sims.items()},
-        "params": {e: s["params"] for e, s in sims.items()},
-    }
-    if "s0" in sims:
-        s0 = sims["s0"]
-        ctx["s0"] = {k: s0[k] for k in ("a", "delta_e", "c_star", "chains", "dt", "horizon", "K",
-                                         "dynamics", "scheme")} | {"fits": s0_fit_table(s0)}
-    if "s1" in sims:
-        ctx["s1"] = {"barrier": sims["s1"]["barrier"], "table": s1_table(sims["s1"]),
-                     "chains": sims["s1"]["chains"], "horizon": sims["s1"]["horizon"]}
-    if "hessian" in sims:
-        h = sims["hessian"]
-        ctx["hessian"] = {"betas": h["params"]["betas"], "count": h["random"]["count"],
-                          "configs": [c["name"] for c in h["configs"]]}
-    if "large_batch" in sims:
-        lb = sims["large_batch"]
-        ctx["large_batch"] = {
-            "wi": [{k: w[k] for k in ("tau", "d", "kappa_pos", "anchors")} for w in lb["wang_isola"]],
-            "grad": [{k: g[k] for k in ("critic", "tau", "n_ref", "seeds")}
-                     for g in lb["grad_consistency"]],
-            "value": [{k: v[k] for k in ("critic", "tau", "n_ref", "seeds")}
-                      for v in lb["value_gap"]]}
-    if "gibbs" in sims:
-        ctx["gibbs"] = gibbs_table(sims["gibbs"])
-    if "modality_gap" in sims:
-        ctx["modality_gap"] = modality_gap_table(sims["modality_gap"])
-    return ctx
-
-
-def gibbs_table(g: dict[str, Any]) -> dict[str, Any]:
-    """Per bandwidth and τ: trained mass (mean ± SEM over seeds), Gibbs mass, their difference
-    and whether they part (the file's flag)."""
-    rows = [{"h": b["h"], "tau": t, "trained": b["trained_mean"][i], "sem": b["trained_sem"][i],
-             "gibbs": b["gibbs_mass"][i], "diff": b["diff"][i],
-             "parted": t in b["parted_at_tau"]}
-            for b in g["by_bandwidth"] for i, t in enumerate(b["tau"])]
-    return {"rows": rows, "part_tol": g["params"]["part_tol"], "radius": g["radius"],
-            "seeds": g["seeds"], "particles": g["particles"], "steps": g["steps"],
-            "uniform_mass": g["uniform_mass"], "n_gibbs": g["params"]["n_gibbs"]}
-
-
-def modality_gap_table(mg: dict[str, Any]) -> dict[str, Any]:
-    """Per σ_mis: D_sym mean ± SEM (as published), median, mean ± SEM over non-collapsed seeds
-    and the number of collapsed seeds; and the diagnosed outliers."""
-    rows = [{"sigma": s, "mean": mg["d_sym_mean"][k], "sem": mg["d_sym_sem"][k],
-             "median": mg["d_sym_median"][k], "clean": mg["d_sym_mean_non_collapsed"][k],
-             "clean_sem": mg["d_sym_sem_non_collapsed"][k],
-             "collapsed": sum(mg["collapsed_per_seed"][k])}
-            for k, s in enumerate(mg["sigma_mis"])]
-    return {"rows": rows, "outliers": outlier_rows(mg), "seeds": mg["seeds"],
-            "params": mg["params"], "cross": mg["outlier_vs_collapsed"]}
-
-
-def md_cell(text: Any) -> str:
-    """A Markdown table cell: a literal "|" (as in |gap|) would split the cell."""
-    return str(text).replace("|", "\\|")
-
-
-def verdict_class(verdict: str) -> str:
-    """CSS class of a verdict cell ("not run" is neither a success nor a failure)."""
-    if verdict == REPRODUCED:
-        return "verdict-reproduced"
-    if verdict.startswith(NOT_RUN):
-        return "verdict-notrun"
-    return "verdict-not" if verdict.startswith(NOT_REPRODUCED) else "verdict-inconclusive"

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from infonce_lab.report.figures import _by_group, _png, plt
+from infonce_lab.report.verdicts import NOT_REPRODUCED, REPRODUCED, inconclusive
 
 # SPECS C.4: unsupervised SimCSE, BERT-base-uncased, 1M Wikipedia sentences, STS-B test.
 PAPER = {"infonce": 71.74, "infonce_pm": 4.23, "weince": 76.36, "weince_pm": 3.17, "gain": 4.63,
@@ -34,15 +35,15 @@ def gain_verdict(pair: dict[str, Any]) -> tuple[str, str]:
     if d["ci95"] is not None:
         ours += f" ± {d['ci95']:.2f} (n = {d['n']} seeds)"
     if d["n"] < 2 or pair.get("p_one_sided") is None:
-        return (ours + ", one seed", "inconclusive (one seed: no paired test; list more "
-                "text.study.seeds)")
+        return (ours + ", one seed", inconclusive("one seed: no paired test; list more "
+                                                   "text.study.seeds"))
     p = pair["p_one_sided"]
     ours += f", one-sided p = {p:.3g}"
     if d["mean"] > 0 and p < ALPHA:
-        return ours, "reproduced"
+        return ours, REPRODUCED
     if d["ci95"] is not None and d["mean"] + d["ci95"] < 0:
-        return ours, "not reproduced"
-    return ours, "inconclusive (CI overlaps 0)"
+        return ours, NOT_REPRODUCED
+    return ours, inconclusive("CI overlaps 0")
 
 
 def oriented(pair: dict[str, Any], kinds: dict[str, str], groups: dict[str, Any]

@@ -107,7 +107,7 @@ def test_stage_timings_sum_per_kind_and_skip_stale_files(tmp_path: Path):
                             ("aggregate", 1.0, 3.5), ("pretrain@removed", 99.0, 99.0)):
         (tmp_path / f"{name}.json").write_text(json.dumps(
             {"stage": name, "seconds": sec, "process_seconds": proc, "finished": "t"}))
-    t = stage_timings(tmp_path, ["pretrain@r1", "pretrain@r2", "aggregate", "extract@r1"])
+    t = stage_timings(tmp_path, ["pretrain@r1", "pretrain@r2", "aggregate", "evaluate@r1"])
     assert [s["stage"] for s in t["stages"]] == ["pretrain@r1", "pretrain@r2", "aggregate"]
     kinds = {k["kind"]: k for k in t["stage_kinds"]}
     assert kinds["pretrain"] == {"kind": "pretrain", "count": 2, "seconds": 30.0,

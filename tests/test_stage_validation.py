@@ -17,7 +17,6 @@ STAGES = {
     "download": ["--dataset", "digits"],
     "pretrain": ["--dataset", "digits", "--backbone", "resnet_digits", "--loss", "infonce",
                  "--schedule", "fixed_t02", "--seed", "1"],
-    "extract": ["--dataset", "digits", "--run", "x"],
     "evaluate": ["--dataset", "digits", "--backbone", "b", "--loss", "l", "--schedule", "s",
                  "--seed", "1", "--run", "x"],
     "baselines": ["--dataset", "digits"],

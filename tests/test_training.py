@@ -85,3 +85,20 @@ def test_finite_guard_names_the_first_bad_step_and_only_raises_on_check() -> Non
             guard.check("advice")  # finite so far: no error
     with pytest.raises(FloatingPointError, match=r"non-finite loss at step 2; advice"):
         guard.check("advice")
+
+
+def test_seed_everything_sets_determinism_without_importing_inductor() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, torch\n"
+            "from infonce_lab.runtime import seed_everything\n"
+            "assert not torch.are_deterministic_algorithms_enabled()\n"
+            "seed_everything(0, 1)\n"
+            "assert torch.are_deterministic_algorithms_enabled()\n"
+            "assert torch.is_deterministic_algorithms_warn_only_enabled()\n"
+            "assert 'torch._inductor.config' not in sys.modules\n"
+            "seed_everything(0, 1, compiled=True)\n"
+            "import torch._inductor.config as c\n"
+            "assert c.deterministic\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -30,7 +30,7 @@ def save_features(out_dir: Path, split: str, h: np.ndarray, z: np.ndarray | None
 def load_features(feat_dir: str | Path, split: str) -> FeatureSet:
     path = Path(feat_dir) / f"{split}.npz"
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no features; run the extract stage for this run")
+        raise FileNotFoundError(f"{path}: no features; run the evaluate stage for this run")
     with np.load(path) as f:
         return FeatureSet(h=f["h"], z=f.get("z"), y=f["y"])
 

@@ -124,7 +124,7 @@ def train_encoder(
     resume: Resume | None = None,
 ) -> TrainResult:
     device = resolve_device(training.device)
-    seed_everything(seed, training.threads)
+    seed_everything(seed, training.threads, compiled=training.compile)
     rank, world = _distributed()
     x_all = _on_device(x_train, device)
     n = x_all.shape[0]

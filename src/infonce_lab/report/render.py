@@ -39,7 +39,7 @@ def stage_names(params: Params) -> list[str]:
     runs = [r.id for r in params.runs()]
     text_runs = [r.id for r in params.text_runs()]
     names = [f"download@{d}" for d in params.study.datasets]
-    for kind in ("pretrain", "extract", "evaluate", "diagnose"):
+    for kind in ("pretrain", "evaluate", "diagnose"):
         names += [f"{kind}@{r}" for r in runs]
     names += ["noise_floor"] + [f"baselines@{d}" for d in params.study.datasets]
     names += [f"download_text@{d}" for d in params.text.study.datasets]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infonce_lab.report.paired import loss_kind_differences
 from infonce_lab.report.verdicts import (
     NOT_REPRODUCED,
     NOT_RUN,
@@ -66,18 +67,9 @@ def noninferiority_verdict(diff: dict[str, Any]) -> Judgement:
 def _direct_vs_infonce(paired: dict[str, Any], loss_kinds: dict[str, str]
                        ) -> list[tuple[str, dict[str, Any]]]:
     """(case, DirectAU − InfoNCE difference) for every such pair at a shared schedule."""
-    out = []
-    for key, pair in paired.items():
-        setting, comp, metric = key.split("/")
-        losses, _, schedule = comp.partition("@")
-        x, _, y = losses.partition("_vs_")
-        kinds = (loss_kinds.get(x), loss_kinds.get(y))
-        if set(kinds) != {"info_nce", "direct_au"} or metric not in METRIC_NAMES:
-            continue
-        d = pair["diff"]
-        diff = d if kinds[0] == "direct_au" else {**d, "mean": -d["mean"]}
-        out.append((f"{setting} @ {schedule}, {METRIC_NAMES[metric]}", diff))
-    return out
+    return [(f"{c.setting} @ {c.shared}, {METRIC_NAMES[c.metric]}", diff)
+            for c, diff in loss_kind_differences(paired, loss_kinds, "direct_au", "info_nce",
+                                                 METRIC_NAMES)]
 
 
 def au_claims(au: dict[str, Any] | None, paired: dict[str, Any], loss_kinds: dict[str, str]

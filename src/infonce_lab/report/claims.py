@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infonce_lab.report.paired import loss_kind_differences
 from infonce_lab.report.verdicts import NOT_REPRODUCED, REPRODUCED, inconclusive
 
 # (dataset kind, backbone, metric): (InfoNCE, WEINCE, gain) — None where SPECS says UNKNOWN.
@@ -55,26 +56,14 @@ def gain_verdict(diff: dict[str, Any]) -> str:
     return inconclusive("CI overlaps 0")
 
 
-def _oriented(pair: dict[str, Any], weince_first: bool) -> dict[str, Any]:
-    if weince_first:
-        return pair["diff"]
-    return {**pair["diff"], "mean": -pair["diff"]["mean"]}
-
-
 def accuracy_claims(paired: dict[str, Any], loss_kinds: dict[str, str],
                     dataset_kinds: dict[str, str], backbones: dict[str, dict[str, Any]]
                     ) -> list[dict[str, Any]]:
     """Rows {setting, metric, paper, ours, verdict} — ours first, then the paper's settings."""
     rows: list[dict[str, Any]] = []
     ran: set[tuple[str, str, str]] = set()
-    for key, pair in paired.items():
-        setting, comp, metric = key.split("/")
-        losses, _, schedule = comp.partition("@")
-        x, _, y = losses.partition("_vs_")
-        kinds = (loss_kinds.get(x), loss_kinds.get(y))
-        if set(kinds) != {"info_nce", "weince"} or metric not in METRIC_NAMES:
-            continue
-        diff = _oriented(pair, kinds[0] == "weince")
+    for c, diff in loss_kind_differences(paired, loss_kinds, "weince", "info_nce", METRIC_NAMES):
+        setting, schedule, metric = c.setting, c.shared, c.metric
         dataset, _, backbone = setting.partition("-")
         dkind = dataset_kinds.get(dataset, dataset)
         btag = backbone_tag(backbones[backbone]) if backbone in backbones else backbone

@@ -16,6 +16,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from infonce_lab.config import Params, params_hash
 from infonce_lab.io import read_json
+from infonce_lab.report.paired import comparisons
 from infonce_lab.report.verdicts import fmt_ci, fmt_p, md_cell, verdict_class
 
 PACKAGES = ("infonce-lab", "torch", "torchvision", "numpy", "scipy", "scikit-learn", "pandas",
@@ -152,14 +153,9 @@ def comparison(params: Params, summary: dict[str, dict[str, Any]]) -> list[dict[
 def schedule_comparisons(params: Params, paired: dict[str, Any]) -> list[dict[str, Any]]:
     """The paired comparisons between two schedules on one loss (linear probe and kNN)."""
     schedules = set(params.schedules)
-    rows = []
-    for key, c in paired.items():
-        setting, comp, metric = key.split("/")
-        pair, _, loss = comp.partition("@")
-        a, _, b = pair.partition("_vs_")
-        if {a, b} <= schedules and metric in ("linear.test_acc", "knn.test_acc"):
-            rows.append({"name": f"{setting}: {a} − {b} ({loss})", "metric": metric, **c})
-    return rows
+    return [{"name": f"{c.setting}: {c.a} − {c.b} ({c.shared})", "metric": c.metric, **c.pair}
+            for c in comparisons(paired)
+            if {c.a, c.b} <= schedules and c.metric in ("linear.test_acc", "knn.test_acc")]
 
 
 # (HTML id, title, source, Markdown anchor of the section's heading)

@@ -290,3 +290,25 @@ def test_shipped_minilm_embeds_paraphrases_closer() -> None:
     emb = encode(model, load_tokenizer(cfg), texts, max_length=32)
     cos = pair_cosines(emb, np.array([[0, 1], [0, 2]]))
     assert cos[0] > 0.6 > cos[1] + 0.3
+
+
+def test_non_finite_loss_stops_training_naming_the_first_bad_step(tokenizer, monkeypatch) -> None:
+    import infonce_lab.text_training as tt
+
+    real = tt.build_loss
+
+    def poisoned(cfg):  # noqa: ANN001, ANN202
+        fn = real(cfg)
+        calls = {"n": 0}
+
+        def call(z1, z2, tau):  # noqa: ANN001, ANN202
+            calls["n"] += 1
+            value, stats = fn(z1, z2, tau)
+            return (value * float("nan") if calls["n"] == 3 else value), stats
+
+        return call
+
+    monkeypatch.setattr(tt, "build_loss", poisoned)
+    # no on_log: nothing syncs during the run, so only the end-of-run check can catch it
+    with pytest.raises(FloatingPointError, match=r"non-finite loss at step 2; lower text.training.lr"):
+        _train(tokenizer, InfoNCEConfig(), steps=5)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from infonce_lab.report._legacy import NOT_REPRODUCED, NOT_RUN, REPRODUCED
 from infonce_lab.report.au import (
     NONINFERIORITY_MARGIN,
     au_claims,
@@ -18,7 +19,6 @@ from infonce_lab.report.au import (
     plane_verdict,
 )
 from infonce_lab.report.render import scoreboard, section_verdicts, stage_timings
-from infonce_lab.report.verdicts import NOT_REPRODUCED, NOT_RUN, REPRODUCED
 
 REPO = Path(__file__).resolve().parents[1]
 

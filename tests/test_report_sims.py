@@ -10,6 +10,13 @@ from typing import Any
 
 import pytest
 
+from infonce_lab.report._legacy import (
+    NOT_REPRODUCED,
+    REPRODUCED,
+    combined_verdict,
+    md_cell,
+    verdict_class,
+)
 from infonce_lab.report.figures import (
     gibbs_masses,
     hessian_scaling,
@@ -55,13 +62,6 @@ from infonce_lab.report.sims import (
     value_gap_verdict,
     wi_limit_verdict,
     wi_rate_verdict,
-)
-from infonce_lab.report.verdicts import (
-    NOT_REPRODUCED,
-    REPRODUCED,
-    combined_verdict,
-    md_cell,
-    verdict_class,
 )
 
 PNG = b"\x89PNG"

@@ -10,6 +10,11 @@ from typing import Any
 
 import pytest
 
+from infonce_lab.report._legacy import (
+    NOT_REPRODUCED,
+    REPRODUCED,
+    overall_verdict,
+)
 from infonce_lab.report.figures import (
     allocation_shares,
     gpd_fit,
@@ -34,11 +39,6 @@ from infonce_lab.report.tails import (
     tail_verdicts,
     tails_context,
     trend_verdict,
-)
-from infonce_lab.report.verdicts import (
-    NOT_REPRODUCED,
-    REPRODUCED,
-    overall_verdict,
 )
 
 PNG = b"\x89PNG"

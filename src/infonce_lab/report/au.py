@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infonce_lab.report.paired import loss_kind_differences
-from infonce_lab.report.verdicts import (
+from infonce_lab.report._legacy import (
     NOT_REPRODUCED,
     NOT_RUN,
     REPRODUCED,
@@ -19,6 +18,7 @@ from infonce_lab.report.verdicts import (
     combined_verdict,
     inconclusive,
 )
+from infonce_lab.report.paired import loss_kind_differences
 
 # "Competitive": DirectAU's accuracy is at most this far below InfoNCE's (a non-inferiority
 # margin, in accuracy units: one point).

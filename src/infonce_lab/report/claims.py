@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from infonce_lab.report._legacy import NOT_REPRODUCED, REPRODUCED, inconclusive
 from infonce_lab.report.paired import loss_kind_differences
-from infonce_lab.report.verdicts import NOT_REPRODUCED, REPRODUCED, inconclusive
 
 # (dataset kind, backbone, metric): (InfoNCE, WEINCE, gain) — None where SPECS says UNKNOWN.
 PAPER_ROWS: list[dict[str, Any]] = [

@@ -16,8 +16,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from infonce_lab.config import Params, params_hash
 from infonce_lab.io import read_json
+from infonce_lab.report._legacy import fmt_ci, fmt_p, md_cell, verdict_class
 from infonce_lab.report.paired import comparisons
-from infonce_lab.report.verdicts import fmt_ci, fmt_p, md_cell, verdict_class
 
 PACKAGES = ("infonce-lab", "torch", "torchvision", "numpy", "scipy", "scikit-learn", "pandas",
             "dvc", "dvclive", "pydantic", "matplotlib", "transformers", "gensim",

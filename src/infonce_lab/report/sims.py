@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from infonce_lab.io import read_json
-from infonce_lab.report.verdicts import (
+from infonce_lab.report._legacy import (
     NOT_REPRODUCED,
     NOT_RUN,
     REPRODUCED,

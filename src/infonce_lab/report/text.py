@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from infonce_lab.report._legacy import NOT_REPRODUCED, REPRODUCED, inconclusive
 from infonce_lab.report.figures import _by_group, _png, plt
-from infonce_lab.report.verdicts import NOT_REPRODUCED, REPRODUCED, inconclusive
 
 # SPECS C.4: unsupervised SimCSE, BERT-base-uncased, 1M Wikipedia sentences, STS-B test.
 PAPER = {"infonce": 71.74, "infonce_pm": 4.23, "weince": 76.36, "weince_pm": 3.17, "gain": 4.63,

@@ -1,47 +1,428 @@
-"""The verdict vocabulary every section of the report shares, and the rules that combine
-verdicts: a claim is *reproduced*, *not reproduced*, *inconclusive (why)*, or *not run*."""
+"""The verdict contract: every claim row of the report is built from these pieces.
+
+A row holds the paper's sentence (with its section or equation), the quantity measured, the
+*rule* — stated with its tolerance or margin before any data is read, and printed on the page —,
+the result with its interval, and the verdict: *reproduced*, *not reproduced*, *inconclusive
+(why)* or *not run (what it takes)*. A rule always has a region that fails it (tests feed each
+rule data that must fail and data that must pass).
+
+- An :class:`Estimate` is a number with its interval; with a :class:`TInference` behind it, it
+  also gives one-sided p-values at any null value, so a family of cases can be Holm-adjusted.
+  An estimate from a degenerate or boundary fit carries ``undefined`` (why) instead of a value.
+- A :class:`Rule` is a hypothesis about the estimate with a passing and a failing region
+  (:class:`Above`, :class:`Below`, :class:`Equivalent`, :class:`NonInferior`, :class:`InRange`).
+  Each region is a one-sided test at level α/2 (for a two-sided 95% interval: the region is
+  reached when the interval lies inside it), Holm-adjusted within the family when p-values exist.
+- :func:`decide_family` decides every case of one claim (Holm within the family, both
+  directions); :func:`all_cases` combines cases of a claim that must hold in every case.
+- Simulations are decided at their step and at half the step (:func:`converged`): a disagreement
+  beyond the intervals, or a different verdict, is *inconclusive (not converged)*.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
-Metric = dict[str, Any]  # mean_ci over seeds: {"mean", "std", "n", "ci95"}
-Judgement = dict[str, str]  # {"ours": formatted numbers, "verdict": ...}
+from infonce_lab.evaluation.stats import TInference, holm
 
-REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
-
-
-def inconclusive(why: str) -> str:
-    return f"inconclusive ({why})"
+ALPHA = 0.05  # every rule: two-sided 95% intervals, one-sided tests at α/2 per direction
 
 
-
-def fmt_num(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-
-def overall_verdict(verdicts: list[str]) -> str:
-    """A claim holds overall only when it holds in every configuration."""
-    if verdicts and all(v == REPRODUCED for v in verdicts):
-        return REPRODUCED
-    if verdicts and all(v == NOT_REPRODUCED for v in verdicts):
-        return NOT_REPRODUCED
-    yes = sum(v == REPRODUCED for v in verdicts)
-    no = sum(v == NOT_REPRODUCED for v in verdicts)
-    return inconclusive(f"{yes} of {len(verdicts)} reproduced, {no} not")
+class Outcome(StrEnum):
+    REPRODUCED = "reproduced"
+    NOT_REPRODUCED = "not reproduced"
+    INCONCLUSIVE = "inconclusive"
+    NOT_RUN = "not run"
 
 
+@dataclass(frozen=True)
+class Verdict:
+    outcome: Outcome
+    why: str = ""
 
-NOT_RUN = "not run"
+    def __str__(self) -> str:
+        if self.outcome is Outcome.NOT_RUN:
+            return f"not run: {self.why}" if self.why else "not run"
+        return f"{self.outcome} ({self.why})" if self.why else str(self.outcome)
 
-def combined_verdict(verdicts: list[str]) -> str:
-    """One verdict for a claim over its cases: a shared verdict (reasons included) stands as is,
-    a mixture is inconclusive with the tally."""
-    if verdicts and len(set(verdicts)) == 1:
+    @property
+    def css(self) -> str:
+        return {Outcome.REPRODUCED: "verdict-reproduced", Outcome.NOT_REPRODUCED: "verdict-not",
+                Outcome.INCONCLUSIVE: "verdict-inconclusive",
+                Outcome.NOT_RUN: "verdict-notrun"}[self.outcome]
+
+
+def reproduced(why: str = "") -> Verdict:
+    return Verdict(Outcome.REPRODUCED, why)
+
+
+def not_reproduced(why: str = "") -> Verdict:
+    return Verdict(Outcome.NOT_REPRODUCED, why)
+
+
+def inconclusive(why: str) -> Verdict:
+    return Verdict(Outcome.INCONCLUSIVE, why)
+
+
+def not_run(what_it_takes: str) -> Verdict:
+    return Verdict(Outcome.NOT_RUN, what_it_takes)
+
+
+# ------------------------------------------------------------------------------------ estimates
+@dataclass(frozen=True)
+class Estimate:
+    """A measured quantity: ``value`` with its (two-sided, ``level``) interval [low, high].
+
+    ``t`` (optional) is the t-inference behind it, which gives p-values at any null value (and
+    so Holm within a family); without it a rule decides on the interval alone. ``undefined``
+    says why there is no value (a degenerate or boundary fit); ``unit``/``digits`` format it.
+    """
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    level: float = 0.95
+    t: TInference | None = None
+    n: int | None = None
+    undefined: str | None = None
+    unit: str = ""
+    digits: int = 3
+    signed: bool = False
+    note: str = ""
+
+    @classmethod
+    def from_t(cls, t: TInference | None, *, scale: float = 1.0, **kw: Any) -> Estimate:
+        """From a t-inference (None: one seed, no interval); ``scale`` converts units (e.g. 100
+        for accuracy points) of the value, the interval and the null values alike."""
+        if t is None:
+            return cls(None, undefined="one seed: no interval", **kw)
+        if scale != 1.0:
+            t = TInference(t.mean * scale, t.se * scale, t.df, t.n)
+        lo, hi = t.interval()
+        return cls(t.mean, lo, hi, t=t, n=t.n, **kw)
+
+    @classmethod
+    def missing(cls, why: str) -> Estimate:
+        return cls(None, undefined=why)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None, **kw: Any) -> Estimate:
+        """From a results file's estimate: ``{"value", "low", "high"}`` plus optional ``level``,
+        ``n``, ``undefined`` and ``t`` (a :meth:`TInference.to_json` dict)."""
+        if d is None:
+            return cls.missing(kw.pop("why", "not in the results file"))
+        t = TInference.from_json(d["t"]) if d.get("t") else None
+        return cls(d.get("value"), d.get("low"), d.get("high"), d.get("level", 0.95), t,
+                   d.get("n"), d.get("undefined"), **kw)
+
+    @property
+    def defined(self) -> bool:
+        return self.undefined is None and self.value is not None and math.isfinite(self.value)
+
+    @property
+    def has_interval(self) -> bool:
+        return self.low is not None and self.high is not None
+
+    def p_greater(self, theta: float) -> float | None:
+        return None if self.t is None else self.t.p_greater(theta)
+
+    def p_less(self, theta: float) -> float | None:
+        return None if self.t is None else self.t.p_less(theta)
+
+    def __str__(self) -> str:
+        if not self.defined:
+            return f"undefined ({self.undefined})" if self.undefined else "—"
+        d = self.digits
+        unit = f" {self.unit}" if self.unit else ""
+        sign = "+" if self.signed else ""
+        text = f"{self.value:{sign}.{d}f}"
+        if self.has_interval:
+            text += f" [{self.low:{sign}.{d}f}, {self.high:{sign}.{d}f}]"
+        text += unit
+        if self.n is not None:
+            text += f" (n = {self.n})"
+        return text + (f"; {self.note}" if self.note else "")
+
+
+def fmt_p(p: float | None, floor: float | None = None) -> str:
+    """A p-value; one at a bootstrap's floor 1/(B+1) is a bound, printed as one."""
+    if p is None:
+        return "—"
+    if floor is not None and p <= floor * (1 + 1e-9):
+        return f"≤ {floor:.3g} (bootstrap floor)"
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
+# ---------------------------------------------------------------------------------------- rules
+@dataclass(frozen=True)
+class Region:
+    """One side of a rule: the data show μ > θ (``above``) or μ < θ."""
+
+    theta: float
+    above: bool
+
+    def reached_by_interval(self, e: Estimate) -> bool:
+        return bool(e.low > self.theta) if self.above else bool(e.high < self.theta)
+
+    def p(self, e: Estimate) -> float | None:
+        return e.p_greater(self.theta) if self.above else e.p_less(self.theta)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A decision rule written before the data. ``passes``: regions that must *all* be reached to
+    reproduce the claim; ``fails``: regions of which reaching *any* one fails it. ``text`` is
+    what the page prints as the rule."""
+
+    text: str
+    passes: tuple[Region, ...]
+    fails: tuple[Region, ...]
+    inconclusive_why: str = "the interval reaches neither region"
+
+    def decide(self, e: Estimate, p_pass: float | None = None, p_fail: float | None = None
+               ) -> Verdict:
+        """The verdict on one estimate. ``p_pass``/``p_fail``: Holm-adjusted p-values of the
+        two directions (from :func:`decide_family`); without them the interval decides."""
+        if not e.defined:
+            return inconclusive(f"undefined: {e.undefined}" if e.undefined else "no estimate")
+        if not e.has_interval:
+            return inconclusive("no interval")
+        # The pass region is tested first: with a minimum effect δ (Above/Below) the regions
+        # overlap, and an effect shown to exist but smaller than δ still has the claimed sign.
+        if p_pass is not None:
+            passed = p_pass < ALPHA / 2
+        else:
+            passed = all(r.reached_by_interval(e) for r in self.passes)
+        if passed:
+            return reproduced()
+        if p_fail is not None:
+            failed = p_fail < ALPHA / 2
+        else:
+            failed = any(r.reached_by_interval(e) for r in self.fails)
+        return not_reproduced() if failed else inconclusive(self.inconclusive_why)
+
+    def p_pass(self, e: Estimate) -> float | None:
+        """p of the pass direction: every pass region must be reached (intersection-union, so
+        the largest p decides)."""
+        ps = [r.p(e) for r in self.passes]
+        return None if any(p is None for p in ps) else max(ps)  # type: ignore[type-var]
+
+    def p_fail(self, e: Estimate) -> float | None:
+        """p of the fail direction: any fail region suffices. The regions are disjoint (μ above
+        one bound or below the other), so the smallest p decides, exactly as "the interval lies
+        wholly outside" does."""
+        ps = [r.p(e) for r in self.fails]
+        if any(p is None for p in ps):
+            return None
+        return min(ps)  # type: ignore[type-var]
+
+
+def fmt_num(x: float, unit: str = "") -> str:
+    return f"{x:g}{(' ' + unit) if unit else ''}"
+
+
+def Above(theta: float, *, min_effect: float | None = None, unit: str = "",
+          what: str = "the estimate") -> Rule:
+    """Claim μ > θ. Reproduced: the interval lies above θ. Not reproduced: it lies below θ, or —
+    with ``min_effect`` δ — below θ + δ (the data exclude any effect of the claimed size)."""
+    fail_at = theta + (min_effect or 0.0)
+    text = f"{what}: 95% interval above {fmt_num(theta, unit)} reproduces"
+    text += (f"; below {fmt_num(fail_at, unit)} (an effect smaller than "
+             f"{fmt_num(min_effect, unit)} excluded) does not" if min_effect else
+             f"; below {fmt_num(theta, unit)} does not")
+    return Rule(text, (Region(theta, True),), (Region(fail_at, False),))
+
+
+def Below(theta: float, *, min_effect: float | None = None, unit: str = "",
+          what: str = "the estimate") -> Rule:
+    """Claim μ < θ (the mirror of :func:`Above`)."""
+    fail_at = theta - (min_effect or 0.0)
+    text = f"{what}: 95% interval below {fmt_num(theta, unit)} reproduces"
+    text += (f"; above {fmt_num(fail_at, unit)} does not" if min_effect else
+             f"; above {fmt_num(theta, unit)} does not")
+    return Rule(text, (Region(theta, False),), (Region(fail_at, True),))
+
+
+def Equivalent(margin: float, *, center: float = 0.0, unit: str = "",
+               what: str = "the difference") -> Rule:
+    """A "no effect" / "they match" claim as an equivalence test (TOST): reproduced when the
+    interval lies inside center ± margin, not reproduced when it lies wholly outside."""
+    lo, hi = center - margin, center + margin
+    text = (f"{what}: equivalence (TOST) — 95% interval inside "
+            f"[{fmt_num(lo)}, {fmt_num(hi)}]{(' ' + unit) if unit else ''} reproduces; wholly "
+            f"outside does not")
+    return Rule(text, (Region(lo, True), Region(hi, False)), (Region(hi, True), Region(lo, False)),
+                "the interval straddles the margin")
+
+
+def NonInferior(margin: float, *, unit: str = "", what: str = "the difference") -> Rule:
+    """"Competitive": μ > −margin. Reproduced above −margin, not reproduced below it."""
+    text = (f"{what}: non-inferiority — 95% interval above −{fmt_num(margin, unit)} reproduces; "
+            f"below −{fmt_num(margin, unit)} does not")
+    return Rule(text, (Region(-margin, True),), (Region(-margin, False),),
+                "the interval straddles the margin")
+
+
+def InRange(low: float, high: float, *, unit: str = "", what: str = "the estimate") -> Rule:
+    """A magnitude claim (the paper's range): reproduced when the interval lies inside
+    [low, high], not reproduced when it misses the range altogether."""
+    text = (f"{what}: 95% interval inside the paper's [{fmt_num(low)}, {fmt_num(high)}]"
+            f"{(' ' + unit) if unit else ''} reproduces; disjoint from it does not")
+    return Rule(text, (Region(low, True), Region(high, False)),
+                (Region(high, True), Region(low, False)), "the interval overlaps the range")
+
+
+@dataclass(frozen=True)
+class Check:
+    """A rule over an input that is not one estimate (a set of curves, counts, a table): the
+    text the page prints, and the function that decides. Like a :class:`Rule` it must be able
+    to fail: the rule tests feed it an input that must fail it."""
+
+    text: str
+    fn: Callable[[Any], Verdict]
+
+    def decide(self, x: Any) -> Verdict:
+        return self.fn(x)
+
+
+RuleLike = Rule | Check
+
+
+# ----------------------------------------------------------------------------- cases and claims
+@dataclass(frozen=True)
+class Case:
+    """One case of a claim (a configuration, a schedule, a σ_mis …)."""
+
+    name: str
+    result: str
+    verdict: Verdict
+    p: str = ""  # the test's p-values as printed (raw and Holm-adjusted)
+
+
+def decide_family(rule: Rule, estimates: Sequence[Estimate], names: Sequence[str],
+                  results: Sequence[str] | None = None) -> list[Case]:
+    """Decide every case of one claim under one rule, Holm-adjusting each direction's p-values
+    within the family where every estimate has a t-inference (else the intervals decide)."""
+    adjustable = all(e.t is not None for e in estimates if e.defined)
+    p_pass = [rule.p_pass(e) if e.defined else None for e in estimates]
+    p_fail = [rule.p_fail(e) if e.defined else None for e in estimates]
+    adj_pass = holm(p_pass) if adjustable else [None] * len(estimates)
+    adj_fail = holm(p_fail) if adjustable else [None] * len(estimates)
+    holm_applies = adjustable and sum(e.defined for e in estimates) > 1
+    cases = []
+    for i, e in enumerate(estimates):
+        verdict = rule.decide(e, adj_pass[i], adj_fail[i]) if adjustable else rule.decide(e)
+        p = ""
+        if adjustable and p_pass[i] is not None:
+            p = f"p = {fmt_p(p_pass[i])}"
+            if holm_applies:
+                p += f" (Holm {fmt_p(adj_pass[i])})"
+        cases.append(Case(names[i], results[i] if results else str(e), verdict, p))
+    return cases
+
+
+def all_cases(verdicts: Sequence[Verdict]) -> Verdict:
+    """A claim that must hold in every case: reproduced when all are; not reproduced when any case
+    is (the claim as stated fails there); inconclusive otherwise, with the tally."""
+    if not verdicts:
+        return inconclusive("no cases")
+    kinds = [v.outcome for v in verdicts]
+    if all(k is Outcome.NOT_RUN for k in kinds):
         return verdicts[0]
-    return overall_verdict(verdicts)
+    yes = kinds.count(Outcome.REPRODUCED)
+    no = kinds.count(Outcome.NOT_REPRODUCED)
+    if yes == len(kinds):
+        return reproduced()
+    if no:
+        return not_reproduced(f"in {no} of {len(kinds)} cases")
+    if len(set(verdicts)) == 1:
+        return verdicts[0]
+    return inconclusive(f"{yes} of {len(kinds)} reproduced, none contradicted")
 
+
+def tally(cases: Sequence[Case]) -> str:
+    kinds = [c.verdict.outcome for c in cases]
+    yes, no = kinds.count(Outcome.REPRODUCED), kinds.count(Outcome.NOT_REPRODUCED)
+    return (f"{yes} reproduced · {no} not · {len(kinds) - yes - no} inconclusive "
+            f"({len(kinds)} cases)")
+
+
+def converged(at_step: Estimate, at_half: Estimate, rule: Rule) -> tuple[Verdict, str]:
+    """A simulation's verdict from its run at the step and at half the step (or twice the steps):
+    both decided by ``rule``; they must agree in verdict and, beyond their combined 95%
+    half-widths, in value — otherwise *inconclusive (not converged)*. Returns the verdict and
+    the result text showing both runs."""
+    text = f"step: {at_step}; half step: {at_half}"
+    v1, v2 = rule.decide(at_step), rule.decide(at_half)
+    if at_step.defined and at_half.defined and at_step.has_interval and at_half.has_interval:
+        h1 = (at_step.high - at_step.low) / 2
+        h2 = (at_half.high - at_half.low) / 2
+        if abs(at_step.value - at_half.value) > math.hypot(h1, h2):
+            return inconclusive("not converged: the half step moves the estimate beyond its "
+                                "interval"), text
+    if v1 != v2:
+        return inconclusive(f"not converged: {v1} at the step, {v2} at half the step"), text
+    return v1, text
+
+
+@dataclass
+class ClaimRow:
+    """One claim of one paper (or one self-check), as the page shows it.
+
+    ``section``: which part of the page (weince, annealing, geometry, au, pipeline); ``topic``:
+    the experiment or table it belongs to; ``claim``: the paper's sentence with its section or
+    equation; ``quantity``: what we measure; ``rule``: the rule as stated before the data;
+    ``result``: the headline number(s) with interval; ``cases``: the per-case details.
+    ``self_check``: a check of our own derivation, counted apart from the papers' claims.
+    """
+
+    section: str
+    topic: str
+    claim: str
+    quantity: str
+    rule: str
+    result: str
+    verdict: Verdict
+    cases: list[Case] = field(default_factory=list)
+    self_check: bool = False
+    note: str = ""
+
+    @property
+    def kind(self) -> str:  # templates: claims and self-checks render in separate blocks
+        return "self_check" if self.self_check else "claim"
+
+
+def claim(section: str, topic: str, claim_text: str, quantity: str, rule: Rule | str,
+          cases: Sequence[Case], *, combine: Callable[[Sequence[Verdict]], Verdict] = all_cases,
+          result: str | None = None, verdict: Verdict | None = None, self_check: bool = False,
+          note: str = "") -> ClaimRow:
+    """A claim row from its cases: one case is the row itself; several are tallied and combined
+    (by default: must hold in every case). ``verdict``/``result`` override the combination
+    (e.g. a pooled row decides a claim made across settings)."""
+    rule_text = rule.text if isinstance(rule, Rule) else rule
+    cases = list(cases)
+    if verdict is None:
+        verdict = combine([c.verdict for c in cases])
+    if result is None:
+        result = cases[0].result if len(cases) == 1 else tally(cases)
+    shown = [] if len(cases) == 1 and result == cases[0].result else cases
+    return ClaimRow(section, topic, claim_text, quantity, rule_text, result, verdict, shown,
+                    self_check, note)
+
+
+def not_run_row(section: str, topic: str, claim_text: str, quantity: str, rule: Rule | str,
+                what_it_takes: str) -> ClaimRow:
+    rule_text = rule.text if isinstance(rule, Rule) else rule
+    return ClaimRow(section, topic, claim_text, quantity, rule_text, "—",
+                    not_run(what_it_takes))
+
+
+def with_verdict(row: ClaimRow, verdict: Verdict) -> ClaimRow:
+    return replace(row, verdict=verdict)
 
 
 def md_cell(text: Any) -> str:
@@ -49,23 +430,12 @@ def md_cell(text: Any) -> str:
     return str(text).replace("|", "\\|")
 
 
-def verdict_class(verdict: str) -> str:
+def verdict_class(verdict: Verdict | str) -> str:
     """CSS class of a verdict cell ("not run" is neither a success nor a failure)."""
-    if verdict == REPRODUCED:
+    if isinstance(verdict, Verdict):
+        return verdict.css
+    if verdict == Outcome.REPRODUCED:
         return "verdict-reproduced"
-    if verdict.startswith(NOT_RUN):
+    if verdict.startswith(Outcome.NOT_RUN):
         return "verdict-notrun"
-    return "verdict-not" if verdict.startswith(NOT_REPRODUCED) else "verdict-inconclusive"
-
-def fmt_ci(m: dict[str, Any] | None, digits: int = 3) -> str:
-    if m is None:
-        return "—"
-    if m.get("ci95") is None:
-        return f"{m['mean']:.{digits}f}"
-    return f"{m['mean']:.{digits}f} ± {m['ci95']:.{digits}f}"
-
-
-def fmt_p(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+    return "verdict-not" if verdict.startswith(Outcome.NOT_REPRODUCED) else "verdict-inconclusive"

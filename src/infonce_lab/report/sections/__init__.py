@@ -1,0 +1,23 @@
+"""The report's claims, one module per paper topic. Each module declares
+
+- ``RULES: dict[str, Rule | Check]`` — every rule it decides with, keyed by a stable id; the rule
+  is stated (``.text``) before any data is read and printed on the page;
+- ``claim_rows(...) -> list[ClaimRow]`` — the rows of its claims (and self-checks), built from the
+  results files through :mod:`infonce_lab.report.verdicts`.
+
+``tests/test_report_<module>.py`` holds ``FIXTURES: dict[str, tuple[input, input]]``: for every
+rule id, an input that must pass the rule and one that must fail it. ``tests/test_rules.py``
+checks that every module's every rule has both, and that they decide as they must.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from types import ModuleType
+
+
+def modules() -> list[ModuleType]:
+    """Every section module of this package (derived from the files, never listed by hand)."""
+    return [importlib.import_module(f"{__name__}.{m.name}")
+            for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]

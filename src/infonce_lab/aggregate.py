@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from infonce_lab.config import Params
-from infonce_lab.evaluation.stats import mean_ci, ols_ci
+from infonce_lab.evaluation.stats import mean_ci, ols_ci, t_mean
 from infonce_lab.io import read_json
 
 COMPARED = ("linear.test_acc", "knn.test_acc", "knn.test_recall_at_1")
@@ -127,7 +127,13 @@ def paired_comparison(df: pd.DataFrame, a: str, b: str, metric: str) -> dict[str
     diff = (pa - pb.loc[pa.index]).tolist()
     res = mean_ci(diff)
     p = float(stats.ttest_rel(pa.tolist(), pb.loc[pa.index].tolist()).pvalue) if len(diff) > 1 else None
-    return {"a": a, "b": b, "metric": metric, "diff": res, "p_value": p if p == p else None}
+    t = t_mean(diff)
+    # ``t`` is the paired t-inference (mean, se, df, n) the report's rules test at their own
+    # null values (superiority, non-inferiority, equivalence) and Holm-adjust within a family;
+    # ``per_seed`` keeps every seed's difference so pooled rows can average within a seed.
+    return {"a": a, "b": b, "metric": metric, "diff": res, "p_value": p if p == p else None,
+            "t": None if t is None else t.to_json(),
+            "per_seed": {str(int(k)): float(v) for k, v in zip(pa.index, diff, strict=True)}}
 
 
 def paired_comparisons(df: pd.DataFrame) -> dict[str, dict[str, Any]]:

@@ -10,8 +10,7 @@ import typer
 
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.io import atomic_dir, read_json, write_bytes_atomic, write_text_atomic
-from infonce_lab.report.au import au_claims
-from infonce_lab.report.claims import accuracy_claims
+from infonce_lab.report import _legacy_rows
 from infonce_lab.report.figures import (
     accuracy_bars,
     alignment_uniformity_plane,
@@ -29,6 +28,7 @@ from infonce_lab.report.render import (
     stage_names,
     stage_timings,
 )
+from infonce_lab.report.sections import au_empirical, paper_scale, pipeline, weince_accuracy
 from infonce_lab.report.sims import (
     load_sims,
     sims_context,
@@ -102,16 +102,20 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
             write_bytes_atomic(fig_dir / f"{name}.png", png)
     context = build_context(params, summary, figures, train_dir)
     context["paired"] = full.get("paired", {})
-    context["accuracy_claims"] = accuracy_claims(
-        full.get("paired", {}), {n: c.kind for n, c in params.losses.items()},
-        {n: c.kind for n, c in params.datasets.items()},
-        {n: c.model_dump() for n, c in params.backbones.items()})
+    kinds = {n: c.kind for n, c in params.losses.items()}
+    paired = full.get("paired", {})
     context["selection"] = full.get("selection", {})
     context["tails"] = tails_ctx
     context["sims"] = sims_context(sims, listed)
     context["text"] = text_ctx
-    context["au_rows"] = au_claims(full.get("alignment_uniformity"), full.get("paired", {}),
-                                   {n: c.kind for n, c in params.losses.items()})
+    context["claim_rows"] = (
+        weince_accuracy.claim_rows(paired, kinds, full.get("selection_inflation"))
+        + _legacy_rows.text_rows((text_ctx or {}).get("claims", []))
+        + _legacy_rows.tails_rows((tails_ctx or {}).get("verdicts", []))
+        + _legacy_rows.sims_rows((context["sims"] or {}).get("verdicts", []))
+        + au_empirical.claim_rows(full.get("alignment_uniformity"), paired, kinds)
+        + pipeline.claim_rows(summary, params.report.min_gain_over_random)
+        + paper_scale.claim_rows())
     context["schedule_comparisons"] = schedule_comparisons(params, full.get("paired", {}))
     context["provenance"].update(stage_timings(out / "timings", stage_names(params)))
     # The text runs and the simulations record their own compute time: provenance lists them

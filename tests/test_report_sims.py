@@ -28,6 +28,7 @@ from infonce_lab.report.figures import (
     sim_figures,
     wang_isola_gaps,
 )
+from infonce_lab.report import _legacy_rows
 from infonce_lab.report.render import (
     render,
 )
@@ -495,7 +496,8 @@ def _context(sims: dict[str, Any] | None, figures: list[str]) -> dict[str, Any]:
             "selection": {}, "provenance": {"versions": {}, "timings": []}, "tails": None,
             "figures": {k: "QUJD" for k in figures} | {"temperature": "", "au_plane": "",
                                                        "accuracy": "", "training": ""},
-            "sims": sims}
+            "sims": sims,
+            "claim_rows": _legacy_rows.sims_rows(sims["verdicts"]) if sims else []}
 
 
 def test_section_renders_and_is_omitted_without_sims():
@@ -518,7 +520,6 @@ def test_section_renders_and_is_omitted_without_sims():
         assert f"figures/{name}.png" in md
     # a "|" inside a Markdown cell is escaped, so every claim row keeps its five columns
     rows = [line for line in md.splitlines() if line.startswith("| S0 annealing")]
-    assert rows and all(line.replace("\\|", "").count("|") == 6 for line in rows)
+    assert rows and all(line.replace("\\|", "").count("|") == 7 for line in rows)
     html, md = render(_context(None, []))
     assert title not in html and title not in md
-    assert "not run: list experiments in simulation.experiments" in html

@@ -16,8 +16,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from infonce_lab.config import Params, params_hash
 from infonce_lab.io import read_json
-from infonce_lab.report._legacy import fmt_ci, fmt_p, md_cell, verdict_class
+from infonce_lab.report._legacy import fmt_ci, fmt_p
 from infonce_lab.report.paired import comparisons
+from infonce_lab.report.verdicts import ClaimRow, Outcome, md_cell, verdict_class
 
 PACKAGES = ("infonce-lab", "torch", "torchvision", "numpy", "scipy", "scikit-learn", "pandas",
             "dvc", "dvclive", "pydantic", "matplotlib", "transformers", "gensim",
@@ -111,28 +112,6 @@ def provenance(params: Params, train_dir: Path, run_ids: list[str]) -> dict[str,
     }
 
 
-def verdicts(summary: dict[str, dict[str, Any]], margin: float) -> list[dict[str, Any]]:
-    """Pipeline claim: pretraining improves each metric over the encoder's own random init.
-
-    reproduced: the lower end of the paired 95% interval of the gain exceeds ``margin``;
-    not reproduced: its upper end does not reach it; inconclusive otherwise (or with one seed).
-    """
-    out = []
-    for group, s in summary.items():
-        for metric, gain in s.get("gain_over_random_init", {}).items():
-            lo = hi = None
-            if gain["ci95"] is None:
-                verdict = "inconclusive (one seed: no interval)"
-            else:
-                lo, hi = gain["mean"] - gain["ci95"], gain["mean"] + gain["ci95"]
-                verdict = ("reproduced" if lo > margin else
-                           "not reproduced" if hi <= margin else
-                           "inconclusive (interval contains the margin)")
-            out.append({"group": group, "metric": metric, "gain": gain, "lo": lo, "hi": hi,
-                        "margin": margin, "verdict": verdict})
-    return out
-
-
 def comparison(params: Params, summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Loss × schedule grids of test accuracy, one per dataset × backbone."""
     grids = []
@@ -168,39 +147,39 @@ SECTIONS = [
 ]
 
 
-def _count(verdicts: list[str]) -> dict[str, int]:
-    classes = [verdict_class(v) for v in verdicts]
-    return {"n": len(verdicts), "reproduced": classes.count("verdict-reproduced"),
-            "not_reproduced": classes.count("verdict-not"),
-            "inconclusive": classes.count("verdict-inconclusive"),
-            "not_run": classes.count("verdict-notrun")}
+def _count(rows: list[ClaimRow]) -> dict[str, int]:
+    kinds = [r.verdict.outcome for r in rows]
+    return {"n": len(kinds), "reproduced": kinds.count(Outcome.REPRODUCED),
+            "not_reproduced": kinds.count(Outcome.NOT_REPRODUCED),
+            "inconclusive": kinds.count(Outcome.INCONCLUSIVE),
+            "not_run": kinds.count(Outcome.NOT_RUN)}
 
 
-def scoreboard(claims: dict[str, list[str]]) -> list[dict[str, Any]]:
-    """One row per report section: how many of its claim-level verdicts fall in each class."""
-    return [{"id": sid, "title": title, "source": source, "anchor": anchor,
-             **_count(claims.get(sid, []))} for sid, title, source, anchor in SECTIONS]
+def by_section(rows: list[ClaimRow]) -> dict[str, list[ClaimRow]]:
+    """The papers' claims of each section, in page order and grouped by topic (a topic's rows
+    stay together in the order they came); self-checks are left out (see :func:`self_checks`)."""
+    out: dict[str, list[ClaimRow]] = {sid: [] for sid, *_ in SECTIONS}
+    for r in rows:
+        if not r.self_check:
+            out.setdefault(r.section, []).append(r)
+    for sid, section_rows in out.items():
+        topics = list(dict.fromkeys(r.topic for r in section_rows))
+        out[sid] = sorted(section_rows, key=lambda r: topics.index(r.topic))
+    return out
 
 
-def section_verdicts(context: dict[str, Any]) -> dict[str, list[str]]:
-    """The claim-level verdicts of each section, from the context the templates render (a claim
-    with several cases counts once, by its combined verdict)."""
-    def claim_level(rows: list[dict[str, Any]] | None) -> list[str]:
-        return [r["verdict"] for r in rows or [] if r.get("kind", "claim") == "claim"]
+def self_checks(rows: list[ClaimRow]) -> list[ClaimRow]:
+    return [r for r in rows if r.self_check]
 
-    sims = context.get("sims") or {}
-    by_paper = sims.get("by_paper", {})
-    tails = context.get("tails") or {}
-    text = context.get("text") or {}
-    return {
-        "weince": [r["verdict"] for r in context.get("accuracy_claims") or []]
-        + [r["verdict"] for r in text.get("claims", [])]
-        + [r["verdict"] for r in tails.get("overall", [])],
-        "annealing": claim_level(by_paper.get("annealing")),
-        "geometry": claim_level(by_paper.get("geometry")),
-        "au": claim_level((context.get("au_rows") or []) + by_paper.get("au", [])),
-        "pipeline": [v["verdict"] for v in context.get("verdicts", [])],
-    }
+
+def scoreboard(rows: list[ClaimRow]) -> dict[str, Any]:
+    """Per report section, the papers' claims counted by verdict; the self-checks (our own
+    derivations) are counted apart and never inflate a section's "reproduced"."""
+    sections = by_section(rows)
+    return {"sections": [{"id": sid, "title": title, "source": source, "anchor": anchor,
+                          **_count(sections.get(sid, []))}
+                         for sid, title, source, anchor in SECTIONS],
+            "self_checks": _count(self_checks(rows))}
 
 
 def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: dict[str, bytes],
@@ -211,7 +190,6 @@ def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: d
         "summary": summary,
         "study": params.study.model_dump(),
         "n_runs": len(run_ids),
-        "verdicts": verdicts(summary, params.report.min_gain_over_random),
         "comparison": comparison(params, summary),
         "schedules": {n: params.schedules[n].model_dump() for n in params.study.schedules},
         "figures": {k: base64.b64encode(v).decode("ascii") for k, v in figures.items()},
@@ -237,6 +215,8 @@ def render(context: dict[str, Any]) -> tuple[str, str]:
     env.filters["verdict_class"] = verdict_class
     env.filters["cell"] = md_cell
     env.globals["metric_columns"] = METRIC_COLUMNS
-    context = {**context, "scoreboard": scoreboard(section_verdicts(context))}
+    rows = context.get("claim_rows", [])
+    context = {**context, "scoreboard": scoreboard(rows), "claims": by_section(rows),
+               "self_checks": self_checks(rows)}
     return (env.get_template("index.html.j2").render(**context),
             env.get_template("REPORT.md.j2").render(**context))

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from infonce_lab.report import _legacy_rows
 from infonce_lab.report._legacy import (
     NOT_REPRODUCED,
     REPRODUCED,
@@ -28,7 +29,6 @@ from infonce_lab.report.figures import (
     sim_figures,
     wang_isola_gaps,
 )
-from infonce_lab.report import _legacy_rows
 from infonce_lab.report.render import (
     render,
 )

@@ -89,3 +89,23 @@ def test_stage_decorator_records_wall_time_only_under_dvc(tmp_path, decorator, d
         rec = json.loads(files[0].read_text())
         assert files[0].name == "demo@x.json" and rec["stage"] == "demo@x"
         assert 0 <= rec["seconds"] <= rec["process_seconds"] < 120
+
+
+def test_provenance_is_clean_when_only_the_pipeline_outputs_changed(tmp_path: Path):
+    from infonce_lab.report.render import git_state
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    for f in ("src.py", "dvc.lock", "reports/summary.json"):
+        (tmp_path / f).parent.mkdir(exist_ok=True)
+        (tmp_path / f).write_text("a\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    (tmp_path / "dvc.lock").write_text("b\n")
+    (tmp_path / "reports" / "summary.json").write_text("b\n")
+    commit, dirty = git_state(tmp_path)
+    assert commit != "unknown" and not dirty
+    (tmp_path / "src.py").write_text("b\n")
+    assert git_state(tmp_path)[1]

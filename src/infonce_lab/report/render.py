@@ -15,6 +15,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from infonce_lab.config import Params, params_hash
+from infonce_lab.evaluation.stats import holm
 from infonce_lab.io import read_json
 from infonce_lab.report._legacy import fmt_ci, fmt_p
 from infonce_lab.report.paired import comparisons
@@ -142,12 +143,29 @@ def comparison(params: Params, summary: dict[str, dict[str, Any]]) -> list[dict[
     return grids
 
 
+EXPLORED_METRICS = ("linear.test_acc", "knn.test_acc")
+
+
+def with_holm(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of one table of exploratory comparisons, each with its Holm-adjusted p over the
+    table (the family a reader scans for "significant" differences)."""
+    adjusted = holm([r.get("p_value") for r in rows])
+    return [{**r, "p_holm": p} for r, p in zip(rows, adjusted, strict=True)]
+
+
 def schedule_comparisons(params: Params, paired: dict[str, Any]) -> list[dict[str, Any]]:
     """The paired comparisons between two schedules on one loss (linear probe and kNN)."""
     schedules = set(params.schedules)
-    return [{"name": f"{c.setting}: {c.a} − {c.b} ({c.shared})", "metric": c.metric, **c.pair}
-            for c in comparisons(paired)
-            if {c.a, c.b} <= schedules and c.metric in ("linear.test_acc", "knn.test_acc")]
+    return with_holm([{"name": f"{c.setting}: {c.a} − {c.b} ({c.shared})", "metric": c.metric,
+                       **c.pair}
+                      for c in comparisons(paired)
+                      if {c.a, c.b} <= schedules and c.metric in EXPLORED_METRICS])
+
+
+def paired_table(paired: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every paired comparison on the linear probe and kNN, Holm-adjusted over the table."""
+    return with_holm([{"name": name.split("/")[1], **c} for name, c in paired.items()
+                      if c["metric"] in EXPLORED_METRICS])
 
 
 # (HTML id, title, source, Markdown anchor of the section's heading)

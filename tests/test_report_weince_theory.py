@@ -38,6 +38,12 @@ FIXTURES: dict[str, tuple[Any, Any]] = {
     # the softmax at its floor, and a consistent estimator's MSE (Weibit's at n = 10⁴) in floor
     # units: it falls through the floor
     "softmax_at_floor": (est(1.03, 1.024, 1.036), est(0.0157, 0.0153, 0.0161)),
+    # with the other estimator as the control: passing — each on its own line and the control
+    # off it; failing — the claimed estimator is off its line
+    "weibit_with_control": (([est(0.99, 0.966, 1.016)], [est(65.0, 64.0, 66.0)]),
+                            ([est(65.0, 64.0, 66.0)], [est(65.0, 64.0, 66.0)])),
+    "softmax_floor_with_control": (([est(1.03, 1.024, 1.036)], [est(0.0157, 0.0153, 0.0161)]),
+                                   ([est(0.0157, 0.0153, 0.0161)], [est(0.0157, 0.0153, 0.0161)])),
 }
 
 
@@ -50,7 +56,15 @@ def test_a_passing_control_makes_the_claim_inconclusive():
 
 def test_softmax_above_its_floor_band_is_not_yet_at_the_floor():
     v = wt.RULES["softmax_at_floor"].decide(est(1.32, 1.29, 1.34))  # n = 1000's ratio
-    assert v.outcome is Outcome.INCONCLUSIVE and "not reached" in v.why
+    assert v.outcome is Outcome.INCONCLUSIVE and "not settled" in v.why
+    # the row-level rule keeps the reason
+    v = wt.RULES["softmax_floor_with_control"].decide(([est(1.32, 1.29, 1.34)],
+                                                        [est(0.0157, 0.0153, 0.0161)]))
+    assert v.outcome is Outcome.INCONCLUSIVE and "not settled" in v.why
+    # a Weibit control that sat at the floor too: the rule could not tell a floor from none
+    v = wt.RULES["softmax_floor_with_control"].decide(([est(1.03, 1.024, 1.036)],
+                                                        [est(1.0, 0.98, 1.02)]))
+    assert v.outcome is Outcome.INCONCLUSIVE and "controls pass too" in v.why
 
 
 def test_undefined_estimate_is_inconclusive():
@@ -96,10 +110,13 @@ def test_rows_on_a_small_real_run(link_file, noise_file):
     weibit = [r for r in rows if r.claim.endswith("the Weibit part")][0]
     assert weibit.quantity.startswith("n·MSE/c")
     assert weibit.verdict.outcome is Outcome.REPRODUCED
-    assert len(weibit.cases) == 3 and all("Holm" in c.p for c in weibit.cases)
+    assert len(weibit.cases) == 4 and all("Holm" in c.p for c in weibit.cases[:3])
     softmax = [r for r in rows if r.claim.endswith("the softmax part")][0]
     # n = 20,000: the softmax variance term is ≈ 1.5% of its floor
     assert softmax.verdict.outcome is Outcome.REPRODUCED, softmax.result
+    for row in (weibit, softmax):  # each estimator is the other's control, and fails
+        assert row.cases[-1].name.startswith("control") and row.cases[-1].verdict.why == \
+            wt.CONTROL_OK
 
 
 def test_rows_follow_the_numbers_not_the_labels(link_file):

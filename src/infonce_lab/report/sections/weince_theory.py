@@ -60,20 +60,24 @@ NF_MARGIN = 0.10
 FLOOR_MARGIN = 0.10
 
 
-def _with_controls(base: Rule, claims: Sequence[Estimate], controls: Sequence[Estimate]
-                   ) -> Verdict:
+def _with_controls(base: Rule, claims: Sequence[Estimate | Verdict],
+                   controls: Sequence[Estimate]) -> Verdict:
     """Reproduced when every claimed case passes ``base`` and every control fails it; not
     reproduced when a claimed case fails; inconclusive when a control passes too (the test
-    cannot tell the claim from a wrong answer) or a case reaches neither region."""
-    verdicts = [base.decide(e) for e in claims]
-    if any(v.outcome is Outcome.NOT_REPRODUCED for v in verdicts):
-        return not_reproduced(f"{sum(v.outcome is Outcome.NOT_REPRODUCED for v in verdicts)} of "
-                              f"{len(verdicts)} cases fail")
-    if not all(v.outcome is Outcome.REPRODUCED for v in verdicts):
-        return inconclusive("a case reaches neither region")
-    failing = [base.decide(e).outcome is Outcome.NOT_REPRODUCED for e in controls]
+    cannot tell the claim from a wrong answer) or a case reaches neither region. A claimed case
+    may come already decided (a :class:`Verdict`, e.g. Holm-adjusted within its family)."""
+    verdicts = [c if isinstance(c, Verdict) else base.decide(c) for c in claims]
+    if not verdicts:
+        return inconclusive("no cases")
+    failed = sum(v.outcome is Outcome.NOT_REPRODUCED for v in verdicts)
+    if failed:
+        return not_reproduced(f"{failed} of {len(verdicts)} cases fail")
+    unsure = [v for v in verdicts if v.outcome is not Outcome.REPRODUCED]
+    if unsure:
+        return inconclusive(unsure[0].why or "a case reaches neither region")
     if not controls:
         return inconclusive("no control")
+    failing = [base.decide(e).outcome is Outcome.NOT_REPRODUCED for e in controls]
     if not all(failing):
         return inconclusive(f"{len(failing) - sum(failing)} of {len(failing)} controls pass too: "
                             "the test cannot tell the claim from a wrong answer")
@@ -84,6 +88,16 @@ LINK_MATCH = Below(MATCH_MARGIN, what="worst-set Kolmogorov distance of the winn
                                       "the link (cumulative win probability, score order)")
 NO_TAU = Above(NO_TAU_TOL, what="min over τ̃ of the worst-set TV between softmax(T(s)/τ̃) and "
                                 "softmax(s/τ)")
+ON_C_OVER_N = Equivalent(NF_MARGIN, center=1.0,
+                         what="n·MSE/c of the Weibit log-odds, at every n (Holm)")
+AT_FLOOR = Rule(
+    f"softmax MSE/floor at the largest n: 95% interval inside [{1 - FLOOR_MARGIN:g}, "
+    f"{1 + FLOOR_MARGIN:g}] reproduces (stalled at the pseudo-true floor); below "
+    f"{1 - FLOOR_MARGIN:g} does not (no floor); above or straddling the band is inconclusive "
+    f"(not settled at the floor yet)",
+    (Region(1 - FLOOR_MARGIN, True), Region(1 + FLOOR_MARGIN, False)),
+    (Region(1 - FLOOR_MARGIN, False),),
+    "not inside the floor band and not below it: not settled at the floor at the largest n")
 
 RULES: dict[str, Rule | Check] = {
     "link_match": LINK_MATCH,
@@ -96,16 +110,16 @@ RULES: dict[str, Rule | Check] = {
         f"every non-affine T: {NO_TAU.text}; and the affine control (undone by τ̃ = 2τ) must "
         f"fail it — if it passes too, inconclusive",
         lambda x: _with_controls(NO_TAU, x[0], x[1])),
-    "weibit_on_c_over_n": Equivalent(NF_MARGIN, center=1.0,
-                                     what="n·MSE/c of the Weibit log-odds, at every n (Holm)"),
-    "softmax_at_floor": Rule(
-        f"softmax MSE/floor at the largest n: 95% interval inside [{1 - FLOOR_MARGIN:g}, "
-        f"{1 + FLOOR_MARGIN:g}] reproduces (stalled at the pseudo-true floor); below "
-        f"{1 - FLOOR_MARGIN:g} does not (no floor); above {1 + FLOOR_MARGIN:g} is inconclusive "
-        f"(not at the floor yet)",
-        (Region(1 - FLOOR_MARGIN, True), Region(1 + FLOOR_MARGIN, False)),
-        (Region(1 - FLOOR_MARGIN, False),),
-        "above the floor band: the largest n has not reached the floor yet"),
+    "weibit_on_c_over_n": ON_C_OVER_N,
+    "weibit_with_control": Check(
+        f"{ON_C_OVER_N.text}; and the softmax estimator's n·MSE/c at the largest n (a control "
+        f"with a floor) must fail the same rule — if it passes too, inconclusive",
+        lambda x: _with_controls(ON_C_OVER_N, x[0], x[1])),
+    "softmax_at_floor": AT_FLOOR,
+    "softmax_floor_with_control": Check(
+        f"{AT_FLOOR.text}; and the Weibit estimator's MSE/floor at the largest n (a consistent "
+        f"control) must fail the same rule — if it passes too, inconclusive",
+        lambda x: _with_controls(AT_FLOOR, x[0], x[1])),
 }
 
 CONTROL_OK = "control: fails, as it must"
@@ -122,6 +136,14 @@ def _control_case(name: str, e: Estimate, base: Rule) -> Case:
 
 def _est(d: dict[str, Any] | None, digits: int = 3) -> Estimate:
     return Estimate.from_dict(d, digits=digits)
+
+
+def _scaled(d: dict[str, Any] | None, factor: float) -> Estimate:
+    """An estimate times a positive constant (its interval with it)."""
+    e = _est(d)
+    if not e.defined or not e.has_interval:
+        return e
+    return Estimate(e.value * factor, e.low * factor, e.high * factor, n=e.n)
 
 
 # ------------------------------------------------------------------------------ Table 1 rows
@@ -197,6 +219,12 @@ def _large_k_row(lt: dict[str, Any]) -> ClaimRow:
 
 
 # --------------------------------------------------------------------------------- Prop. C.3
+def _coordinate_label(c: dict[str, Any]) -> str:
+    name = {"weibit": "T = −log(1 − s)", "affine": "affine T = 2s + 0.3",
+            "blend": f"WEINCE blend λ = {c.get('lambda')}"}.get(c["coordinate"], c["coordinate"])
+    return f"{name}, τ = {c['tau']:g}"
+
+
 def _mismatch_row(lt: dict[str, Any]) -> ClaimRow:
     cm = lt["coordinate_mismatch"]
     claims, controls, cases = [], [], []
@@ -204,7 +232,7 @@ def _mismatch_row(lt: dict[str, Any]) -> ClaimRow:
         c = cm[key]
         e = _est(c["min_worst_tv"], digits=4)
         tt = c.get("tau_tilde")
-        label = f"{key} (best τ̃ = {tt:.3g})" if tt else key
+        label = _coordinate_label(c) + (f" (best τ̃ = {tt:.3g})" if tt else "")
         if c["control"]:
             controls.append(e)
             cases.append(_control_case(label, e, NO_TAU))
@@ -238,26 +266,36 @@ def _noise_rows(nf: dict[str, Any]) -> list[ClaimRow]:
                 not_run_row(SECTION, TOPIC, sentence + " — softmax", "MSE/floor",
                             RULES["softmax_at_floor"], why)]
     ns = sorted(int(n) for n in est["weibit_n_mse_over_c"])
+    top = str(ns[-1])
     w = [_est(est["weibit_n_mse_over_c"][str(n)]) for n in ns]
-    cases = decide_family(RULES["weibit_on_c_over_n"], w, [f"n = {n}" for n in ns])
+    s_all = est["softmax_mse_over_floor"]
+    s = _est(s_all[top])
+    # the controls: each estimator's MSE in the other's theory units at the largest n (an exact
+    # rescaling of the MSE estimate, interval included)
+    soft_on_line = _scaled(est["mse_softmax"][top], ns[-1] / nf["c"])
+    weibit_at_floor = _scaled(est["mse_weibit"][top], 1.0 / nf["softmax_floor"])
+    cases = decide_family(ON_C_OVER_N, w, [f"n = {n}" for n in ns])
+    cases.append(_control_case(f"softmax estimator, n = {top}", soft_on_line, ON_C_OVER_N))
     weibit = claim(SECTION, TOPIC, sentence + " — the Weibit part",
                    f"n·MSE/c of the Weibit log-odds (c = {nf['c']:.3g} = x_gap²/Var(x), the "
                    "inverse Fisher information times the squared gap), mean over replicates",
-                   RULES["weibit_on_c_over_n"], cases,
-                   result=f"n = {ns[-1]}: {w[-1]}; {tally(cases)}")
-    s_all = est["softmax_mse_over_floor"]
-    s = _est(s_all[str(ns[-1])])
+                   RULES["weibit_with_control"].text, cases,
+                   verdict=RULES["weibit_with_control"].decide(
+                       ([c.verdict for c in cases[:-1]], [soft_on_line])),
+                   result=f"n = {top}: {w[-1]}; {tally(cases[:-1])}")
     trend = ", ".join(f"{s_all[str(n)]['value']:.2f}" if s_all[str(n)].get("value") is not None
                       else "undefined" for n in ns)
-    mse_s, mse_w = _est(est["mse_softmax"][str(ns[-1])]), _est(est["mse_weibit"][str(ns[-1])])
-    ratio = (f"; softmax/Weibit MSE at n = {ns[-1]}: {mse_s.value / mse_w.value:.0f}×"
+    mse_s, mse_w = _est(est["mse_softmax"][top]), _est(est["mse_weibit"][top])
+    ratio = (f"; softmax/Weibit MSE at n = {top}: {mse_s.value / mse_w.value:.0f}×"
              if mse_s.defined and mse_w.defined and mse_w.value > 0 else "")
     softmax = claim(SECTION, TOPIC, sentence + " — the softmax part",
                     f"softmax MSE/floor at the largest n, floor = (θ_pseudo·s_gap − truth)² = "
                     f"{nf['softmax_floor']:.4g} (θ_pseudo solves E_θ[s] = E_p*[s])",
-                    RULES["softmax_at_floor"],
-                    [Case(f"n = {ns[-1]}", str(s), RULES["softmax_at_floor"].decide(s))],
-                    note=f"MSE/floor over n = {ns[0]}…{ns[-1]}: {trend}{ratio}")
+                    RULES["softmax_floor_with_control"].text,
+                    [Case(f"n = {top}", str(s), AT_FLOOR.decide(s)),
+                     _control_case(f"Weibit estimator, n = {top}", weibit_at_floor, AT_FLOOR)],
+                    verdict=RULES["softmax_floor_with_control"].decide(([s], [weibit_at_floor])),
+                    result=str(s), note=f"MSE/floor over n = {ns[0]}…{ns[-1]}: {trend}{ratio}")
     return [weibit, softmax]
 
 

@@ -204,8 +204,10 @@ def _large_k_row(lt: dict[str, Any]) -> ClaimRow:
         cases.append(Case(f"{labels.get(key, key)}, K = {ks[-1]}", str(hi),
                           LINK_MATCH.decide(hi)))
         cases.append(_control_case(f"{labels.get(key, key)}, K = {ks[0]}", lo, LINK_MATCH))
+        values = {k: block["distance"][str(k)]["value"] for k in ks}
+        peak = max(values, key=lambda k: values[k])
         trend.append(f"{labels.get(key, key)}: " + ", ".join(
-            f"K = {k}: {block['distance'][str(k)]['value']:.3f}" for k in ks))
+            f"K = {k}: {v:.3f}" for k, v in values.items()) + f" (largest at K = {peak})")
     verdict = RULES["link_match_with_controls"].decide((claims, controls))
     return claim(
         SECTION, TOPIC,

@@ -503,19 +503,78 @@ class ModalityGapConfig(Strict):
     seed: int = 0
 
 
-Experiment = Literal["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap"]
+class PlackettLuceConfig(Strict):
+    """WEINCE Table 1 by Monte Carlo: winners of each index model against its closed-form link."""
+
+    candidates: Annotated[int, Field(ge=2)] = 16
+    sets: Annotated[int, Field(ge=1)] = 8
+    trials: Annotated[int, Field(ge=100)] = 50_000  # per set: DKW half-width ≈ 0.0076 at 8 sets
+    tau: PosFloat = 0.2      # Gumbel row: softmax(s/τ)
+    beta: PosFloat = 2.0     # Weibull row: (1 − s)^{−β}
+    alpha: PosFloat = 5.0    # Fréchet row: (1 + s)^α
+    wrong_exponent: PosFloat = 1.25  # control: the model's own link with its exponent × this
+
+    @field_validator("wrong_exponent")
+    @classmethod
+    def _wrong(cls, v: float) -> float:
+        if v == 1.0:
+            raise ValueError("must differ from 1 (the control scores winners against a wrong link)")
+        return v
+
+
+class LargeKConfig(Strict):
+    """WEINCE Thm 2.4: non-canonical utilities approach the tail-weight law as K grows."""
+
+    ks: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [2, 4, 16, 64, 256]
+    sets: Annotated[int, Field(ge=1)] = 4
+    trials: Annotated[int, Field(ge=100)] = 40_000
+    tau: PosFloat = 0.2      # the exponential-noise (Gumbel-domain) example U = s/τ + E
+
+
+class MismatchConfig(Strict):
+    """WEINCE Prop. C.3: certified bounds on min over τ̃ of the worst-set TV."""
+
+    candidates: Annotated[int, Field(ge=2)] = 16
+    sets: Annotated[int, Field(ge=1)] = 500
+    taus: Annotated[list[PosFloat], Field(min_length=1)] = [0.1, 0.2]
+    lambdas: list[Annotated[float, Field(gt=0.0, lt=1.0)]] = [0.33, 0.5]
+    gap: Annotated[float, Field(gt=0.0, le=0.01)] = 1e-4  # upper − lower bound at the end
+
+
+class LinkTheoryConfig(Strict):
+    """WEINCE §2.1–2.2, Table 1, Thm 2.4, Prop. C.3: link theory that needs no encoder."""
+
+    score_low: Annotated[float, Field(gt=-1.0, lt=1.0)] = -0.5
+    score_high: Annotated[float, Field(gt=-1.0, lt=1.0)] = 0.95
+    plackett_luce: PlackettLuceConfig = PlackettLuceConfig()
+    large_k: LargeKConfig = LargeKConfig()
+    mismatch: MismatchConfig = MismatchConfig()
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _range(self) -> LinkTheoryConfig:
+        if self.score_low >= self.score_high:
+            raise _KeyProblem("simulation.link_theory.score_low", self.score_low,
+                              f"below score_high ({self.score_high})")
+        return self
+
+
+Experiment = Literal["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap",
+                     "link_theory"]
 
 
 class SimulationConfig(Strict):
     """The simulate stage: one DVC stage instance per listed experiment (SPECS D, E, F.3)."""
 
-    experiments: list[Experiment] = ["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap"]
+    experiments: list[Experiment] = ["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap",
+                                     "link_theory"]
     s0: S0Config = S0Config()
     s1: S1Config = S1Config()
     hessian: HessianConfig = HessianConfig()
     large_batch: LargeBatchConfig = LargeBatchConfig()
     gibbs: GibbsConfig = GibbsConfig()
     modality_gap: ModalityGapConfig = ModalityGapConfig()
+    link_theory: LinkTheoryConfig = LinkTheoryConfig()
 
     @field_validator("experiments")
     @classmethod

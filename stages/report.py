@@ -29,7 +29,13 @@ from infonce_lab.report.render import (
     stage_names,
     stage_timings,
 )
-from infonce_lab.report.sections import au_empirical, paper_scale, pipeline, weince_accuracy
+from infonce_lab.report.sections import (
+    au_empirical,
+    paper_scale,
+    pipeline,
+    weince_accuracy,
+    weince_theory,
+)
 from infonce_lab.report.sims import (
     load_sims,
     sims_context,
@@ -68,15 +74,15 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
     # Summaries written before the diagnose stage existed have no "tails": omit the section.
     tails = full.get("tails")
     tails_ctx = None
+    noise_path = out / "tails" / "noise_floor.json"
+    noise = read_json(noise_path) if noise_path.is_file() else None
+    if noise is None:
+        print(f"note: {noise_path} missing; noise-floor figure and verdict omitted")
     if tails:
         placements = list(params.tails.link.placements)
         representative = representative_plots(out / "tails" / "plots", run_ids)
         if representative is None:
             print(f"note: no plots file in {out / 'tails' / 'plots'}; per-run tail figures omitted")
-        noise_path = out / "tails" / "noise_floor.json"
-        noise = read_json(noise_path) if noise_path.is_file() else None
-        if noise is None:
-            print(f"note: {noise_path} missing; noise-floor figure and verdict omitted")
         figures.update(tail_figures(tails, placements[0], representative, noise))
         tails_ctx = tails_context(tails, noise, placements, representative)
     # Simulations: whichever listed experiments have a file; none at all omits the section.
@@ -109,10 +115,12 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
     context["tails"] = tails_ctx
     context["sims"] = sims_context(sims, listed)
     context["text"] = text_ctx
+    context["theory"] = weince_theory.context(sims.get("link_theory"), noise)
     context["claim_rows"] = (
         weince_accuracy.claim_rows(paired, kinds, full.get("selection_inflation"))
         + _legacy_rows.text_rows((text_ctx or {}).get("claims", []))
         + _legacy_rows.tails_rows((tails_ctx or {}).get("verdicts", []))
+        + weince_theory.claim_rows(sims.get("link_theory"), noise)
         + _legacy_rows.sims_rows((context["sims"] or {}).get("verdicts", []))
         + au_empirical.claim_rows(full.get("alignment_uniformity"), paired, kinds)
         + pipeline.claim_rows(summary, params.report.min_gain_over_random)

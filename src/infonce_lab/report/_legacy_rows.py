@@ -34,6 +34,8 @@ def sims_rows(rows: list[dict[str, Any]]) -> list[ClaimRow]:
 def tails_rows(rows: list[dict[str, Any]]) -> list[ClaimRow]:
     out: list[ClaimRow] = []
     for r in rows:
+        if r["claim"].startswith("Noise floor"):  # decided by sections/weince_theory.py
+            continue
         if r["group"] == "all":
             out.append(ClaimRow("weince", "Tail diagnostics", r["claim"], "", r["paper"],
                                 r["ours"], legacy_verdict(r["verdict"])))

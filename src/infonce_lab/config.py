@@ -473,11 +473,19 @@ class S1Config(Strict):
 
 
 class HessianConfig(Strict):
-    """SPECS D.6/D.8: the Riemannian Hessian formula vs finite differences; log‖H‖ vs log β."""
+    """SPECS D.6/D.8: the Riemannian Hessian formula vs finite differences (and at half the FD
+    step); log‖H‖ vs log β, asymptotically; Prop. C.2 against quenched minimizers; the escape
+    barrier against the number of negatives (App. A.2)."""
 
     n_random: Annotated[int, Field(ge=1)] = 100
     betas: Annotated[list[PosFloat], Field(min_length=2)] = [1, 2, 5, 10, 20, 50, 100, 200]
     seed: int = 0
+    margin_factor: PosFloat = 30.0
+    beta_cap: PosFloat = 1e4
+    c2_starts: Annotated[int, Field(ge=1)] = 200
+    c2_uniform: Annotated[int, Field(ge=1)] = 20_000
+    negatives_pairs: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [2, 3, 4]
+    negatives_beta_bar: PosFloat = 50.0
 
 
 class LargeBatchConfig(Strict):

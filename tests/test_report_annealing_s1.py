@@ -160,6 +160,8 @@ def test_rows_on_the_expected_data():
     assert _find(rows, "Thm. 3.2").verdict.outcome is Outcome.REPRODUCED
     assert _find(rows, "Prop. 3.3").verdict.outcome is Outcome.REPRODUCED
     assert _find(rows, "Lemma C.3").verdict.outcome is Outcome.REPRODUCED
+    fast = _find(rows, "App. A.6")  # the √t run that empties the trap (0 of 200 at T)
+    assert fast.verdict.outcome is Outcome.NOT_REPRODUCED and "empties" in fast.verdict.why
     c2 = _find(rows, "Prop. C.2")
     assert c2.verdict.outcome is Outcome.NOT_REPRODUCED and "only if" in c2.verdict.why
     a2 = _find(rows, "App. A.2")

@@ -288,6 +288,25 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
                           note="Gibbs trap mass at β(T): "
                                + ", ".join(f"{g['gibbs_trap_mass']:.1e}"
                                            for g in chosen.values())))
+    fast = {n: g for n, g in gibbs.items() if g.get("c_ratio") is None}
+    if fast:
+        rule = RULES["p2_traps"]
+        assert isinstance(rule, Rule)
+        cases = [_converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, rule, signed=True)
+                 for name, g in fast.items()]
+        emptied = all(c.verdict.outcome is not_reproduced().outcome for c in cases)
+        rows.append(claim(
+            SECTION, TOPIC_S1,
+            "App. A.6 / §6: faster schedules (linear, square-root) lack the guarantee and risk "
+            "getting trapped; Prop. 3.3 applies (liminf β/ln t = ∞ > c*); D.8(c): P_trap(T) "
+            "stays above 0",
+            f"P2: P_trap(T = {T:g}) − the Gibbs trap mass at β(T), β = β₀ + √t with β₀ = c*",
+            rule, cases,
+            verdict=not_reproduced("the √t schedule empties the trap in S1") if emptied else None,
+            note="β₀ + √t outruns the critical log schedule only after it has emptied the "
+                 "trap: with ΔE_max = κ_s/16 the escape integral ∫exp(−β(s)ΔE)ds is large, so "
+                 "Prop. 3.3's positive probability is real but far too small to observe in "
+                 "S1; the proposition is not contradicted, the practical risk does not show."))
     return rows
 
 

@@ -44,9 +44,10 @@ TOPIC_LANDSCAPE = "Landscape of U₀ (minimizers, barriers)"
 # "trapped with positive probability" in any sense a finite run can show, and 200 chains resolve
 # it (Wilson's upper end at 0 of 200 is 0.019); "→ 0" and "traps" are each other's complement.
 TRAP_MARGIN = 0.05
-# The watershed's ΔE_max against κ_s/16: a grid of n points per angle places the saddle within
-# 2π/n; 2% is what 64³ and 128³ resolve on the escape path's smooth part (the S1 tests).
-BARRIER_REL_TOL = 0.02
+# The watershed's ΔE_max against κ_s/16 on the n³ grid and on the (n/2)³ one: a grid step h
+# biases a saddle on a crease of U₀ by O(h·|∇U₀|); 5% is the S1 tests' tolerance for the 64³ grid
+# (h ≈ 0.1 rad), and the finer grid must be the closer one.
+BARRIER_REL_TOL = 0.05
 # D.8's agreement of the D.6 formula with finite differences.
 FD_REL_TOL = 1e-5
 # A log–log slope "≈" its prediction: ±0.1 separates 1 (∝ β) from 2 (∝ β²) with room for the
@@ -67,7 +68,7 @@ def _watershed(x: dict[str, Any]) -> Verdict:
     """x: {"value", "exact", "coarse"}: the watershed's ΔE_max on the grid and on the coarser one."""
     vals = [v for v in (x["value"], x.get("coarse")) if v is not None]
     errs = [abs(v - x["exact"]) / x["exact"] for v in vals]
-    if all(e <= BARRIER_REL_TOL for e in errs):
+    if all(e <= BARRIER_REL_TOL for e in errs) and errs[0] <= min(errs):
         return reproduced()
     if all(e > BARRIER_REL_TOL for e in errs):
         return not_reproduced(f"relative error {min(errs):.1e}")
@@ -151,7 +152,8 @@ def _trend_up(rows: list[dict[str, Any]]) -> Verdict:
 RULES: dict[str, Rule | Check] = {
     "s1_watershed": Check(
         f"watershed ΔE_max(U₀) within {BARRIER_REL_TOL:.0%} of κ_s/16 on the grid and on the "
-        f"grid with half the points per angle reproduces; outside on both does not", _watershed),
+        f"grid with half the points per angle, the finer one closer, reproduces; outside on "
+        f"both does not", _watershed),
     "p1_traps_more": Above(0.0, what="P_trap(P1) − P_trap(P2) at P1's horizon (Newcombe)"),
     "p2_escapes": Below(TRAP_MARGIN, what="P_trap(T) − Gibbs trap mass at β(T) (Wilson)"),
     "p2_traps": Above(TRAP_MARGIN, what="P_trap(T) − Gibbs trap mass at β(T) (Wilson)"),

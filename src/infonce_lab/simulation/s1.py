@@ -241,9 +241,12 @@ def run_s1(
             for r in RESOLUTIONS:
                 k = count_at(("P2", s, r), horizon)
                 est = proportion(k, chains)
-                diff = est["value"] - mass
-                entry[r] = {**est, "value": diff if abs(diff) > 1e-15 else 0.0,  # round-off
-                            "low": est["low"] - mass, "high": est["high"] - mass,
+                # Below 1e-9 (far under one chain in `chains`) a shift by the mass is printed as 0.
+                def shifted(v: float) -> float:
+                    return 0.0 if abs(v - mass) < 1e-9 else v - mass
+
+                entry[r] = {**est, "value": shifted(est["value"]), "low": shifted(est["low"]),
+                            "high": shifted(est["high"]),
                             "method": "wilson, shifted by the Gibbs trap mass"}
                 entry[f"p_trap_{r}"] = est
                 k10 = count_at(("P2", s, r), horizon / 10)

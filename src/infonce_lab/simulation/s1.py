@@ -241,12 +241,8 @@ def run_s1(
             for r in RESOLUTIONS:
                 k = count_at(("P2", s, r), horizon)
                 est = proportion(k, chains)
-                # Below 1e-9 (far under one chain in `chains`) a shift by the mass is printed as 0.
-                def shifted(v: float) -> float:
-                    return 0.0 if abs(v - mass) < 1e-9 else v - mass
-
-                entry[r] = {**est, "value": shifted(est["value"]), "low": shifted(est["low"]),
-                            "high": shifted(est["high"]),
+                entry[r] = {**est, "value": _shifted(est["value"], mass),
+                            "low": _shifted(est["low"], mass), "high": _shifted(est["high"], mass),
                             "method": "wilson, shifted by the Gibbs trap mass"}
                 entry[f"p_trap_{r}"] = est
                 k10 = count_at(("P2", s, r), horizon / 10)
@@ -306,6 +302,12 @@ def _vectorised_betas(
         return np.where(is_log[g], np.maximum(out, bmin[g]), out)
 
     return beta
+
+
+def _shifted(v: float, mass: float) -> float:
+    """v − mass; below 1e-9 (far under one chain in any run here) it is stored as 0, not −1e-14."""
+    d = v - mass
+    return 0.0 if abs(d) < 1e-9 else d
 
 
 def _ratio(name: str) -> float | None:

@@ -219,6 +219,9 @@ def _combine(verdicts: list[Verdict] | Any) -> Verdict:
     return combined
 
 
+_STALE = "re-run simulate@s1: the file predates the step-halving runs"
+
+
 def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
     rows: list[ClaimRow] = []
     bar = s1["barrier"]
@@ -256,7 +259,8 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
     else:
         rows.append(not_run_row(SECTION, TOPIC_S1, "Our analysis (D.7(i)): P1 traps more than P2",
                                 "P_trap(P1) − P_trap(P2)", rule,
-                                "simulation.s1.dynamics must list both P1 and P2"))
+                                "simulation.s1.dynamics must list both P1 and P2"
+                                if "p1_minus_p2" in s1 else _STALE))
 
     gibbs = s1.get("p2_vs_gibbs") or {}
     log_rows = {n: g for n, g in gibbs.items() if g.get("c_ratio") is not None}
@@ -276,7 +280,8 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
                     f"P_trap(T = {T:g}) − the Gibbs trap mass at β(T) (grid estimate), per c/c*")
         if not chosen:
             rows.append(not_run_row(SECTION, TOPIC_S1, text, quantity, rule,
-                                    "simulation.s1.c_ratios must include such c/c*"))
+                                    "simulation.s1.c_ratios must include such c/c*"
+                                    if "p2_vs_gibbs" in s1 else _STALE))
             continue
         cases = []
         for name, g in chosen.items():
@@ -425,7 +430,8 @@ def landscape_rows(h: dict[str, Any] | None, s1: dict[str, Any] | None) -> list[
     c2 = (h or {}).get("prop_c2")
     if c2 is None:
         rows.append(not_run_row(SECTION, TOPIC_LANDSCAPE, c2_text, c2_quantity,
-                                RULES["prop_c2"].text, "the hessian simulation (prop_c2)"))
+                                RULES["prop_c2"].text,
+                                "re-run simulate@hessian (its file has no prop_c2 part)"))
     else:
         cases = []
         for name, x in c2["settings"].items():
@@ -457,8 +463,8 @@ def landscape_rows(h: dict[str, Any] | None, s1: dict[str, Any] | None) -> list[
                    "trap")
     if neg is None:
         rows.append(not_run_row(SECTION, TOPIC_LANDSCAPE, a2_text, a2_quantity,
-                                RULES["negatives_barrier"].text, "the hessian simulation "
-                                                                 "(negatives)"))
+                                RULES["negatives_barrier"].text,
+                                "re-run simulate@hessian (its file has no negatives part)"))
     else:
         members = []
         parts = []

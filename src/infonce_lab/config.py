@@ -442,28 +442,50 @@ class S0Config(Strict):
 
 
 class S1Config(Strict):
-    """SPECS D.8 S1: InfoNCE on (S¹)^4 with two positive pairs, started in the interleaved trap."""
+    """SPECS D.8 S1: InfoNCE on (S¹)^4 with two positive pairs, started in the interleaved trap.
+
+    Each setting runs at dt_k = min(dt_max, h/(κ_s²β_k^p)) (p = 2 for P1, 1 for P2: the drift's
+    stiffness at the trap) and again at half of it; see ``simulation/s1.py``."""
 
     kappa_s: PosFloat = 1.0
     grid: Annotated[int, Field(ge=16, multiple_of=4)] = 128
     beta_bar: PosFloat = 20.0
     chains: Annotated[int, Field(ge=10)] = 200
-    dt: PosFloat = 1e-2
-    horizon: PosFloat = 200.0
+    dt_max: PosFloat = 1e-2
+    h_p1: PosFloat = 0.5
+    h_p2: PosFloat = 0.4
+    horizon: PosFloat = 100.0
+    horizon_p1: PosFloat = 5.0
+    first_check: PosFloat = 0.1
     c_ratios: Annotated[list[PosFloat], Field(min_length=1)] = [0.5, 1.0, 2.0]
-    sqrt_beta0: PosFloat = 1.0
+    sqrt_beta0: PosFloat | None = None  # None: c*, the critical log schedule's β(0)
     dynamics: Annotated[list[Dynamics], Field(min_length=1)] = ["P2", "P1"]
-    check_every: Annotated[int, Field(ge=1)] = 1000
     angle_sd: Annotated[float, Field(ge=0.0)] = 0.05
     seed: int = 0
 
+    @model_validator(mode="after")
+    def _horizons(self) -> S1Config:
+        if self.horizon_p1 > self.horizon:
+            raise ValueError(f"horizon_p1 ({self.horizon_p1}) must not exceed horizon ({self.horizon})")
+        if self.first_check > self.horizon_p1:
+            raise ValueError("first_check must not exceed horizon_p1")
+        return self
+
 
 class HessianConfig(Strict):
-    """SPECS D.6/D.8: the Riemannian Hessian formula vs finite differences; log‖H‖ vs log β."""
+    """SPECS D.6/D.8: the Riemannian Hessian formula vs finite differences (and at half the FD
+    step); log‖H‖ vs log β, asymptotically; Prop. C.2 against quenched minimizers; the escape
+    barrier against the number of negatives (App. A.2)."""
 
     n_random: Annotated[int, Field(ge=1)] = 100
     betas: Annotated[list[PosFloat], Field(min_length=2)] = [1, 2, 5, 10, 20, 50, 100, 200]
     seed: int = 0
+    margin_factor: PosFloat = 30.0
+    beta_cap: PosFloat = 1e4
+    c2_starts: Annotated[int, Field(ge=1)] = 200
+    c2_uniform: Annotated[int, Field(ge=1)] = 20_000
+    negatives_pairs: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [2, 3, 4]
+    negatives_beta_bar: PosFloat = 50.0
 
 
 class LargeBatchConfig(Strict):

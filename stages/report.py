@@ -30,6 +30,7 @@ from infonce_lab.report.render import (
     stage_timings,
 )
 from infonce_lab.report.sections import (
+    annealing_s1,
     au_empirical,
     paper_scale,
     pipeline,
@@ -37,6 +38,7 @@ from infonce_lab.report.sections import (
     weince_theory,
 )
 from infonce_lab.report.sims import (
+    SIM_TITLES,
     load_sims,
     sims_context,
 )
@@ -113,7 +115,11 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
     paired = full.get("paired", {})
     context["selection"] = full.get("selection", {})
     context["tails"] = tails_ctx
-    context["sims"] = sims_context(sims, listed)
+    # Experiments whose claims a section module decides; the rest still go through report/sims.py.
+    converted = {"s1", "hessian", "link_theory"}
+    context["sims"] = sims_context({e: s for e, s in sims.items() if e not in converted},
+                                   [e for e in listed if e not in converted])
+    context["s1ctx"] = annealing_s1.context(sims)
     context["text"] = text_ctx
     context["theory"] = weince_theory.context(sims.get("link_theory"), noise)
     context["claim_rows"] = (
@@ -121,7 +127,9 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
         + _legacy_rows.text_rows((text_ctx or {}).get("claims", []))
         + _legacy_rows.tails_rows((tails_ctx or {}).get("verdicts", []))
         + weince_theory.claim_rows(sims.get("link_theory"), noise)
-        + _legacy_rows.sims_rows((context["sims"] or {}).get("verdicts", []))
+        + annealing_s1.claim_rows(sims)
+        + _legacy_rows.sims_rows([r for r in (context["sims"] or {}).get("verdicts", [])
+                                  if r["experiment"] not in {SIM_TITLES.get(e) for e in converted}])
         + au_empirical.claim_rows(full.get("alignment_uniformity"), paired, kinds)
         + pipeline.claim_rows(summary, params.report.min_gain_over_random)
         + paper_scale.claim_rows())

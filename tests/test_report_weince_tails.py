@@ -311,3 +311,19 @@ def test_run_table_shows_every_run_with_its_own_numbers():
     assert dau["delta"].startswith("undefined") and dau["lambda_inside"].startswith("undefined")
     assert runs[0]["lambda_outside"].startswith("undefined")
     assert wt.context(None, KINDS) is None
+
+
+def test_repulsion_figure_from_the_summary_and_absent_without_its_data():
+    from infonce_lab.report.figures import repulsion_curves, tail_figures
+
+    def m(mean: float) -> dict[str, Any]:
+        return {"mean": mean, "ci95": 0.01, "n": 2, "std": 0.005}
+
+    keys = {f"repulsion.share.tau_{t:g}": m(v) for t, v in ((1.0, 0.03), (0.2, 0.17), (0.07, 0.5))}
+    tails = {"d-b-infonce-fixed": {"epochs": [60], "by_epoch": {"60": {
+        **keys, "repulsion.uniform_share": m(0.0118), "pot.xi": m(-0.45)}}}}
+    png = repulsion_curves(tails)
+    assert png is not None and png.startswith(b"\x89PNG")
+    assert "repulsion" in tail_figures(tails, "inside", None, None)
+    bare = {"d-b-infonce-fixed": {"epochs": [60], "by_epoch": {"60": {"pot.xi": m(-0.45)}}}}
+    assert repulsion_curves(bare) is None

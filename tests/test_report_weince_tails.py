@@ -310,6 +310,10 @@ def test_run_table_shows_every_run_with_its_own_numbers():
     assert dau["endpoint"].startswith("undefined (x̂_F > 1")
     assert dau["delta"].startswith("undefined") and dau["lambda_inside"].startswith("undefined")
     assert runs[0]["lambda_outside"].startswith("undefined")
+    configs = ctx["configurations"]
+    assert [c["configuration"] for c in configs] == ["infonce · fixed", "directau · fixed"]
+    assert configs[0]["seeds"] == "1, 2" and "seeds" in configs[0]["delta"]
+    assert configs[1]["delta"].startswith("undefined") and not configs[1]["counted"]
     assert wt.context(None, KINDS) is None
 
 

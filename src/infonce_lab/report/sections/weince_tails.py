@@ -803,13 +803,41 @@ def run_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
     return out
 
 
+def configuration_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
+                       placements: Sequence[str] = ("inside", "outside")) -> list[dict[str, Any]]:
+    """One row per configuration at its final epoch: the estimates the verdicts use (over seeds:
+    their spread plus the shared bank's error; one seed: the run's own interval), printed as
+    values with intervals or as undefined (why)."""
+    primary = placements[0]
+    counted, context_ = _split(tails, loss_kinds)
+    out = []
+    for n, kind, g in [*counted, *context_]:
+        e = final_epoch(g)
+        rep = repulsion_inputs(g, e)
+        out.append({
+            "configuration": n, "kind": kind, "counted": kind == COUNTED_KIND, "epoch": e,
+            "seeds": ", ".join(str(s) for s in g.get("seeds", [])),
+            "xi": str(xi_estimate(g, e)), "endpoint_gap": str(endpoint_gap_estimate(g, e)),
+            **{f"lambda_{p}": str(lambda_estimate(g, e, p)) for p in placements},
+            "delta": str(delta_estimate(g, e, primary)),
+            "frechet_lambda": str(frechet_inputs(g, e)["lambda_f"]),
+            "hardness_lambda_slope": str(slope_estimate(g, e, "hardness", "lambda")),
+            "hardness_delta_slope": str(slope_estimate(g, e, "hardness", "delta")),
+            "pool_lambda_slope": str(slope_estimate(g, e, "pool", "lambda")),
+            "tv_gap": str(allocation_estimate(g, e)),
+            "repulsion_low_tau": str(rep["share"]),
+        })
+    return out
+
+
 def context(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
             placements: Sequence[str] = ("inside", "outside")) -> dict[str, Any] | None:
-    """The section's narrative numbers: the per-run table (:func:`run_rows`), the paper's values
-    and the margins the rules use."""
+    """The section's narrative numbers: the per-configuration table (:func:`configuration_rows`),
+    the per-run table (:func:`run_rows`), the paper's values and the margins the rules use."""
     if not tails:
         return None
-    return {"runs": run_rows(tails, loss_kinds, placements), "primary": placements[0],
+    return {"configurations": configuration_rows(tails, loss_kinds, placements),
+            "runs": run_rows(tails, loss_kinds, placements), "primary": placements[0],
             "placements": list(placements),
             "paper": {"xi": PAPER_XI, "lambda": PAPER_LAMBDA, "delta": PAPER_DELTA},
             "margins": {"xi": XI_TOLERANCE, "endpoint": ENDPOINT_TOLERANCE,

@@ -200,6 +200,30 @@ def test_ablation_trend_is_the_least_squares_slope_over_defined_points():
     assert t["pool_lambda_spearman"] == pytest.approx(1.0)
     two = ablation_trend(rows[:2], deltas[:2], "pool", out_batches)
     assert two["pool_lambda_slope"] is None  # two points: no trend beside the noise
+    # λ̂'s slope se from per-batch influences (6 held-in batches; the bound point has none)
+    infl = [rng.normal(0, 0.02, 6), rng.normal(0, 0.02, 6), np.zeros(6), None, None]
+    t = ablation_trend(rows, deltas, "pool", out_batches, infl)
+    per_batch = c @ np.array(infl[:3])
+    assert t["pool_lambda_slope_se"] == pytest.approx(np.sqrt(6 / 5 * (per_batch**2).sum()))
+    assert t["pool_lambda_slope_df"] == 5
+    assert ablation_trend(rows, deltas, "pool", out_batches)["pool_lambda_slope_se"] is None
+
+
+def test_lambda_influence_matches_refits_on_perturbed_batches():
+    """λ̂'s per-batch influence is the linear response of the fit: dropping one batch moves λ̂
+    by about −ψ_b·G/(G − 1) (the jackknife)."""
+    from infonce_lab.tails.ablations import _choice_gain
+
+    s = _put_winner_first(_bank(8, 64, 63, seed=7), np.array([0.6 / 0.2, 0.4 / 0.2]), ("s", "g"), 8)
+    batch = np.repeat(np.arange(8), 64)
+    held_in = np.ones(len(s), dtype=bool)
+    held_in[-64:] = False  # one batch held out so that held_out_gain has something to score
+    row, _, infl = _choice_gain(s, held_in, "inside", batch)
+    assert infl is not None and infl.shape == (7,)
+    for b in (0, 3, 5):  # moves of 0.05, −0.22, −0.03 in λ̂
+        keep = held_in & (batch != b)
+        sub, _, _ = _choice_gain(s, keep, "inside")
+        assert sub["lambda_hat"] - row["lambda_hat"] == pytest.approx(-infl[b] * 7 / 6, rel=0.15)
 
 
 def test_frechet_score_test_sees_a_frechet_link_and_not_a_weibull_one():

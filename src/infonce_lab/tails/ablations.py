@@ -13,7 +13,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from infonce_lab.tails.link import W_MAX, LinkFit, features, held_out_gain
+from infonce_lab.tails.link import (
+    W_MAX,
+    LinkFit,
+    cluster_influence,
+    features,
+    held_out_gain,
+    lambda_gradient,
+)
 
 
 def frechet_ablation(scores: np.ndarray, held_in: np.ndarray, placement: str = "inside",
@@ -97,7 +104,11 @@ def frechet_score(scores: np.ndarray, weibull: LinkFit, batch_ids: np.ndarray,
 
 
 def _choice_gain(choice: np.ndarray, held_in: np.ndarray, placement: str,
-                 ) -> tuple[dict[str, float | None], np.ndarray]:
+                 batch_ids: np.ndarray | None = None,
+                 ) -> tuple[dict[str, float | None], np.ndarray, np.ndarray | None]:
+    """One choice set's fits: the row (λ̂, τ̂s, Δ̄), the held-out Δ_i, and — with ``batch_ids`` —
+    λ̂'s influence per held-in batch (∇λ·H⁻¹·U_b, the sandwich's building block; 0 for a λ̂ on a
+    bound of its fit, which a small perturbation of the data leaves there)."""
     fit0, fit1, delta = held_out_gain(choice, held_in, "softmax", "weibull", placement)
     lam = fit1.lambdas["g"]
     lo, hi = np.zeros(2), np.full(2, W_MAX)
@@ -107,56 +118,68 @@ def _choice_gain(choice: np.ndarray, held_in: np.ndarray, placement: str,
            "tau1_hat": fit1.tau, "tau0_hat": fit0.tau, "delta_mean": float(delta.mean()),
            # λ̂ on a bound of its fit (0, pure softmax; 1, pure Weibit; τ at its cap)
            "lambda_boundary": bool(((fit1.weights <= lo) | (fit1.weights >= hi)).any())}
-    return row, delta
+    infl = None
+    if batch_ids is not None and row["lambda_hat"] is not None:
+        psi, _, _ = cluster_influence(choice[held_in], None, fit1, np.asarray(batch_ids)[held_in])
+        infl = psi @ lambda_gradient(fit1)
+    return row, delta, infl
 
 
 def hardness_ablation(scores: np.ndarray, held_in: np.ndarray, ks: list[int],
-                      placement: str = "inside", return_deltas: bool = False) -> Any:
+                      placement: str = "inside", return_deltas: bool = False,
+                      batch_ids: np.ndarray | None = None) -> Any:
     """SPECS B.7, Fig. 7: the choice set is the positive plus each anchor's k hardest negatives of
     its batch; growing k adds easier negatives (the paper: λ̂ and Δ̄ fall). ``return_deltas``:
-    also the held-out per-anchor gains Δ_i of every k, (len(ks), held-out anchors)."""
+    also the held-out per-anchor gains Δ_i of every k, (len(ks), held-out anchors), and λ̂'s
+    influence per held-in batch of every k (None without ``batch_ids``)."""
     negatives = -np.sort(-scores[:, 1:], axis=1)
     for k in ks:
         if not 1 <= k <= negatives.shape[1]:
             raise ValueError(f"hardness k = {k} must lie in [1, {negatives.shape[1]}] (the negatives "
                              "per anchor of the bank)")
-    rows, deltas = [], []
+    rows, deltas, infl = [], [], []
     for k in ks:
-        row, delta = _choice_gain(np.concatenate([scores[:, :1], negatives[:, :k]], 1), held_in,
-                                  placement)
+        row, delta, psi = _choice_gain(np.concatenate([scores[:, :1], negatives[:, :k]], 1),
+                                       held_in, placement, batch_ids)
         rows.append({"k": int(k), **row})
         deltas.append(delta)
-    return (rows, np.array(deltas)) if return_deltas else rows
+        infl.append(psi)
+    return (rows, np.array(deltas), infl) if return_deltas else rows
 
 
 def pool_size_ablation(s_pos: np.ndarray, pool: np.ndarray, held_in: np.ndarray,
                        sizes: list[int], hard_k: int, placement: str = "inside",
-                       return_deltas: bool = False) -> Any:
+                       return_deltas: bool = False, batch_ids: np.ndarray | None = None) -> Any:
     """SPECS B.7, Fig. 8: the choice set is the positive plus the ``hard_k`` highest-scoring
     negatives of the first m columns of each anchor's pool; growing m mines closer to the cap
     (the paper: λ̂ rises)."""
-    rows, deltas = [], []
+    rows, deltas, infl = [], [], []
     for m in sizes:
         if not hard_k <= m <= pool.shape[1]:
             raise ValueError(f"pool size {m} must lie in [hard_k = {hard_k}, {pool.shape[1]}]")
         hard = -np.sort(-pool[:, :m], axis=1)[:, :hard_k]
-        row, delta = _choice_gain(np.concatenate([s_pos[:, None], hard], 1), held_in, placement)
+        row, delta, psi = _choice_gain(np.concatenate([s_pos[:, None], hard], 1), held_in,
+                                       placement, batch_ids)
         rows.append({"pool": int(m), **row})
         deltas.append(delta)
-    return (rows, np.array(deltas)) if return_deltas else rows
+        infl.append(psi)
+    return (rows, np.array(deltas), infl) if return_deltas else rows
 
 
 def ablation_trend(rows: list[dict[str, Any]], deltas: np.ndarray, axis: str,
-                   out_batches: np.ndarray) -> dict[str, float | int | None]:
+                   out_batches: np.ndarray, lambda_influence: list[np.ndarray | None] | None = None,
+                   ) -> dict[str, float | int | None]:
     """The ablation's trend as slopes per doubling of its axis (k or the pool size): least
     squares of λ̂ and of Δ̄ on log2(axis), over the points where both fits are defined (τ̂0 and
     λ̂ exist: at τ̂0 → ∞ the softmax fit is degenerate — the positive no likelier than the
     mined negatives — and Δ̄ there compares against a uniform link, not a softmax).
 
     Δ̄'s slope has a batch-clustered se (each held-out anchor's slope contrast Σ_j c_j Δ_ij,
-    averaged per batch; df = G − 1). λ̂'s slope is a statistic of the run; its spread over
-    seeds is its interval (λ̂ often sits on a bound, pure Weibit at the hardest sets, where no
-    per-run normal approximation holds). The Spearman correlations are kept beside them."""
+    averaged per batch; df = G − 1). λ̂'s slope gets a cluster-robust se from the influences
+    (``lambda_influence``: per point, per held-in batch): Var = G/(G − 1)·Σ_b (Σ_j c_j ψ_jb)²,
+    the fits sharing their held-in batches; a λ̂ on a bound (pure Weibit at the hardest sets)
+    contributes no influence, so ``*_lambda_boundary_points`` says how many were held fixed.
+    The Spearman correlations are kept beside them (descriptive)."""
     from scipy.stats import spearmanr  # heavy import, only where used
 
     used = [j for j, r in enumerate(rows)
@@ -166,15 +189,25 @@ def ablation_trend(rows: list[dict[str, Any]], deltas: np.ndarray, axis: str,
     x = np.log2([rows[j][_AXIS[axis]] for j in used])
     lam = np.array([rows[j]["lambda_hat"] for j in used], dtype=np.float64)
     dmean = np.array([rows[j]["delta_mean"] for j in used], dtype=np.float64)
+    empty = {f"{axis}_lambda_slope": None, f"{axis}_lambda_slope_se": None,
+             f"{axis}_lambda_slope_df": None, f"{axis}_delta_slope": None,
+             f"{axis}_delta_slope_se": None, f"{axis}_delta_slope_df": None,
+             f"{axis}_lambda_boundary_points": None}
     if len(used) < 3:  # two points fix a line: no trend to estimate beside its noise
-        out.update({f"{axis}_lambda_slope": None, f"{axis}_delta_slope": None,
-                    f"{axis}_delta_slope_se": None, f"{axis}_delta_slope_df": None,
-                    f"{axis}_lambda_boundary_points": None})
+        out.update(empty)
     else:
         c = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
         contrast = c @ deltas[used]  # per held-out anchor
         se, df = _clustered_se(contrast, out_batches)
-        out.update({f"{axis}_lambda_slope": float(c @ lam), f"{axis}_delta_slope": float(c @ dmean),
+        lam_se, lam_df = None, None
+        infl = [lambda_influence[j] for j in used] if lambda_influence is not None else None
+        if infl is not None and all(v is not None for v in infl):
+            per_batch = c @ np.array(infl)  # (held-in batches,)
+            g = per_batch.size
+            if g > 1:
+                lam_se, lam_df = float(np.sqrt(g / (g - 1) * np.sum(per_batch**2))), g - 1
+        out.update({f"{axis}_lambda_slope": float(c @ lam), f"{axis}_lambda_slope_se": lam_se,
+                    f"{axis}_lambda_slope_df": lam_df, f"{axis}_delta_slope": float(c @ dmean),
                     f"{axis}_delta_slope_se": se, f"{axis}_delta_slope_df": df,
                     f"{axis}_lambda_boundary_points": int(sum(rows[j]["lambda_boundary"]
                                                                for j in used))})

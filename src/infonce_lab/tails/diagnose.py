@@ -76,13 +76,15 @@ def diagnose_encoder(embed: Embed, images: torch.Tensor, augment: Augment,
         metrics["frechet"] = frechet_ablation(bank.scores, held_in, first, bank.batch)
     pool_size = max([*ab.pool_sizes, cfg.allocation.pool])
     s_pos, pool = pool_scores(bank, pool_order(bank.image, pool_size, cfg.seed))
-    plots["hardness"], d_hard = hardness_ablation(bank.scores, held_in, ab.hardness_ks, first,
-                                                  return_deltas=True)
-    plots["pool_size"], d_pool = pool_size_ablation(s_pos, pool, held_in, ab.pool_sizes,
-                                                    ab.pool_hard_k, first, return_deltas=True)
+    plots["hardness"], d_hard, i_hard = hardness_ablation(
+        bank.scores, held_in, ab.hardness_ks, first, return_deltas=True, batch_ids=bank.batch)
+    plots["pool_size"], d_pool, i_pool = pool_size_ablation(
+        s_pos, pool, held_in, ab.pool_sizes, ab.pool_hard_k, first, return_deltas=True,
+        batch_ids=bank.batch)
     plots["ablation_placement"] = first
-    metrics["ablations"] = {**ablation_trend(plots["hardness"], d_hard, "hardness", out_batches),
-                            **ablation_trend(plots["pool_size"], d_pool, "pool", out_batches)}
+    metrics["ablations"] = {
+        **ablation_trend(plots["hardness"], d_hard, "hardness", out_batches, i_hard),
+        **ablation_trend(plots["pool_size"], d_pool, "pool", out_batches, i_pool)}
 
     metrics["allocation"], plots["allocation"] = allocation_diagnostics(
         bank.scores, s_pos, pool, held_in, metrics["link"][first]["tau0_hat"], bank.image, cfg)

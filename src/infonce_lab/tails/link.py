@@ -21,7 +21,11 @@ log(1 + s), the proposal for ρ(s) on cosine scores.
 
 The evidence is the held-out mean log-likelihood gain per anchor Δ̄ (nats) with a batch-clustered
 t-test, a batch bootstrap interval, a parametric-bootstrap likelihood-ratio test (λ = 0 is on the
-boundary, so χ² calibration is unreliable) and K-fold cross-validation over batches.
+boundary, so χ² calibration is unreliable) and K-fold cross-validation over batches. λ̂ gets a
+cluster-robust (sandwich) se over the held-in batches by the delta method, except on a bound of
+its fit, where the MLE is not asymptotically normal and the result says so (``lambda_boundary``);
+a held-out gain from two fits that coincide (λ̂ = 0, or τ̂0 on its bound) is flagged
+``delta_degenerate``: Δ̄ = 0 there by construction, not by measurement.
 """
 
 from __future__ import annotations

@@ -433,6 +433,8 @@ def lambda_gradient(fit: LinkFit, feature: str = "g") -> np.ndarray:
         grad[j] = 1.0
         return grad
     total = float(w.sum())
+    if total <= 0:  # τ → ∞: λ is not defined, it has no gradient
+        return np.zeros_like(w)
     grad = -np.full_like(w, w[j] / total**2)
     grad[j] += 1.0 / total
     return grad

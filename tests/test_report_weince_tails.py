@@ -174,8 +174,14 @@ def default_study() -> dict[str, Any]:
     return {"d-b-infonce-fixed": info, "d-b-directau-fixed": dau}
 
 
-def test_rows_on_the_default_study_shape():
-    rows = rows_by_rule(default_study())
+@pytest.fixture(scope="module")
+def default_rows() -> dict[str, Any]:
+    """The default-study-shaped rows, built once (Holm's statsmodels call collects garbage)."""
+    return rows_by_rule(default_study())
+
+
+def test_rows_on_the_default_study_shape(default_rows):
+    rows = default_rows
     # The default study's gain is far below the paper's range: the magnitude claims fail.
     assert rows["link_delta_magnitude"].verdict.outcome is Outcome.NOT_REPRODUCED
     assert rows["link_lambda_magnitude"].verdict.outcome is Outcome.NOT_REPRODUCED
@@ -190,8 +196,8 @@ def test_rows_on_the_default_study_shape():
         assert row.section == ("au" if rid == "low_tau_concentrates" else "weince")
 
 
-def test_context_configurations_are_shown_and_not_counted():
-    rows = rows_by_rule(default_study())
+def test_context_configurations_are_shown_and_not_counted(default_rows):
+    rows = default_rows
     gain = rows["link_gain"]
     names = [c.name for c in gain.cases]
     assert names[0] == "infonce · fixed"
@@ -215,8 +221,8 @@ def test_counted_failure_fails_the_claim_and_context_cannot_rescue_or_sink_it():
     assert rows["link_gain"].verdict.outcome is Outcome.REPRODUCED
 
 
-def test_undefined_values_never_print_as_numbers():
-    rows = rows_by_rule(default_study())
+def test_undefined_values_never_print_as_numbers(default_rows):
+    rows = default_rows
     dau_pot = [c for c in rows["pot_endpoint_at_cap"].cases if "directau" in c.name][0]
     assert "above the cap 1" in dau_pot.result and "1.004" in dau_pot.result
     assert dau_pot.verdict.outcome is Outcome.INCONCLUSIVE
@@ -232,8 +238,8 @@ def test_lambda_interval_wider_than_its_range_is_undefined():
     assert not e.defined and "wider than λ's range" in e.undefined
 
 
-def test_lrt_at_its_floor_is_printed_as_a_bound():
-    rows = rows_by_rule(default_study())
+def test_lrt_at_its_floor_is_printed_as_a_bound(default_rows):
+    rows = default_rows
     note = rows["link_gain"].note
     assert "≤ 0.025 (bootstrap floor)" in note and "seed 1" in note and "seed 2" in note
     ctx = wt.context(default_study(), KINDS)
@@ -260,8 +266,8 @@ def test_combine_adds_the_shared_bank_error_to_the_seed_spread():
     assert not wt.combine({"1": wt.SeedValue(-1.0), "2": wt.SeedValue(-1.0)}).defined
 
 
-def test_stability_pairs_epochs_by_batch_within_a_run_and_by_seed_across():
-    rows = rows_by_rule(default_study())
+def test_stability_pairs_epochs_by_batch_within_a_run_and_by_seed_across(default_rows):
+    rows = default_rows
     case = rows["link_stable"].cases[0]
     assert "epoch 30" in case.result and "epoch 60" in case.result
     x = wt.stability_inputs(default_study()["d-b-infonce-fixed"], "inside")

@@ -155,6 +155,17 @@ def test_diagnose_encoder_is_complete_and_deterministic():
     assert m1 == m2
     assert m1["pot"]["n_scores"] == 2 * 64 * 63 // 2
     assert m1["pot"]["xi_ci_low"] <= m1["pot"]["xi"] <= m1["pot"]["xi_ci_high"]
+    pot = m1["pot"]
+    assert pot["bootstrap_replicates"] == 20 and pot["bootstrap_clusters"] <= 128
+    if pot["endpoint"] is not None and pot["endpoint_ci_low"] is not None:
+        assert pot["endpoint_ci_low"] <= pot["endpoint_ci_high"]
+    assert m1["link"]["inside"]["lrt_floor"] == pytest.approx(0.1)
+    assert set(m1["repulsion"]["share"]) == {"tau_1", "tau_0.5", "tau_0.2", "tau_0.1", "tau_0.07"}
+    alloc = m1["allocation"]
+    if alloc["tv_gap"] is not None:
+        assert alloc["tv_gap_ci_low"] <= alloc["tv_gap_ci_high"]
+    assert "frechet_lambda_score" in m1["frechet"]
+    assert {"hardness_lambda_slope", "pool_delta_slope_se"} <= set(m1["ablations"])
     for placement in ("inside", "outside"):
         link = m1["link"][placement]
         assert 0.0 <= link["lambda_hat"] <= 1.0
@@ -165,12 +176,104 @@ def test_diagnose_encoder_is_complete_and_deterministic():
     assert sum(p1["allocation"]["softmax_grad"]) == pytest.approx(1.0)
 
 
-def test_ablation_trend_skips_undefined_estimates():
-    from infonce_lab.tails.diagnose import _trend
+def test_ablation_trend_is_the_least_squares_slope_over_defined_points():
+    from infonce_lab.tails.ablations import ablation_trend
 
-    rows = [{"pool": m, "lambda_hat": lam, "delta_mean": d}
-            for m, lam, d in ((64, 0.3, 0.07), (128, 0.8, 0.11), (256, 1.0, 0.18), (512, None, 0.0))]
-    t = _trend(rows, "pool", "pool")
-    assert t["pool_lambda_spearman"] == pytest.approx(1.0) and t["pool_lambda_points"] == 3
-    assert t["pool_delta_points"] == 4
-    assert _trend(rows[:2], "pool", "pool")["pool_lambda_spearman"] is None  # two points: no test
+    rows = [{"pool": m, "lambda_hat": lam, "delta_mean": d, "tau0_hat": t0, "lambda_boundary": b}
+            for m, lam, d, t0, b in ((64, 0.3, 0.07, 0.1, False), (128, 0.8, 0.11, 0.1, False),
+                                     (256, 1.0, 0.18, 0.1, True), (512, 1.0, 0.05, None, True),
+                                     (1024, None, 0.0, None, False))]
+    rng = np.random.default_rng(0)
+    out_batches = np.repeat(np.arange(4), 10)
+    deltas = np.array([r["delta_mean"] for r in rows])[:, None] + rng.normal(0, 0.01, (5, 40))
+    t = ablation_trend(rows, deltas, "pool", out_batches)
+    x = np.log2([64, 128, 256])  # τ̂0 → ∞ at 512 and 1024: degenerate H0, left out
+    assert t["pool_lambda_points"] == 3 and t["pool_lambda_boundary_points"] == 1
+    assert t["pool_lambda_slope"] == pytest.approx(np.polyfit(x, [0.3, 0.8, 1.0], 1)[0])
+    assert t["pool_delta_slope"] == pytest.approx(np.polyfit(x, [0.07, 0.11, 0.18], 1)[0])
+    # Δ̄'s slope se: per-anchor slope contrasts, averaged per batch, t over batches
+    c = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
+    per_anchor = c @ deltas[:3]
+    means = per_anchor.reshape(4, 10).mean(axis=1)
+    assert t["pool_delta_slope_se"] == pytest.approx(means.std(ddof=1) / 2)
+    assert t["pool_delta_slope_df"] == 3
+    assert t["pool_lambda_spearman"] == pytest.approx(1.0)
+    two = ablation_trend(rows[:2], deltas[:2], "pool", out_batches)
+    assert two["pool_lambda_slope"] is None  # two points: no trend beside the noise
+    # λ̂'s slope se from per-batch influences (6 held-in batches; the bound point has none)
+    infl = [rng.normal(0, 0.02, 6), rng.normal(0, 0.02, 6), np.zeros(6), None, None]
+    t = ablation_trend(rows, deltas, "pool", out_batches, infl)
+    per_batch = c @ np.array(infl[:3])
+    assert t["pool_lambda_slope_se"] == pytest.approx(np.sqrt(6 / 5 * (per_batch**2).sum()))
+    assert t["pool_lambda_slope_df"] == 5
+    assert ablation_trend(rows, deltas, "pool", out_batches)["pool_lambda_slope_se"] is None
+
+
+def test_lambda_influence_matches_refits_on_perturbed_batches():
+    """λ̂'s per-batch influence is the linear response of the fit: dropping one batch moves λ̂
+    by about −ψ_b·G/(G − 1) (the jackknife)."""
+    from infonce_lab.tails.ablations import _choice_gain
+
+    s = _put_winner_first(_bank(8, 64, 63, seed=7), np.array([0.6 / 0.2, 0.4 / 0.2]), ("s", "g"), 8)
+    batch = np.repeat(np.arange(8), 64)
+    held_in = np.ones(len(s), dtype=bool)
+    held_in[-64:] = False  # one batch held out so that held_out_gain has something to score
+    row, _, infl = _choice_gain(s, held_in, "inside", batch)
+    assert infl is not None and infl.shape == (7,)
+    for b in (0, 3, 5):  # moves of 0.05, −0.22, −0.03 in λ̂
+        keep = held_in & (batch != b)
+        sub, _, _ = _choice_gain(s, keep, "inside")
+        assert sub["lambda_hat"] - row["lambda_hat"] == pytest.approx(-infl[b] * 7 / 6, rel=0.15)
+
+
+def test_frechet_score_test_sees_a_frechet_link_and_not_a_weibull_one():
+    """The score test at the Weibull fit: under a Weibull truth the signed Fréchet weight is
+    compatible with 0; under a Fréchet truth it is positive. On cosines log(1 + s) is nearly
+    collinear with (s, −log(1 − s)) where the candidates compete (R² near 1)."""
+    batch = np.repeat(np.arange(16), 128)
+    held_in = split_batches(batch, 0.5, 0)
+    s = _put_winner_first(_bank(16, 128, 127, seed=1), np.array([0.6 / 0.2, 0.4 / 0.2]), ("s", "g"), 2)
+    weibull = frechet_ablation(s, held_in, batch_ids=batch)
+    lam, se = weibull["frechet_lambda_score"], weibull["frechet_lambda_score_se"]
+    assert abs(lam) < 3 * se
+    assert weibull["frechet_collinearity_r2"] > 0.9
+    assert weibull["delta_joint_vs_weibull_df"] == 7
+    s = _put_winner_first(_bank(16, 128, 127, seed=3), np.array([0.1 / 0.2, 0.9 / 0.2]), ("s", "h"), 4)
+    frechet = frechet_ablation(s, held_in, batch_ids=batch)
+    # even a Fréchet weight of 0.9 is only just visible (z ≈ 2.3 on 1,024 anchors × 127
+    # candidates): the collinearity the report's identifiability check is about
+    assert frechet["frechet_lambda_score"] > 2 * frechet["frechet_lambda_score_se"]
+
+
+def test_repulsion_shares_against_brute_force_and_their_limits():
+    from infonce_lab.tails.repulsion import repulsion_shares
+
+    rng = np.random.default_rng(2)
+    s = np.clip(rng.normal(0.0, 0.3, size=(40, 201)), -1, 1)
+    s[:, 0] = 0.9
+    batch = np.repeat(np.arange(4), 10)
+    out = repulsion_shares(s, batch, [1.0, 0.1, 0.01, 100.0], hard_fraction=0.01)
+    assert out["hard_k"] == 2 and out["negatives"] == 200 and out["df"] == 3
+    for tau in (1.0, 0.1):
+        p = np.exp(s[:, 1:] / tau)
+        top = np.sort(p, axis=1)[:, -2:].sum(axis=1) / p.sum(axis=1)
+        assert out["share"][f"tau_{tau:g}"] == pytest.approx(top.mean())
+    assert out["share"]["tau_100"] == pytest.approx(0.01, rel=0.05)  # hot: uniform, k/M
+    assert out["share"]["tau_0.01"] > 0.95  # cold: all on the hardest
+    assert all(v > 0 for v in out["rise"].values())  # every step down in τ raises it
+    assert set(out["rise"]) == {"tau_1", "tau_0.1", "tau_0.01"}
+
+
+def test_allocation_per_anchor_histograms_rebuild_the_pooled_shares():
+    from infonce_lab.tails.allocation import gradient_allocation, tv_to_risk
+
+    rng = np.random.default_rng(3)
+    bank = np.clip(rng.normal(0.1, 0.3, size=(30, 200)), -1, 0.999)
+    s_pos = rng.uniform(0.5, 0.95, size=30)
+    out = gradient_allocation(s_pos, bank, k=64, subsets=5, tau=0.3, beta=3.0, per_anchor=True)
+    per = out["per_anchor"]
+    for key in ("risk", "softmax_grad", "weibit_grad"):
+        assert np.allclose(per[key].sum(axis=0) / per[key].sum(), out[key])
+    ones = np.ones((1, 30))
+    tv = tv_to_risk(ones @ per["risk"], ones @ per["softmax_grad"])[0]
+    assert tv == pytest.approx(0.5 * np.abs(np.array(out["softmax_grad"]) - out["risk"]).sum())

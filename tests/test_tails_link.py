@@ -108,3 +108,51 @@ def test_newton_and_lbfgs_reach_the_same_maximum():
         b = fit_link(s, w, model, "outside", optimizer="lbfgs")
         assert a.loglik == pytest.approx(b.loglik, abs=1e-6)
         assert a.loglik >= b.loglik - 1e-9
+
+
+def test_cluster_robust_lambda_se_matches_the_spread_over_independent_draws():
+    """The sandwich se of λ̂ (batches as clusters) against the Monte-Carlo spread of λ̂ over
+    independent draws of the winners on the same scores."""
+    from infonce_lab.tails.link import lambda_cluster_se
+
+    s, batch = score_bank(16, 32, 31, seed=21)
+    lams, ses = [], []
+    for rep in range(12):
+        w = draw_winners(s, tau=0.2, lam=0.4, placement="outside", seed=100 + rep)
+        fit = fit_link(s, w, "weibull", "outside")
+        out = lambda_cluster_se(s, w, fit, batch)
+        assert not out["boundary"] and out["df"] == 15
+        lams.append(fit.lambdas["g"])
+        ses.append(out["se"])
+    assert np.mean(ses) == pytest.approx(np.std(lams, ddof=1), rel=0.4)
+
+
+def test_lambda_se_is_none_on_the_boundary():
+    from infonce_lab.tails.link import lambda_cluster_se
+
+    s, batch = score_bank(8, 64, 48, seed=3)
+    # a softmax truth: the first draw whose fit lands on λ = 0 (about half of them)
+    for seed in range(20):
+        w = draw_winners(s, tau=0.15, lam=0.0, placement="inside", seed=seed)
+        fit = fit_link(s, w, "weibull", "inside")
+        if fit.lambdas["g"] == 0.0:
+            break
+    else:
+        pytest.fail("no boundary fit in 20 draws of a softmax truth")
+    out = lambda_cluster_se(s, w, fit, batch)
+    assert out["boundary"] and out["se"] is None
+
+
+def test_link_test_reports_its_inference_and_the_lrt_floor():
+    s, batch = score_bank(8, 64, 48, seed=12)
+    w = draw_winners(s, tau=0.2, lam=0.4, placement="inside", seed=13)
+    res = link_test(s, batch, winners=w, lrt_replicates=9, cv_folds=0, bootstrap=200)
+    assert res["lrt_floor"] == pytest.approx(0.1) and res["lrt_pvalue"] >= res["lrt_floor"]
+    means = np.array(list(res["delta_by_batch"].values()))
+    assert len(means) == 4 and res["delta_df"] == 3
+    assert res["delta_mean"] == pytest.approx(means.mean())
+    assert res["delta_se"] == pytest.approx(means.std(ddof=1) / 2)
+    from scipy import stats
+    t = means.mean() / res["delta_se"]
+    assert res["t_pvalue"] == pytest.approx(stats.t.sf(t, 3))
+    assert res["lambda_se"] > 0 and not res["lambda_boundary"] and not res["delta_degenerate"]

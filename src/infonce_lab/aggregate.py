@@ -293,25 +293,59 @@ def _scalars(tree: dict[str, Any], prefix: str = "") -> dict[str, float]:
     return out
 
 
+def _leaves(tree: dict[str, Any], prefix: str = "") -> dict[str, float | bool | None]:
+    """Every scalar leaf of a diagnose record, None and flags included (``_scalars`` keeps the
+    numbers only): a per-seed value that is None says the estimate was undefined in that run."""
+    out: dict[str, float | bool | None] = {}
+    for k, v in tree.items():
+        if isinstance(v, dict):
+            out.update(_leaves(v, f"{prefix}{k}."))
+        elif v is None or isinstance(v, bool):
+            out[f"{prefix}{k}"] = v
+        elif isinstance(v, (int, float)):
+            out[f"{prefix}{k}"] = float(v) if v == v else None
+    return out
+
+
 def summarise_tails(params: Params, tails_dir: str | Path = "reports/tails") -> dict[str, Any]:
-    """{group: {"epochs": [...], "by_epoch": {epoch: {metric: mean_ci over seeds}}}} from the
-    diagnose stage's per-run files (every numeric scalar it wrote, e.g. ``pot.xi``,
-    ``link.inside.lambda_hat``, ``link.inside.delta_mean``)."""
+    """One entry per configuration (runs that differ only by seed), from the diagnose stage's
+    per-run files:
+
+    - ``run``: its dataset, backbone, loss and schedule; ``seeds``: the seeds diagnosed;
+    - ``by_epoch``: {epoch: {metric: mean_ci over seeds}} for every numeric scalar (e.g.
+      ``pot.xi``, ``link.inside.delta_mean``) — a description, not a test;
+    - ``per_seed``: {epoch: {metric: {seed: value}}} for every scalar, None and flags included,
+      so the report's inference is over seeds on per-seed estimates (or, with one seed, on that
+      run's own interval) and never on averaged p-values or averaged intervals.
+    """
     tails_dir = Path(tails_dir)
     per_group: dict[str, dict[int, dict[str, list[float]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list)))
+    per_seed: dict[str, dict[int, dict[str, dict[str, float | bool | None]]]] = defaultdict(
+        lambda: defaultdict(dict))
+    info: dict[str, dict[str, Any]] = {}
     for run in params.runs():
         path = tails_dir / f"{run.id}.json"
         if not path.is_file():
             raise FileNotFoundError(f"{path}: missing; run the diagnose stage for {run.id}")
         record = read_json(path)
-        group = group_id({"kind": "trained", **run.model_dump()})
+        dumped = run.model_dump()
+        group = group_id({"kind": "trained", **dumped})
+        entry = info.setdefault(group, {"run": {k: dumped[k] for k in ("dataset", "backbone", "loss",
+                                                                       "schedule")},
+                                        "seeds": []})
+        entry["seeds"].append(int(dumped["seed"]))
         for key, values in record.items():
             if key.startswith("epoch_"):
+                epoch = int(key.removeprefix("epoch_"))
                 for metric, v in _scalars(values).items():
-                    per_group[group][int(key.removeprefix("epoch_"))][metric].append(v)
-    return {group: {"epochs": sorted(epochs),
+                    per_group[group][epoch][metric].append(v)
+                for metric, v in _leaves(values).items():
+                    per_seed[group][epoch].setdefault(metric, {})[str(dumped["seed"])] = v
+    return {group: {**info[group], "epochs": sorted(epochs),
                     "by_epoch": {str(e): {m: mean_ci(v) for m, v in sorted(epochs[e].items())}
+                                 for e in sorted(epochs)},
+                    "per_seed": {str(e): dict(sorted(per_seed[group][e].items()))
                                  for e in sorted(epochs)}}
             for group, epochs in per_group.items()}
 

@@ -336,7 +336,7 @@ class POTConfig(Strict):
     q: Annotated[float, Field(gt=0.5, lt=1.0)] = 0.99
     stability_qs: list[Annotated[float, Field(gt=0.5, lt=1.0)]] = [0.98, 0.985, 0.99, 0.992, 0.995]
     min_exceedances: Annotated[int, Field(ge=10)] = 100
-    bootstrap: Annotated[int, Field(ge=0)] = 200
+    bootstrap: Annotated[int, Field(ge=0)] = 200  # image-cluster bootstrap replicates (ξ̂, x̂_F)
     density_bins: Annotated[int, Field(ge=5)] = 40
 
 
@@ -369,6 +369,15 @@ class AllocationConfig(Strict):
     subsets: Annotated[int, Field(ge=1)] = 20
     anchors: Annotated[int, Field(ge=1)] = 512
     bins: Annotated[int, Field(ge=5)] = 40
+    bootstrap: Annotated[int, Field(ge=0)] = 400  # image-cluster bootstrap of the TV gap
+
+
+class RepulsionConfig(Strict):
+    """Wang & Isola's hardness-aware temperature (essay §5): the share of InfoNCE's repulsive
+    gradient on each anchor's hardest negatives, on the link bank, at each τ."""
+
+    taus: Annotated[list[Annotated[float, Field(gt=0.0)]], Field(min_length=2)] = [1.0, 0.5, 0.2, 0.1, 0.07]
+    hard_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.01
 
 
 class NoiseFloorConfig(Strict):
@@ -390,6 +399,7 @@ class TailsConfig(Strict):
     link: LinkTestConfig = LinkTestConfig()
     ablations: AblationConfig = AblationConfig()
     allocation: AllocationConfig = AllocationConfig()
+    repulsion: RepulsionConfig = RepulsionConfig()
     noise_floor: NoiseFloorConfig = NoiseFloorConfig()
 
     @model_validator(mode="after")

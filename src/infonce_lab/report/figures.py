@@ -188,7 +188,7 @@ def _epoch_series(group: dict[str, Any], key: str) -> tuple[list[int], list[floa
 def tails_over_training(tails: dict[str, Any], placement: str) -> bytes:
     """ξ̂, λ̂ and held-out Δ̄ per configuration over training, ±95% t-interval over seeds, against
     the paper's values (a line for ξ, bands for λ and Δ̄)."""
-    from infonce_lab.report.tails import PAPER_DELTA, PAPER_LAMBDA, PAPER_XI
+    from infonce_lab.report.sections.weince_tails import PAPER_DELTA, PAPER_LAMBDA, PAPER_XI
 
     groups = list(tails)
     styles = _group_styles(groups)
@@ -222,7 +222,7 @@ def tails_over_training(tails: dict[str, Any], placement: str) -> bytes:
 def gpd_fit(pot: dict[str, Any], title: str) -> bytes:
     """One run's POT fit: exceedance density against the GPD and the ξ = 0 (exponential) fit,
     the QQ plot, and ξ̂ across threshold quantiles."""
-    from infonce_lab.report.tails import PAPER_XI
+    from infonce_lab.report.sections.weince_tails import PAPER_XI
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     d = pot["density"]
@@ -328,10 +328,50 @@ def noise_floor_curves(noise: dict[str, Any]) -> bytes:
     return _png(fig)
 
 
+def repulsion_curves(tails: dict[str, Any]) -> bytes | None:
+    """Wang–Isola essay §5: the share of InfoNCE's repulsive gradient on each anchor's hardest 1%
+    of negatives against τ, per configuration at its final epoch (mean over seeds, ±95%
+    t-interval over seeds), with the uniform share k/M and the majority line of the rule.
+    None when the diagnose files carry no repulsion shares."""
+    from infonce_lab.report.sections.weince_tails import REPULSION_MAJORITY
+
+    groups = [g for g in tails if any(k.startswith("repulsion.share.")
+                                      for k in tails[g]["by_epoch"][str(max(tails[g]["epochs"]))])]
+    if not groups:
+        return None
+    styles = _group_styles(groups)
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    uniform = None
+    for g in groups:
+        m = tails[g]["by_epoch"][str(max(tails[g]["epochs"]))]
+        keys = sorted((k for k in m if k.startswith("repulsion.share.")),
+                      key=lambda k: float(k.rsplit("tau_", 1)[1]))
+        taus = [float(k.rsplit("tau_", 1)[1]) for k in keys]
+        means = [m[k]["mean"] for k in keys]
+        halves = [m[k]["ci95"] or 0.0 for k in keys]
+        ax.errorbar(taus, means, yerr=halves, marker="o", ms=3, lw=1.2, capsize=2,
+                    label=_short_label(g, groups), **styles[g])
+        uniform = (m.get("repulsion.uniform_share") or {}).get("mean", uniform)
+    if uniform is not None:
+        ax.axhline(uniform, color="#999999", ls="--", lw=1, label="uniform share k/M")
+    ax.axhline(REPULSION_MAJORITY, color="k", ls=":", lw=1, label="majority (the rule's bound)")
+    ax.set_xscale("log")
+    ax.set_xlabel("τ")
+    ax.set_ylabel("share on the hardest 1% of negatives")
+    ax.set_title("InfoNCE repulsion concentrates as τ falls", fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    return _png(fig)
+
+
 def tail_figures(tails: dict[str, Any], placement: str, representative: dict[str, Any] | None,
                  noise: dict[str, Any] | None) -> dict[str, bytes]:
     """Every tail-diagnostics figure whose inputs exist, keyed by figure name."""
     figures = {"tails_over_training": tails_over_training(tails, placement)}
+    repulsion = repulsion_curves(tails)
+    if repulsion is not None:
+        figures["repulsion"] = repulsion
     if representative is not None:
         title = f"{representative['run']}, epoch {representative['epoch']}"
         plots = representative["plots"]

@@ -1,5 +1,6 @@
 """Tail diagnostics of negative similarities (SPECS B): peaks over threshold, the
-softmax-vs-Weibull link test and its ablations, gradient allocation and the noise floor.
+softmax-vs-Weibull link test and its ablations, gradient allocation, the repulsion shares
+over τ and the noise floor.
 
 The math (``pot``, ``link``, ``ablations``, ``allocation``, ``noise_floor``) is pure functions on
 arrays; ``banks`` draws score banks from a frozen encoder; ``diagnose`` runs everything for one
@@ -15,17 +16,22 @@ from infonce_lab.tails.link import LinkFit, fit_link, held_out_gain, link_test, 
 from infonce_lab.tails.noise_floor import noise_floor
 from infonce_lab.tails.pot import (
     bootstrap_xi,
+    cluster_bootstrap,
+    cluster_weights,
     endpoint,
     exceedances,
     fit_gpd,
+    fit_gpd_weighted,
     gpd_loglik,
     profile_sigma,
     qq_points,
     xi_stability,
 )
+from infonce_lab.tails.repulsion import repulsion_shares
 
-__all__ = ["LinkFit", "bootstrap_xi", "endpoint", "exceedances", "fit_gpd", "fit_link",
-           "frechet_ablation", "gpd_loglik", "gradient_allocation", "hardness_ablation",
+__all__ = ["LinkFit", "bootstrap_xi", "cluster_bootstrap", "cluster_weights", "endpoint",
+           "exceedances", "fit_gpd", "fit_gpd_weighted", "fit_link", "frechet_ablation",
+           "gpd_loglik", "gradient_allocation", "hardness_ablation",
            "held_out_gain", "link_test", "log_probs", "noise_floor", "pool_size_ablation",
-           "profile_sigma", "qq_points", "softmax_negative_grads", "weibit_negative_grads",
+           "profile_sigma", "qq_points", "repulsion_shares", "softmax_negative_grads", "weibit_negative_grads",
            "xi_stability"]

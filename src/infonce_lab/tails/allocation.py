@@ -8,6 +8,8 @@ subset where some negative beats the positive, the culprit (arg-max negative) is
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 EPS = 1e-6
@@ -35,9 +37,12 @@ def weibit_negative_grads(s_pos: np.ndarray, s_neg: np.ndarray, beta: float) -> 
 def gradient_allocation(
     s_pos: np.ndarray, bank: np.ndarray, k: int = 255, subsets: int = 20,
     bins: np.ndarray | None = None, tau: float = 0.5, beta: float = 4.0, seed: int = 0,
-) -> dict[str, list[float]]:
+    per_anchor: bool = False,
+) -> dict[str, Any]:
     """Per score bin: the share of failures whose culprit falls there, and the shares of softmax
-    and Weibit gradient mass on negatives there. ``bank`` is (anchors, N) negative scores."""
+    and Weibit gradient mass on negatives there. ``bank`` is (anchors, N) negative scores.
+    ``per_anchor``: also each anchor's unnormalised histograms ("per_anchor": risk counts and
+    gradient masses, (anchors, bins) each), from which a bootstrap over anchors reweights."""
     s_pos = np.asarray(s_pos, dtype=np.float64)
     bank = np.asarray(bank, dtype=np.float64)
     a, n = bank.shape
@@ -50,19 +55,45 @@ def gradient_allocation(
     sub = np.take_along_axis(bank[:, None, :], idx, axis=2)
     pos = np.broadcast_to(s_pos[:, None], (a, subsets))
     worst = sub.max(axis=2)
-    culprits = worst[worst > pos]
+    failed = worst > pos
     g_sm = softmax_negative_grads(pos, sub, tau)
     g_w = weibit_negative_grads(pos, sub, beta)
+    nb = len(bins) - 1
+    rows = np.repeat(np.arange(a), subsets * k)
+    cell = np.clip(np.searchsorted(bins, sub.ravel(), side="right") - 1, 0, nb - 1)
+    inside = (sub.ravel() >= bins[0]) & (sub.ravel() <= bins[-1])
 
-    def share(values: np.ndarray, weights: np.ndarray | None) -> list[float]:
-        h, _ = np.histogram(values, bins=bins, weights=weights)
+    def hist(weights: np.ndarray, r: np.ndarray, c: np.ndarray) -> np.ndarray:
+        return np.bincount(r * nb + c, weights=weights, minlength=a * nb).reshape(a, nb)
+
+    sm_a = hist(g_sm.ravel()[inside], rows[inside], cell[inside])
+    w_a = hist(g_w.ravel()[inside], rows[inside], cell[inside])
+    cul = worst[failed]
+    cul_ok = (cul >= bins[0]) & (cul <= bins[-1])
+    cul_cell = np.clip(np.searchsorted(bins, cul, side="right") - 1, 0, nb - 1)
+    risk_a = hist(np.ones(int(cul_ok.sum())), np.nonzero(failed)[0][cul_ok], cul_cell[cul_ok])
+
+    def share(h: np.ndarray) -> list[float]:
         total = h.sum()
-        return (h / total if total > 0 else h).tolist()
+        return (h.sum(axis=0) / total if total > 0 else h.sum(axis=0)).tolist()
 
-    return {
+    out: dict[str, Any] = {
         "bin_edges": bins.tolist(),
-        "risk": share(culprits, None),
-        "softmax_grad": share(sub.ravel(), g_sm.ravel()),
-        "weibit_grad": share(sub.ravel(), g_w.ravel()),
-        "failure_rate": float((worst > pos).mean()),
+        "risk": share(risk_a),
+        "softmax_grad": share(sm_a),
+        "weibit_grad": share(w_a),
+        "failure_rate": float(failed.mean()),
     }
+    if per_anchor:
+        out["per_anchor"] = {"risk": risk_a, "softmax_grad": sm_a, "weibit_grad": w_a}
+    return out
+
+
+def tv_to_risk(risk: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """Total-variation distance between the pooled risk and gradient shares, for every row of
+    anchor weights: ``risk``/``grad`` are (replicates, bins) weighted sums of the anchors'
+    histograms; rows without failures give NaN."""
+    r_tot = risk.sum(axis=1, keepdims=True)
+    g_tot = grad.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return 0.5 * np.abs(risk / r_tot - grad / g_tot).sum(axis=1)

@@ -91,14 +91,31 @@ def pool_scores(bank: LinkBank, order: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return bank.scores[:, 0], np.take_along_axis(bank.z @ bank.z.T, order, axis=1)
 
 
+@dataclass(frozen=True)
+class PotScores:
+    scores: np.ndarray  # (pairs,) cosines of distinct pairs of first views
+    image_a: np.ndarray  # (pairs,) image index of each pair's two views
+    image_b: np.ndarray
+
+
 @torch.no_grad()
+def pot_pairs(embed: Embed, images: torch.Tensor, augment: Augment, repeats: int,
+              batch_images: int, gen: torch.Generator) -> PotScores:
+    """SPECS B.8: cosines of distinct pairs among first views, ``repeats`` batches pooled, with
+    the two images of every pair (the clusters of the POT bootstrap: an image drawn in several
+    batches, and every pair it is in, share it)."""
+    tri = torch.tril_indices(batch_images, batch_images, offset=-1)
+    out, ia, ib = [], [], []
+    for _ in range(repeats):
+        chosen = _draw(len(images), batch_images, gen)
+        z = F.normalize(embed(augment(images[chosen], gen)).double(), dim=1)
+        out.append((z @ z.T)[tri[0], tri[1]].numpy())
+        ia.append(chosen[tri[0]].numpy())
+        ib.append(chosen[tri[1]].numpy())
+    return PotScores(np.concatenate(out), np.concatenate(ia), np.concatenate(ib))
+
+
 def pot_scores(embed: Embed, images: torch.Tensor, augment: Augment, repeats: int,
                batch_images: int, gen: torch.Generator) -> np.ndarray:
-    """SPECS B.8: cosines of distinct pairs among first views, ``repeats`` batches pooled."""
-    tri = torch.tril_indices(batch_images, batch_images, offset=-1)
-    out = []
-    for _ in range(repeats):
-        x = images[_draw(len(images), batch_images, gen)]
-        z = F.normalize(embed(augment(x, gen)).double(), dim=1)
-        out.append((z @ z.T)[tri[0], tri[1]].numpy())
-    return np.concatenate(out)
+    """The scores of :func:`pot_pairs` alone."""
+    return pot_pairs(embed, images, augment, repeats, batch_images, gen).scores

@@ -1,9 +1,13 @@
 """Every tail diagnostic for one frozen encoder (one checkpoint): the score banks, POT/GPD, the link
-test with its ablations, and gradient allocation. No file I/O: the diagnose stage calls it once
-per kept checkpoint and writes what it returns.
+test with its ablations, gradient allocation and the repulsion shares over τ. No file I/O: the
+diagnose stage calls it once per kept checkpoint and writes what it returns.
 
 Returns two dicts: ``metrics`` (scalars with stable names, for ``dvc metrics diff`` and the
 summary over seeds) and ``plots`` (the arrays behind the report's figures).
+
+Every interval here respects the dependence in the banks: POT exceedances and allocation
+anchors are resampled by image (pairs and views of one image share it), link-test quantities
+are clustered by batch (anchors of a batch share its draw and its candidates).
 """
 
 from __future__ import annotations
@@ -14,28 +18,43 @@ import numpy as np
 import torch
 
 from infonce_lab.config import TailsConfig
-from infonce_lab.tails.ablations import frechet_ablation, hardness_ablation, pool_size_ablation
-from infonce_lab.tails.allocation import gradient_allocation
-from infonce_lab.tails.banks import Augment, Embed, link_bank, pool_order, pool_scores, pot_scores
+from infonce_lab.tails.ablations import (
+    ablation_trend,
+    frechet_ablation,
+    hardness_ablation,
+    pool_size_ablation,
+)
+from infonce_lab.tails.allocation import gradient_allocation, tv_to_risk
+from infonce_lab.tails.banks import (
+    Augment,
+    Embed,
+    PotScores,
+    link_bank,
+    pool_order,
+    pool_scores,
+    pot_pairs,
+)
 from infonce_lab.tails.link import fit_link, link_test, split_batches
 from infonce_lab.tails.pot import (
-    bootstrap_xi,
+    cluster_bootstrap,
+    cluster_weights,
     endpoint,
     exceedances,
     fit_gpd,
     qq_points,
     xi_stability,
 )
+from infonce_lab.tails.repulsion import repulsion_shares
 
 
 def diagnose_encoder(embed: Embed, images: torch.Tensor, augment: Augment,
                      cfg: TailsConfig) -> tuple[dict[str, Any], dict[str, Any]]:
     gen = torch.Generator().manual_seed(cfg.seed)
     bank = link_bank(embed, images, augment, cfg.bank.batches, cfg.bank.batch_images, gen)
-    scores = pot_scores(embed, images, augment, cfg.pot.repeats, cfg.pot.batch_images, gen)
+    pairs = pot_pairs(embed, images, augment, cfg.pot.repeats, cfg.pot.batch_images, gen)
     metrics: dict[str, Any] = {}
     plots: dict[str, Any] = {}
-    metrics["pot"], plots["pot"] = pot_diagnostics(scores, cfg)
+    metrics["pot"], plots["pot"] = pot_diagnostics(pairs, cfg)
 
     link = cfg.link
     metrics["link"] = {}
@@ -50,62 +69,72 @@ def diagnose_encoder(embed: Embed, images: torch.Tensor, augment: Augment,
         metrics["link"][placement] = res
 
     held_in = split_batches(bank.batch, link.held_in_fraction, cfg.seed)  # as link_test splits
+    out_batches = bank.batch[~held_in]
     first = link.placements[0]
     ab = cfg.ablations
     if ab.frechet:
-        metrics["frechet"] = frechet_ablation(bank.scores, held_in, first)
+        metrics["frechet"] = frechet_ablation(bank.scores, held_in, first, bank.batch)
     pool_size = max([*ab.pool_sizes, cfg.allocation.pool])
     s_pos, pool = pool_scores(bank, pool_order(bank.image, pool_size, cfg.seed))
-    plots["hardness"] = hardness_ablation(bank.scores, held_in, ab.hardness_ks, first)
-    plots["pool_size"] = pool_size_ablation(s_pos, pool, held_in, ab.pool_sizes, ab.pool_hard_k,
-                                            first)
+    plots["hardness"], d_hard, i_hard = hardness_ablation(
+        bank.scores, held_in, ab.hardness_ks, first, return_deltas=True, batch_ids=bank.batch)
+    plots["pool_size"], d_pool, i_pool = pool_size_ablation(
+        s_pos, pool, held_in, ab.pool_sizes, ab.pool_hard_k, first, return_deltas=True,
+        batch_ids=bank.batch)
     plots["ablation_placement"] = first
-    metrics["ablations"] = {**_trend(plots["hardness"], "k", "hardness"),
-                            **_trend(plots["pool_size"], "pool", "pool")}
+    metrics["ablations"] = {
+        **ablation_trend(plots["hardness"], d_hard, "hardness", out_batches, i_hard),
+        **ablation_trend(plots["pool_size"], d_pool, "pool", out_batches, i_pool)}
 
     metrics["allocation"], plots["allocation"] = allocation_diagnostics(
-        bank.scores, s_pos, pool, held_in, metrics["link"][first]["tau0_hat"], cfg)
+        bank.scores, s_pos, pool, held_in, metrics["link"][first]["tau0_hat"], bank.image, cfg)
+    rep = cfg.repulsion
+    metrics["repulsion"] = repulsion_shares(bank.scores, bank.batch, list(rep.taus),
+                                            rep.hard_fraction)
     metrics["bank"] = {"anchors": int(len(bank.scores)), "candidates": int(bank.scores.shape[1]),
                        "batches": cfg.bank.batches, "positive_score_mean": float(s_pos.mean()),
                        "negative_score_mean": float(bank.scores[:, 1:].mean())}
     return metrics, plots
 
 
-def _trend(rows: list[dict[str, Any]], x: str, name: str) -> dict[str, float | None]:
-    """Spearman correlation of λ̂ and Δ̄ with the ablation's axis (the sign is the paper's claim),
-    over the points where the estimate exists: λ̂ is undefined when the softmax fit ends at
-    τ → ∞, i.e. the positive is no more likely than the mined negatives (digits has ten classes,
-    so large pools hold many same-class near-duplicates). ``*_points`` counts the points used."""
-    from scipy.stats import spearmanr  # heavy import, only where used
-
-    out: dict[str, float | None] = {}
-    for key, short in (("lambda_hat", "lambda"), ("delta_mean", "delta")):
-        pairs = [(r[x], r[key]) for r in rows if r[key] is not None and np.isfinite(r[key])]
-        ys = [y for _, y in pairs]
-        defined = len(pairs) > 2 and np.ptp(ys) > 0  # else there is no ordering to test
-        out[f"{name}_{short}_spearman"] = (
-            float(spearmanr([p[0] for p in pairs], ys).statistic) if defined else None)
-        out[f"{name}_{short}_points"] = len(pairs)
-    return out
-
-
-def pot_diagnostics(scores: np.ndarray, cfg: TailsConfig) -> tuple[dict[str, Any], dict[str, Any]]:
-    """SPECS B.8: threshold, profile-likelihood GPD fit, endpoint, bootstrap CI, scipy agreement,
-    stability over thresholds, QQ data and the exceedance density against the ξ = 0 fit."""
+def pot_diagnostics(pairs: PotScores | np.ndarray, cfg: TailsConfig,
+                    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """SPECS B.8: threshold, profile-likelihood GPD fit, endpoint, the image-cluster bootstrap
+    intervals of ξ̂ and of the endpoint, scipy agreement, stability over thresholds, QQ data and
+    the exceedance density against the ξ = 0 fit. A bare score array (no image ids) gets no
+    bootstrap."""
     from scipy import stats  # heavy import, only where used
 
     pot = cfg.pot
+    scores = pairs.scores if isinstance(pairs, PotScores) else np.asarray(pairs)
     u, y = exceedances(scores, pot.q)
     fit = fit_gpd(y)
-    lo, hi = bootstrap_xi(y, replicates=pot.bootstrap, seed=cfg.seed) if pot.bootstrap else (None, None)
+    boot: dict[str, Any] = {"xi_ci_low": None, "xi_ci_high": None, "xi_se": None,
+                            "endpoint_se": None, "endpoint_ci_low": None, "endpoint_ci_high": None,
+                            "endpoint_unbounded": None, "replicates": 0, "clusters": None,
+                            "edge_refits": 0}
+    if pot.bootstrap and isinstance(pairs, PotScores):
+        above = scores > u
+        boot = cluster_bootstrap(y, u, pairs.image_a[above], pairs.image_b[above],
+                                 replicates=pot.bootstrap, seed=cfg.seed)
     c, _, scale = stats.genpareto.fit(y, floc=0)
     ll_scipy = float(stats.genpareto.logpdf(y, c, loc=0, scale=scale).sum())
     stability = xi_stability(scores, tuple(pot.stability_qs), pot.min_exceedances)
     xis = [r["xi"] for r in stability]
+    x_f = endpoint(u, fit["xi"], fit["sigma"])
     metrics = {
         "q": pot.q, "u": u, "n_scores": int(scores.size), "n_exceedances": int(y.size),
-        "xi": fit["xi"], "sigma": fit["sigma"], "xi_ci_low": lo, "xi_ci_high": hi,
-        "endpoint": endpoint(u, fit["xi"], fit["sigma"]), "max_score": float(scores.max()),
+        "xi": fit["xi"], "sigma": fit["sigma"], "xi_ci_low": boot["xi_ci_low"],
+        "xi_ci_high": boot["xi_ci_high"], "xi_se": boot["xi_se"],
+        "endpoint": x_f, "endpoint_se": boot["endpoint_se"],
+        "endpoint_ci_low": boot["endpoint_ci_low"],
+        "endpoint_ci_high": boot["endpoint_ci_high"],
+        "endpoint_unbounded_share": boot["endpoint_unbounded"],
+        # above the cosine cap: the fitted tail puts mass where no cosine can be
+        "endpoint_above_cap": None if x_f is None else bool(x_f > 1.0),
+        "max_score": float(scores.max()),
+        "bootstrap_replicates": boot["replicates"], "bootstrap_clusters": boot["clusters"],
+        "bootstrap_edge_refits": boot["edge_refits"],
         # scipy's generic optimiser: it agrees when it converged (never beats the profile MLE)
         "scipy_xi": float(c), "scipy_loglik_gap": fit["loglik"] - ll_scipy,
         "scipy_agrees": bool(abs(c - fit["xi"]) <= 0.02),
@@ -127,25 +156,43 @@ def pot_diagnostics(scores: np.ndarray, cfg: TailsConfig) -> tuple[dict[str, Any
 
 
 def allocation_diagnostics(scores: np.ndarray, s_pos: np.ndarray, pool: np.ndarray,
-                           held_in: np.ndarray, tau: float, cfg: TailsConfig,
+                           held_in: np.ndarray, tau: float, image: np.ndarray, cfg: TailsConfig,
                            ) -> tuple[dict[str, Any], dict[str, Any]]:
     """SPECS B.9 with the fitted links' own parameters: the softmax at τ̂0 and the pure Weibit
-    link at its maximum-likelihood β̂ (both fitted on the held-in anchors)."""
+    link at its maximum-likelihood β̂ (both fitted on the held-in anchors). The gap
+    TV(softmax) − TV(Weibit) gets a percentile interval from resampling images (an anchor's
+    subsets share its image; two views of one image share it too)."""
     al = cfg.allocation
     beta = fit_link(scores[held_in], model="weibit").beta
     rng = np.random.default_rng(cfg.seed)
     rows = rng.choice(len(s_pos), size=al.anchors, replace=False)
     bins = np.linspace(-1.0, 1.0, al.bins + 1)
     res = gradient_allocation(s_pos[rows], pool[rows, :al.pool], k=al.k, subsets=al.subsets,
-                              bins=bins, tau=tau, beta=beta, seed=cfg.seed)
+                              bins=bins, tau=tau, beta=beta, seed=cfg.seed, per_anchor=True)
+    per = res.pop("per_anchor")
     mid = 0.5 * (bins[1:] + bins[:-1])
     risk, sm, wb = (np.asarray(res[k]) for k in ("risk", "softmax_grad", "weibit_grad"))
-    metrics = {
+    has_risk = bool(risk.sum() > 0)
+    metrics: dict[str, Any] = {
         "tau": tau, "beta": beta, "failure_rate": res["failure_rate"],
-        "risk_mean_score": float(mid @ risk) if risk.sum() > 0 else None,
+        "risk_mean_score": float(mid @ risk) if has_risk else None,
         "softmax_mean_score": float(mid @ sm), "weibit_mean_score": float(mid @ wb),
         # total variation from the risk curve: the Weibit gradient should sit closer to it
-        "softmax_tv_to_risk": float(0.5 * np.abs(sm - risk).sum()) if risk.sum() > 0 else None,
-        "weibit_tv_to_risk": float(0.5 * np.abs(wb - risk).sum()) if risk.sum() > 0 else None,
+        "softmax_tv_to_risk": float(0.5 * np.abs(sm - risk).sum()) if has_risk else None,
+        "weibit_tv_to_risk": float(0.5 * np.abs(wb - risk).sum()) if has_risk else None,
+        "tv_gap": None, "tv_gap_ci_low": None, "tv_gap_ci_high": None, "tv_gap_se": None,
+        "bootstrap_replicates": 0,
     }
+    if has_risk:
+        metrics["tv_gap"] = metrics["softmax_tv_to_risk"] - metrics["weibit_tv_to_risk"]
+        if al.bootstrap:
+            w = cluster_weights(image[rows], None, al.bootstrap, cfg.seed)
+            risk_b = w @ per["risk"]
+            keep = risk_b.sum(axis=1) > 0
+            gap = (tv_to_risk(risk_b[keep], w[keep] @ per["softmax_grad"])
+                   - tv_to_risk(risk_b[keep], w[keep] @ per["weibit_grad"]))
+            metrics.update({"tv_gap_ci_low": float(np.quantile(gap, 0.025)),
+                            "tv_gap_ci_high": float(np.quantile(gap, 0.975)),
+                            "tv_gap_se": float(np.std(gap, ddof=1)),
+                            "bootstrap_replicates": int(keep.sum())})
     return metrics, res

@@ -21,12 +21,17 @@ log(1 + s), the proposal for ρ(s) on cosine scores.
 
 The evidence is the held-out mean log-likelihood gain per anchor Δ̄ (nats) with a batch-clustered
 t-test, a batch bootstrap interval, a parametric-bootstrap likelihood-ratio test (λ = 0 is on the
-boundary, so χ² calibration is unreliable) and K-fold cross-validation over batches.
+boundary, so χ² calibration is unreliable) and K-fold cross-validation over batches. λ̂ gets a
+cluster-robust (sandwich) se over the held-in batches by the delta method, except on a bound of
+its fit, where the MLE is not asymptotically normal and the result says so (``lambda_boundary``);
+a held-out gain from two fits that coincide (λ̂ = 0, or τ̂0 on its bound) is flagged
+``delta_degenerate``: Δ̄ = 0 there by construction, not by measurement.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -289,7 +294,7 @@ def link_test(
     cv_folds: int = 5,
     seed: int = 0,
     optimizer: str = "newton",
-) -> dict[str, float | list[float] | str | None]:
+) -> dict[str, Any]:
     """H0 (softmax) vs H1 (the Weibull blend) on a bank of anchors.
 
     ``scores`` is (anchors, candidates); the observed winner of row i is column ``winners[i]``
@@ -315,7 +320,12 @@ def link_test(
 
     from scipy import stats  # heavy import, only where used
 
-    t_res = stats.ttest_1samp(sums / counts, 0.0, alternative="greater")
+    batch_means = sums / counts
+    t_res = stats.ttest_1samp(batch_means, 0.0, alternative="greater")
+    # the t-inference behind that test, for the report's rules: Δ̄ over held-out batches (equal
+    # batch sizes, so the mean of batch means is the anchors' mean), df = G − 1
+    delta_se = float(np.std(batch_means, ddof=1) / np.sqrt(len(ids))) if len(ids) > 1 else None
+    lam = lambda_cluster_se(s[held_in], w[held_in], fit1, batch[held_in])
     boot_idx = rng.integers(0, len(ids), size=(bootstrap, len(ids)))
     boot = sums[boot_idx].sum(1) / counts[boot_idx].sum(1)
     ci = [float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))]
@@ -348,11 +358,26 @@ def link_test(
         "tau1_hat": fit1.tau,
         "delta_mean": float(delta.mean()),
         "delta_ci": ci,
+        "delta_se": delta_se,
+        "delta_df": int(len(ids) - 1),
+        # Δ̄ of each held-out batch (keys: batch ids): epochs of one run share the bank, so a
+        # change of Δ̄ over training is a paired, batch-clustered difference
+        "delta_by_batch": {str(int(b)): float(m) for b, m in zip(ids, batch_means, strict=True)},
         "exp_delta_mean": float(np.exp(delta.mean())),
         "t_pvalue": float(t_res.pvalue),
+        # λ̂'s cluster-robust se (held-in batches); None on a boundary, where it means nothing
+        "lambda_se": lam["se"],
+        "lambda_df": lam["df"],
+        "lambda_boundary": lam["boundary"],
+        # both fits degenerate: H1 collapsed onto H0 (λ̂ = 0) or H0's τ̂ ran to its bound, so
+        # Δ̄ = 0 holds by construction, not as a measurement
+        "delta_degenerate": bool(fit1.lambdas["g"] == 0.0 or fit0.tau is None
+                                 or not fit0.weights[0] < W_MAX),
         "lr_statistic": lr_obs,
         "lrt_pvalue": lrt_p,
         "lrt_replicates": lrt_replicates,
+        # the smallest p a parametric bootstrap of R replicates can give: 1/(R + 1)
+        "lrt_floor": 1.0 / (lrt_replicates + 1) if lrt_replicates > 0 else None,
         "cv_delta_mean": float(np.mean(cv)) if cv else None,
         "cv_delta_std": float(np.std(cv)) if cv else None,
         "start_spread": max(fit0.start_spread, fit1.start_spread),
@@ -361,6 +386,79 @@ def link_test(
         "n_batches": int(len(np.unique(batch))),
         "n_candidates": int(s.shape[1]),
     }
+
+
+def cluster_influence(scores: np.ndarray, winners: np.ndarray | None, fit: LinkFit,
+                      batch_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-cluster influence of the fitted natural weights, for cluster-robust (sandwich)
+    errors: anchors of one batch share its augmentation draw and its candidates, so the batch,
+    not the anchor, is the independent unit (as in the paper's batch-clustered test, D.5).
+
+    Returns (ψ, free, ids): ψ is (clusters, weights), ψ_b = H⁻¹·U_b with H = Σ_i Cov_p(f_i)
+    the observed information and U_b = Σ_{i ∈ b} (f_{i,w_i} − E_p[f_i]) the score of batch b,
+    restricted to the weights off their bounds (``free``; a weight at a bound has no influence
+    of this form: the fit is not interior there). cov(ŵ) ≈ G/(G − 1)·Σ_b ψ_b ψ_bᵀ."""
+    s = np.asarray(scores, dtype=np.float64)
+    w = _winners(s, winners)
+    f = _tensor(s, fit.model)
+    wt = torch.from_numpy(fit.weights)
+    logits = torch.tensordot(wt, f, dims=1)
+    p = torch.softmax(logits, dim=1)
+    mean = (f * p).sum(dim=2)  # E_p[f_i], (k, anchors)
+    chosen = f[:, torch.arange(f.shape[1]), torch.from_numpy(w)]
+    u = (chosen - mean).numpy().T  # (anchors, k) per-anchor scores
+    second = torch.tensordot(f * p, f, dims=([1, 2], [1, 2])).numpy()
+    info = second - mean.numpy() @ mean.numpy().T  # Σ_i Cov_p(f_i)
+    lo, hi = _bounds(fit.model, fit.placement)
+    x = fit.weights
+    free = ~((x <= lo + 1e-12) | (x >= hi - 1e-12 * np.maximum(hi, 1.0)))
+    ids, inv = np.unique(np.asarray(batch_ids), return_inverse=True)
+    u_b = np.zeros((len(ids), u.shape[1]))
+    np.add.at(u_b, inv, u)
+    psi = np.zeros_like(u_b)
+    if free.any():
+        h = info[np.ix_(free, free)]
+        psi[:, free] = np.linalg.lstsq(h, u_b[:, free].T, rcond=None)[0].T
+    return psi, free, ids
+
+
+def lambda_gradient(fit: LinkFit, feature: str = "g") -> np.ndarray:
+    """∂λ/∂w of one blend weight (g: Weibull, h: Fréchet) in the natural weights: inside,
+    λ = w_f/Σw; outside, λ = w_f itself."""
+    names = MODELS[fit.model]
+    j = names.index(feature)
+    w = fit.weights
+    if fit.placement == "outside":
+        grad = np.zeros_like(w)
+        grad[j] = 1.0
+        return grad
+    total = float(w.sum())
+    if total <= 0:  # τ → ∞: λ is not defined, it has no gradient
+        return np.zeros_like(w)
+    grad = -np.full_like(w, w[j] / total**2)
+    grad[j] += 1.0 / total
+    return grad
+
+
+def lambda_cluster_se(scores: np.ndarray, winners: np.ndarray | None, fit: LinkFit,
+                      batch_ids: np.ndarray, feature: str = "g") -> dict[str, float | int | bool | None]:
+    """λ̂ with its cluster-robust standard error (delta method on the sandwich, clusters =
+    batches, t reference with G − 1 df). On a boundary (λ̂ = 0, or 1 outside, or τ at its cap)
+    the MLE is not asymptotically normal: ``boundary`` is True and the se is None (the report
+    prints λ̂ as undefined there)."""
+    psi, free, ids = cluster_influence(scores, winners, fit, batch_ids)
+    g = len(ids)
+    lam = fit.lambdas.get(feature)
+    names = MODELS[fit.model]
+    j = names.index(feature)
+    boundary = bool(not free.all()) or lam is None or not np.isfinite(lam)
+    if fit.placement == "inside" and not free[j]:
+        boundary = True
+    if boundary or g < 2:
+        return {"se": None, "df": g - 1, "clusters": g, "boundary": boundary}
+    infl = psi @ lambda_gradient(fit, feature)
+    se = float(np.sqrt(g / (g - 1) * np.sum(infl**2)))
+    return {"se": se, "df": g - 1, "clusters": g, "boundary": False}
 
 
 def _parametric_bootstrap_lrt(s: np.ndarray, fit0: LinkFit, fit1: LinkFit, lr_obs: float,

@@ -1,0 +1,339 @@
+"""The WEINCE tail-diagnostics section: every rule on inputs that must pass it and inputs that must
+fail it (FIXTURES, checked by tests/test_rules.py), and ``claim_rows`` on small synthetic
+summaries shaped like ``summary.json["tails"]`` — per-seed values, undefined estimates, counted
+and context configurations, one seed and several."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from infonce_lab.evaluation.stats import TInference
+from infonce_lab.report.sections import weince_tails as wt
+from infonce_lab.report.verdicts import Estimate, Outcome
+
+
+def est(value: float, half: float) -> Estimate:
+    return Estimate(value, value - half, value + half)
+
+
+def t_est(mean: float, se: float, df: int = 5) -> Estimate:
+    return Estimate.from_t(TInference(mean, se, df, df + 1))
+
+
+FIXTURES: dict[str, tuple[Any, Any]] = {
+    # Weibull domain, endpoint 0.3% of the tail window below the cap / a bounded tail that ends
+    # at 0.95 with u = 0.90: half the window short of the cap (a finite endpoint, not the cap)
+    "pot_endpoint_at_cap": ({"xi": est(-0.45, 0.03), "gap": est(0.03, 0.02)},
+                            {"xi": est(-0.45, 0.03), "gap": est(0.5, 0.05)}),
+    "pot_xi_magnitude": (est(-0.40, 0.03), est(-0.60, 0.03)),
+    "link_gain": (est(0.25, 0.05), est(-0.01, 0.005)),
+    # the paper's Δ̄ / the default study's ≈ 0.03 nats
+    "link_delta_magnitude": (est(0.30, 0.03), est(0.03, 0.01)),
+    "link_lambda_magnitude": (est(0.40, 0.05), est(0.19, 0.05)),
+    "link_stable": ({"early": est(0.30, 0.05), "late": est(0.31, 0.05), "change": est(0.01, 0.03)},
+                    {"early": est(0.30, 0.05), "late": est(0.05, 0.02),
+                     "change": est(-0.25, 0.05)}),
+    "frechet_none": ({"lambda_f": est(-0.02, 0.05), "r2": 0.5},
+                     {"lambda_f": est(0.40, 0.10), "r2": 0.5}),
+    "hardness_dilutes": (est(-0.30, 0.05), est(0.20, 0.05)),
+    "pool_raises_lambda": (est(0.30, 0.05), est(-0.20, 0.05)),
+    "allocation_closer": (est(0.18, 0.04), est(-0.10, 0.03)),
+    "low_tau_concentrates": ({"share": est(0.70, 0.05), "rises": [est(0.1, 0.01)] * 3},
+                             {"share": est(0.20, 0.02), "rises": [est(0.1, 0.01)] * 3}),
+}
+
+
+# ------------------------------------------------------------------------------ rule details
+def test_endpoint_rule_fails_without_a_finite_endpoint_and_abstains_when_undefined():
+    rule = wt.RULES["pot_endpoint_at_cap"]
+    v = rule.decide({"xi": est(0.2, 0.05), "gap": Estimate.missing("ξ̂ ≥ 0")})
+    assert v.outcome is Outcome.NOT_REPRODUCED and "no finite endpoint" in v.why
+    v = rule.decide({"xi": est(-0.3, 0.05), "gap": Estimate.missing("x̂_F = 1.005 above the cap 1")})
+    assert v.outcome is Outcome.INCONCLUSIVE and "above the cap" in v.why
+    # an endpoint above the cap by more than the tolerance: also not the cap
+    assert rule.decide({"xi": est(-0.3, 0.05), "gap": est(-0.4, 0.05)}).outcome \
+        is Outcome.NOT_REPRODUCED
+    assert rule.decide({"xi": est(-0.3, 0.05), "gap": est(0.09, 0.05)}).outcome \
+        is Outcome.INCONCLUSIVE
+
+
+def test_frechet_rule_says_not_identifiable_when_the_interval_is_wider_than_the_margin():
+    rule = wt.RULES["frechet_none"]
+    v = rule.decide({"lambda_f": est(-1.1, 2.5), "r2": 0.987})
+    assert v.outcome is Outcome.INCONCLUSIVE and v.why.startswith("not identifiable")
+    assert "0.9870" in v.why
+    v = rule.decide({"lambda_f": est(0.08, 0.05), "r2": 0.3})
+    assert v.outcome is Outcome.INCONCLUSIVE and "straddles" in v.why
+    # a wide interval that still excludes every Fréchet weight ≥ the margin decides
+    assert rule.decide({"lambda_f": est(-3.0, 2.5), "r2": 0.99}).outcome is Outcome.REPRODUCED
+
+
+def test_stability_rule_uses_half_the_earlier_gain_as_its_margin():
+    rule = wt.RULES["link_stable"]
+    early, late = est(0.10, 0.02), est(0.10, 0.02)
+    assert rule.decide({"early": early, "late": late, "change": est(0.0, 0.04)}).outcome \
+        is Outcome.REPRODUCED  # inside ±0.05
+    v = rule.decide({"early": early, "late": late, "change": est(0.0, 0.06)})
+    assert v.outcome is Outcome.INCONCLUSIVE and "straddles" in v.why
+    v = rule.decide({"early": est(0.10, 0.02), "late": est(0.01, 0.03), "change": est(-0.09, 0.03)})
+    assert v.outcome is Outcome.NOT_REPRODUCED  # gain changed by more than half of itself
+    v = rule.decide({"early": Estimate.missing("degenerate"), "late": late, "change": est(0, 0.01)})
+    assert v.outcome is Outcome.INCONCLUSIVE
+
+
+def test_repulsion_rule_fails_on_a_falling_step():
+    rule = wt.RULES["low_tau_concentrates"]
+    v = rule.decide({"share": est(0.7, 0.05), "rises": [est(0.1, 0.01), est(-0.05, 0.01)]})
+    assert v.outcome is Outcome.NOT_REPRODUCED and "falls" in v.why
+    v = rule.decide({"share": est(0.50, 0.01), "rises": [est(0.1, 0.01)]})
+    assert v.outcome is Outcome.INCONCLUSIVE
+
+
+# ------------------------------------------------------------------ synthetic tails summaries
+def run_record(*, xi: float = -0.45, endpoint: float | None = 0.995, u: float = 0.90,
+               delta: float = 0.03, delta_se: float = 0.01, lam: float = 0.19,
+               lam_se: float | None = 0.03, boundary: bool = False, degenerate: bool = False,
+               lam_out: float = 1.0, lrt: float | None = 0.025, lrt_floor: float | None = 0.025,
+               lambda_f: float = -1.1, lambda_f_se: float = 1.0, r2: float = 0.987,
+               hard_lam: float = -0.28, hard_delta: float = -0.03, pool_lam: float = 0.35,
+               tv_gap: float = 0.18, share: float = 0.50, batches: dict[str, float] | None = None,
+               ) -> dict[str, Any]:
+    """One run's final-epoch record, shaped like the diagnose stage's (the keys the section reads)."""
+    taus = ["tau_1", "tau_0.5", "tau_0.2", "tau_0.1", "tau_0.07"]
+    shares = [0.026, 0.05, 0.17, 0.37, share]
+    link = {"lambda_hat": lam, "lambda_se": None if boundary else lam_se, "lambda_df": 5,
+            "lambda_boundary": boundary, "delta_mean": delta, "delta_se": delta_se, "delta_df": 5,
+            "delta_ci_low": delta - 2 * delta_se, "delta_ci_high": delta + 2 * delta_se,
+            "delta_degenerate": degenerate, "t_pvalue": 0.02, "lrt_pvalue": lrt,
+            "lrt_floor": lrt_floor, "delta_by_batch": batches or {}}
+    return {
+        "pot": {"xi": xi, "xi_se": 0.02, "xi_ci_low": xi - 0.04, "xi_ci_high": xi + 0.03,
+                "u": u, "endpoint": endpoint, "endpoint_se": 0.002,
+                "endpoint_ci_low": None if endpoint is None else endpoint - 0.005,
+                "endpoint_ci_high": None if endpoint is None else endpoint + 0.001,
+                "max_score": 0.994},
+        "link": {"inside": link, "outside": {**link, "lambda_hat": lam_out,
+                                             "lambda_boundary": True, "lambda_se": None,
+                                             "lrt_pvalue": None, "lrt_floor": None}},
+        "frechet": {"frechet_lambda_score": lambda_f, "frechet_lambda_score_se": lambda_f_se,
+                    "frechet_lambda_score_df": 5, "frechet_collinearity_r2": r2,
+                    "delta_joint_vs_weibull": 1e-9, "lambda_frechet_joint": 0.0},
+        "ablations": {"hardness_lambda_slope": hard_lam, "hardness_delta_slope": hard_delta,
+                      "hardness_delta_slope_se": 0.003, "hardness_delta_slope_df": 5,
+                      "pool_lambda_slope": pool_lam},
+        "allocation": {"tv_gap": tv_gap, "tv_gap_se": 0.02, "tv_gap_ci_low": tv_gap - 0.04,
+                       "tv_gap_ci_high": tv_gap + 0.04},
+        "repulsion": {"df": 11, "share": dict(zip(taus, shares, strict=True)),
+                      "share_se": dict.fromkeys(taus, 0.003),
+                      "rise": {t: b - a for t, a, b in zip(taus[1:], shares[:-1], shares[1:],
+                                                             strict=True)},
+                      "rise_se": dict.fromkeys(taus[1:], 0.001)},
+    }
+
+
+def group(loss: str, records: dict[int, dict[int, dict[str, Any]]], schedule: str = "fixed") -> dict[str, Any]:
+    """{epoch: {seed: record}} → a summary entry as summarise_tails writes it."""
+    from infonce_lab.aggregate import _leaves
+
+    per_seed: dict[str, dict[str, dict[str, Any]]] = {}
+    for epoch, by_seed in records.items():
+        for seed, record in by_seed.items():
+            for k, v in _leaves(record).items():
+                per_seed.setdefault(str(epoch), {}).setdefault(k, {})[str(seed)] = v
+    seeds = sorted({s for by in records.values() for s in by})
+    return {"run": {"dataset": "d", "backbone": "b", "loss": loss, "schedule": schedule},
+            "seeds": seeds, "epochs": sorted(records), "per_seed": per_seed}
+
+
+KINDS = {"infonce": "info_nce", "weince": "weince", "directau": "direct_au"}
+
+
+def rows_by_rule(tails: dict[str, Any]) -> dict[str, Any]:
+    rows = wt.claim_rows(tails, KINDS, ["inside", "outside"])
+    assert len(rows) == len(wt._CLAIMS)
+    return {rid: row for (_, _, _, _, rid), row in zip(wt._CLAIMS, rows, strict=True)}
+
+
+def default_study() -> dict[str, Any]:
+    """Two seeds of an InfoNCE configuration at epochs 30 and 60, like the default study's
+    numbers, and a DirectAU configuration with a degenerate link test (context)."""
+    b = {"0": 0.02, "3": 0.04, "5": 0.03, "6": 0.025, "9": 0.035, "11": 0.03}
+    late = {str(k): v - 0.002 for k, v in b.items()}
+    info = group("infonce", {30: {1: run_record(delta=0.035, batches=b),
+                                  2: run_record(xi=-0.48, delta=0.033, lam=0.18, batches=b,
+                                                hard_lam=-0.20)},
+                             60: {1: run_record(delta=0.031, batches=late),
+                                  2: run_record(xi=-0.49, delta=0.029, lam=0.16,
+                                                batches=late, hard_lam=-0.20)}})
+    dau = group("directau", {30: {1: run_record(lam=0.0, boundary=True, degenerate=True, delta=0.0)},
+                             60: {1: run_record(lam=0.0, boundary=True, degenerate=True, delta=0.0,
+                                                endpoint=1.004)}})
+    return {"d-b-infonce-fixed": info, "d-b-directau-fixed": dau}
+
+
+@pytest.fixture(scope="module")
+def default_rows() -> dict[str, Any]:
+    """The default-study-shaped rows, built once (Holm's statsmodels call collects garbage)."""
+    return rows_by_rule(default_study())
+
+
+def test_rows_on_the_default_study_shape(default_rows):
+    rows = default_rows
+    # The default study's gain is far below the paper's range: the magnitude claims fail.
+    assert rows["link_delta_magnitude"].verdict.outcome is Outcome.NOT_REPRODUCED
+    assert rows["link_lambda_magnitude"].verdict.outcome is Outcome.NOT_REPRODUCED
+    assert rows["link_gain"].verdict.outcome is Outcome.REPRODUCED
+    # identifiability: a Fréchet weight of ±2.5 fits the data
+    fr = rows["frechet_none"]
+    assert fr.verdict.outcome is Outcome.INCONCLUSIVE and "not identifiable" in fr.verdict.why
+    assert "Δ = 0 by construction" in fr.note.replace("Δ̄", "Δ")
+    assert rows["hardness_dilutes"].verdict.outcome is Outcome.INCONCLUSIVE  # λ̂ slope: df 1
+    for rid, row in rows.items():
+        assert row.rule == wt.RULES[rid].text
+        assert row.section == ("au" if rid == "low_tau_concentrates" else "weince")
+
+
+def test_context_configurations_are_shown_and_not_counted(default_rows):
+    rows = default_rows
+    gain = rows["link_gain"]
+    names = [c.name for c in gain.cases]
+    assert names[0] == "infonce · fixed"
+    dau = [c for c in gain.cases if "directau" in c.name]
+    assert dau and "context: direct_au, not counted" in dau[0].name
+    # the DirectAU link test is degenerate (λ̂ = 0): undefined, not Δ̄ = 0
+    assert "by construction" in dau[0].result and dau[0].verdict.outcome is Outcome.INCONCLUSIVE
+    outside = [c for c in gain.cases if "1/τ outside" in c.name]
+    assert len(outside) == 1
+    assert gain.verdict.outcome is Outcome.REPRODUCED  # decided by the InfoNCE case alone
+
+
+def test_counted_failure_fails_the_claim_and_context_cannot_rescue_or_sink_it():
+    bad = group("infonce", {60: {1: run_record(delta=-0.05, delta_se=0.01)}})
+    good_ctx = group("weince", {60: {1: run_record(delta=0.3, delta_se=0.01)}})
+    rows = rows_by_rule({"d-b-infonce-fixed": bad, "d-b-weince-fixed": good_ctx})
+    assert rows["link_gain"].verdict.outcome is Outcome.NOT_REPRODUCED
+    good = group("infonce", {60: {1: run_record(delta=0.05, delta_se=0.01)}})
+    bad_ctx = group("weince", {60: {1: run_record(delta=-0.3, delta_se=0.01)}})
+    rows = rows_by_rule({"d-b-infonce-fixed": good, "d-b-weince-fixed": bad_ctx})
+    assert rows["link_gain"].verdict.outcome is Outcome.REPRODUCED
+
+
+def test_undefined_values_never_print_as_numbers(default_rows):
+    rows = default_rows
+    dau_pot = [c for c in rows["pot_endpoint_at_cap"].cases if "directau" in c.name][0]
+    assert "above the cap 1" in dau_pot.result and "1.004" in dau_pot.result
+    assert dau_pot.verdict.outcome is Outcome.INCONCLUSIVE
+    lam_dau = [c for c in rows["link_lambda_magnitude"].cases if "directau" in c.name][0]
+    assert lam_dau.result.startswith("undefined") and "boundary" in lam_dau.result
+    lam_out = [c for c in rows["link_lambda_magnitude"].cases if "outside" in c.name][0]
+    assert lam_out.result.startswith("undefined")
+
+
+def test_lambda_interval_wider_than_its_range_is_undefined():
+    g = group("infonce", {60: {1: run_record(lam=0.05, lam_se=0.2), 2: run_record(lam=0.9)}})
+    e = wt.lambda_estimate(g, 60, "inside")
+    assert not e.defined and "wider than λ's range" in e.undefined
+
+
+def test_lrt_at_its_floor_is_printed_as_a_bound(default_rows):
+    rows = default_rows
+    note = rows["link_gain"].note
+    assert "≤ 0.025 (bootstrap floor)" in note and "seed 1" in note and "seed 2" in note
+    ctx = wt.context(default_study(), KINDS)
+    assert ctx is not None
+    assert {r["lrt_p"] for r in ctx["runs"] if r["counted"]} == {"≤ 0.025 (bootstrap floor)"}
+
+
+def test_combine_adds_the_shared_bank_error_to_the_seed_spread():
+    values = {"1": wt.SeedValue(0.10, 0.03, None), "2": wt.SeedValue(0.12, 0.03, None)}
+    e = wt.combine(values)
+    between = ((0.10 - 0.11) ** 2 + (0.12 - 0.11) ** 2) / 1 / 2
+    assert e.t is not None and e.t.se == pytest.approx(math.sqrt(between + 0.03**2))
+    assert e.value == pytest.approx(0.11)
+    # the runs' error dominates: Satterthwaite's df is large, not n − 1
+    assert e.t.df >= 50
+    # without per-run errors: the t over seeds, flagged
+    e = wt.combine({"1": wt.SeedValue(0.10), "2": wt.SeedValue(0.12)})
+    assert e.t is not None and e.t.df == 1 and "between seeds only" in e.note
+    # one seed: its own bootstrap interval, not a made-up t
+    e = wt.combine({"3": wt.SeedValue(0.1, 0.02, None, 0.05, 0.16, "bootstrap")})
+    assert (e.low, e.high) == (0.05, 0.16) and e.t is None and "one seed (3)" in e.note
+    assert not wt.combine({"3": wt.SeedValue(0.1)}).defined
+    # identical values over seeds and no per-run error: no interval, not a certainty
+    assert not wt.combine({"1": wt.SeedValue(-1.0), "2": wt.SeedValue(-1.0)}).defined
+
+
+def test_stability_pairs_epochs_by_batch_within_a_run_and_by_seed_across(default_rows):
+    rows = default_rows
+    case = rows["link_stable"].cases[0]
+    assert "epoch 30" in case.result and "epoch 60" in case.result
+    x = wt.stability_inputs(default_study()["d-b-infonce-fixed"], "inside")
+    assert x is not None
+    # per run the change is Δ̄(60) − Δ̄(30) with its batch-paired se (every batch moved by
+    # exactly −0.002: se 0); over the two seeds: −0.004 on average
+    assert x["change"].value == pytest.approx(-0.004)
+    one_epoch = group("infonce", {60: {1: run_record()}})
+    row = rows_by_rule({"d-b-infonce-fixed": one_epoch})["link_stable"]
+    assert row.verdict.outcome is Outcome.NOT_RUN
+
+
+def test_holm_runs_over_the_counted_configurations():
+    tails = {f"d-b-infonce-{s}": group("infonce", {60: {1: run_record(delta=d, delta_se=0.01)}},
+                                       schedule=s)
+             for s, d in (("fixed", 0.05), ("cosine", 0.03))}
+    gain = rows_by_rule(tails)["link_gain"]
+    assert all("Holm" in c.p for c in gain.cases if "context" not in c.name)
+    assert gain.result.startswith("2 reproduced") or "inconclusive" in gain.result
+
+
+def test_without_an_infonce_configuration_the_claims_are_not_run():
+    rows = rows_by_rule({"d-b-weince-fixed": group("weince", {60: {1: run_record()}})})
+    assert all(r.verdict.outcome is Outcome.NOT_RUN for r in rows.values())
+    assert all(r.verdict.outcome is Outcome.NOT_RUN for r in wt.claim_rows(None, KINDS))
+
+
+def test_repulsion_row_reads_the_lowest_tau():
+    g = group("infonce", {60: {1: run_record(share=0.8)}})
+    x = wt.repulsion_inputs(g, 60)
+    assert x["tau"] == 0.07 and x["share"].value == pytest.approx(0.8) and len(x["rises"]) == 4
+    row = rows_by_rule({"d-b-infonce-fixed": g})["low_tau_concentrates"]
+    assert row.verdict.outcome is Outcome.REPRODUCED and row.section == "au"
+    g = group("infonce", {60: {1: run_record(share=0.3)}})
+    assert rows_by_rule({"d-b-infonce-fixed": g})["low_tau_concentrates"].verdict.outcome \
+        is Outcome.NOT_REPRODUCED
+
+
+def test_run_table_shows_every_run_with_its_own_numbers():
+    ctx = wt.context(default_study(), KINDS)
+    assert ctx is not None and ctx["primary"] == "inside"
+    runs = ctx["runs"]
+    assert [(r["configuration"], r["seed"]) for r in runs] == [
+        ("infonce · fixed", "1"), ("infonce · fixed", "2"), ("directau · fixed", "1")]
+    dau = runs[2]
+    assert dau["endpoint"].startswith("undefined (x̂_F > 1")
+    assert dau["delta"].startswith("undefined") and dau["lambda_inside"].startswith("undefined")
+    assert runs[0]["lambda_outside"].startswith("undefined")
+    configs = ctx["configurations"]
+    assert [c["configuration"] for c in configs] == ["infonce · fixed", "directau · fixed"]
+    assert configs[0]["seeds"] == "1, 2" and "seeds" in configs[0]["delta"]
+    assert configs[1]["delta"].startswith("undefined") and not configs[1]["counted"]
+    assert wt.context(None, KINDS) is None
+
+
+def test_repulsion_figure_from_the_summary_and_absent_without_its_data():
+    from infonce_lab.report.figures import repulsion_curves, tail_figures
+
+    def m(mean: float) -> dict[str, Any]:
+        return {"mean": mean, "ci95": 0.01, "n": 2, "std": 0.005}
+
+    keys = {f"repulsion.share.tau_{t:g}": m(v) for t, v in ((1.0, 0.03), (0.2, 0.17), (0.07, 0.5))}
+    tails = {"d-b-infonce-fixed": {"epochs": [60], "by_epoch": {"60": {
+        **keys, "repulsion.uniform_share": m(0.0118), "pot.xi": m(-0.45)}}}}
+    png = repulsion_curves(tails)
+    assert png is not None and png.startswith(b"\x89PNG")
+    assert "repulsion" in tail_figures(tails, "inside", None, None)
+    bare = {"d-b-infonce-fixed": {"epochs": [60], "by_epoch": {"60": {"pot.xi": m(-0.45)}}}}
+    assert repulsion_curves(bare) is None

@@ -135,9 +135,10 @@ def train_sentence_encoder(
                 guard.check(advice)
                 last = float(last_t)
                 now = time.perf_counter()
-                record = step_record(z1, z2, stats, loss=last, lr=lr, epoch=1 + (step - 1) // per_epoch,
+                record = step_record(z1, z2, stats, loss=last, lr=lr,
+                                     epoch=1 + (step - 1) // per_epoch,
                                      samples_per_s=window_n / max(now - window_t, 1e-9),
-                                     tau=tau)
+                                     tau=tau, candidates=loss_fn.candidates)
                 on_log(step, record)
                 window_t, window_n = time.perf_counter(), 0
             if training.eval_every_steps and step % training.eval_every_steps == 0:

@@ -1,7 +1,9 @@
 """text_evaluate: STS Spearman, polarity probe and kNN, alignment and uniformity of one text run.
 
 Embeds the evaluation texts with the trained encoder (eval mode, no MLP unless ``mlp: always``)
-into data/features/text/<run>/features.npz and writes reports/metrics/text/runs/<run>.json.
+into data/features/text/<run>/features.npz and writes reports/metrics/text/runs/<run>.json, with
+the run's training statistics from the model's meta under ``train`` (WEINCE: λ̄ and its effective
+inverse temperature κ̄ over every step).
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ def main(run: str = typer.Option(...), dataset: str = typer.Option(...),
     record = {"encoder": {"kind": "trained", "dataset": dataset, "encoder": encoder, "loss": loss,
                           "schedule": schedule, "seed": seed, "step": meta.get("step")},
               **metrics}
+    if meta.get("train_stats"):
+        record["train"] = dict(meta["train_stats"])
     write_json_atomic(Path("reports/metrics/text/runs") / f"{run}.json", record)
     print(f"{run}: STS Spearman {metrics['sts']['test_spearman']:.2f}"
           + (f", polarity probe {metrics['linear']['test_acc']:.3f}" if "linear" in metrics else ""))

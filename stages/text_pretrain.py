@@ -84,13 +84,14 @@ def main(dataset: str = typer.Option(...), encoder: str = typer.Option(...),
             )
         save_sentence_encoder(result.encoder, model_dir, {
             **meta, "step": result.selected_step, "steps": result.steps,
-            "loss_state": result.loss_state})
+            "loss_state": result.loss_state, "train_stats": result.train_stats})
         write_json_atomic(live_dir / "run.json", {
             "run": run.model_dump(), "steps": result.steps, "selected_step": result.selected_step,
             "final_loss": result.final_loss, "train_seconds": round(result.seconds, 2),
             "samples_per_s": round(result.samples_per_s, 1),
             "val_spearman": [[s, v] for s, v in result.val_history],
             "n_train_sentences": len(corpus.train),
+            "train_stats": result.train_stats,
             "device": str(next(result.encoder.parameters()).device),
             "torch_threads": torch.get_num_threads(),
         })

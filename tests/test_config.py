@@ -125,6 +125,9 @@ def test_loss_without_temperature_with_schedule_none_is_valid(raw):
     ("losses", {"w1": {"kind": "weince", "lambda_mode": "mean"}}, "losses.w1.lambda_mode"),
     ("losses", {"w2": {"kind": "weince", "q": 1.5}}, "losses.w2.q"),
     ("losses", {"w3": {"kind": "weince", "beta_clip": [16, 0.5]}}, "losses.w3"),
+    ("losses", {"w4": {"kind": "weince", "candidates": "cross"}}, "losses.w4.candidates"),
+    ("losses", {"i1": {"kind": "info_nce", "tau_scale": 0.0}}, "losses.i1.tau_scale"),
+    ("losses", {"i2": {"kind": "info_nce", "candidates": "all"}}, "losses.i2.candidates"),
 ])
 def test_schedule_and_loss_values_are_checked(raw, section, patch, key):
     raw[section].update(patch)

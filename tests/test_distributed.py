@@ -24,6 +24,12 @@ LOSSES = {
     "weince": WeinceConfig(min_tail_points=8),
     "weince_recipe": WeinceConfig(min_tail_points=8, beta="per_anchor", weib_topm_weight=0.5,
                                   pl_topm_weight=0.5, top_m=5),
+    # SimCSE's candidates: every process scores the gathered view 1 against the gathered view 2.
+    "info_nce_cross_view": InfoNCEConfig(candidates="cross_view", topm_weight=0.5, top_m=5),
+    "weince_cross_view": WeinceConfig(min_tail_points=8, candidates="cross_view"),
+    "weince_recipe_cross_view": WeinceConfig(min_tail_points=8, beta="per_anchor",
+                                             weib_topm_weight=0.5, pl_topm_weight=0.5, top_m=5,
+                                             candidates="cross_view"),
     "direct_au": DirectAUConfig(schedule_drives="t"),
     "symmetric_info_nce": SymmetricInfoNCEConfig(),
 }

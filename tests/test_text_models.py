@@ -312,3 +312,131 @@ def test_non_finite_loss_stops_training_naming_the_first_bad_step(tokenizer, mon
     # no on_log: nothing syncs during the run, so only the end-of-run check can catch it
     with pytest.raises(FloatingPointError, match=r"non-finite loss at step 2; lower text.training.lr"):
         _train(tokenizer, InfoNCEConfig(), steps=5)
+
+
+# ------------------------------------------------------------ run statistics and the control's τ
+def test_weince_run_statistics_average_every_step(tokenizer, monkeypatch) -> None:
+    """train_stats holds the mean over every step of the anchor-mean λ and κ the loss returned."""
+    import infonce_lab.text_training as tt
+
+    seen: list[tuple[float, float]] = []
+    real = tt.build_loss
+
+    def spy(cfg):  # noqa: ANN001, ANN202
+        fn = real(cfg)
+
+        class Spy:
+            candidates = fn.candidates
+
+            def __call__(self, z1, z2, tau):  # noqa: ANN001, ANN204
+                value, stats = fn(z1, z2, tau)
+                if "lambda" in stats:
+                    seen.append((float(stats["lambda"].mean()),
+                                 float(stats["inv_tau_eff"].mean())))
+                return value, stats
+
+            def state_dict(self):  # noqa: ANN202
+                return fn.state_dict()
+
+        return Spy()
+
+    monkeypatch.setattr(tt, "build_loss", spy)
+    loss = WeinceConfig(min_tail_points=4, candidates="cross_view")
+    res = _train(tokenizer, loss, steps=4)
+    assert len(seen) == 4
+    assert res.train_stats["lambda_mean"] == pytest.approx(np.mean([s[0] for s in seen]))
+    assert res.train_stats["inv_tau_eff_mean"] == pytest.approx(np.mean([s[1] for s in seen]))
+    assert _train(tokenizer, InfoNCEConfig(), steps=2).train_stats == {}
+
+
+def test_cross_view_telemetry_describes_the_losss_candidates(tokenizer) -> None:
+    logs: list[dict[str, float]] = []
+    model = build_sentence_encoder(tiny_cfg(), seed=0)
+    cfg = TextTrainingConfig(max_steps=2, batch_size=8, lr=1e-3, log_every_steps=1)
+    train_sentence_encoder(SENTENCES, encoder=model, tokenizer=tokenizer,
+                           loss=InfoNCEConfig(candidates="cross_view", tau_scale=2.0),
+                           schedule=FixedSchedule(tau=0.05), training=cfg, seed=0,
+                           on_log=lambda s, r: logs.append(r))
+    assert logs[-1]["tau"] == 0.05 and logs[-1]["tau_scaled"] == pytest.approx(0.1)
+    assert 0.0 <= logs[-1]["top1_acc"] <= 1.0
+
+
+def test_effective_temperature_at_start_is_the_first_steps_own_statistic(tokenizer) -> None:
+    from infonce_lab.losses import weince
+    from infonce_lab.runtime import seed_everything
+    from infonce_lab.text_training import effective_temperature_at_start
+
+    training = TextTrainingConfig(batch_size=8, max_length=16)
+    loss = WeinceConfig(min_tail_points=4, candidates="cross_view")
+    out = effective_temperature_at_start(SENTENCES, encoder=build_sentence_encoder(tiny_cfg(), 3),
+                                         tokenizer=tokenizer, loss=loss, tau=0.05,
+                                         training=training, seed=3, batches=2)
+    assert out["batches"] == 2 and out["anchors"] == 16
+    # By hand: the run's own order and dropout masks, in train mode.
+    model = build_sentence_encoder(tiny_cfg(), 3)
+    seed_everything(3, training.threads)
+    model.train()
+    perm = np.random.default_rng(3).permutation(len(SENTENCES))
+    kappas = []
+    with torch.no_grad():
+        for b in range(2):
+            batch = [SENTENCES[i] for i in perm[8 * b:8 * (b + 1)]]
+            _, z = model(**tokenize(tokenizer, batch + batch, 16))
+            z1, z2 = z.float().chunk(2)
+            kappas.append(float(weince(z1, z2, 0.05, min_tail_points=4,
+                                       candidates="cross_view")[1]["inv_tau_eff"].mean()))
+    assert out["inv_tau_eff_mean"] == pytest.approx(np.mean(kappas), rel=1e-6)
+    assert out["tau_eff"] == pytest.approx(1 / np.mean(kappas), rel=1e-6)
+    # λ ≡ 0 is InfoNCE: its effective temperature is τ itself.
+    zero = WeinceConfig(lambda_mode="fixed", lambda_fixed=0.0, min_tail_points=4)
+    same = effective_temperature_at_start(SENTENCES, encoder=build_sentence_encoder(tiny_cfg(), 3),
+                                          tokenizer=tokenizer, loss=zero, tau=0.05,
+                                          training=training, seed=3, batches=1)
+    assert same["tau_eff"] == pytest.approx(0.05, rel=1e-9)
+    with pytest.raises(ValueError, match="no effective temperature"):
+        effective_temperature_at_start(SENTENCES, encoder=build_sentence_encoder(tiny_cfg(), 3),
+                                       tokenizer=tokenizer, loss=InfoNCEConfig(), tau=0.05,
+                                       training=training, seed=3, batches=1)
+
+
+def test_a_pretrained_source_round_trips_through_its_own_weights(tmp_path) -> None:
+    """load_sentence_encoder rebuilds a pretrained source from its weights (fast) and then puts
+    every saved weight back: a fine-tuned MiniLM must not come back as the shipped one."""
+    cfg = TransformerEncoderConfig(pooling="mean")
+    model = build_sentence_encoder(cfg, seed=0).eval()
+    with torch.no_grad():
+        model.backbone.encoder.layer[0].attention.self.query.weight.mul_(1.5)
+        model.mlp[0].bias.add_(0.1)
+    save_sentence_encoder(model, tmp_path / "enc", {"encoder": cfg.model_dump(), "step": 1})
+    loaded, tok, _ = load_sentence_encoder(tmp_path / "enc")
+    for (k, a), b in zip(model.state_dict().items(), loaded.state_dict().values(), strict=True):
+        assert torch.equal(a, b), k
+    texts = ["A man is playing a guitar.", "The stock market crashed today."]
+    np.testing.assert_array_equal(encode(model, tok, texts, max_length=32),
+                                  encode(loaded, tok, texts, max_length=32))
+
+
+def test_tfidf_keeps_only_the_terms_each_set_uses() -> None:
+    """Dropping all-zero columns changes no cosine, distance, singular value or neighbour."""
+    from types import SimpleNamespace
+
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from infonce_lab.evaluation.text import tfidf_embeddings
+
+    sts = SimpleNamespace(texts=SENTENCES[:6], pairs=np.array([[i, j] for i in range(6)
+                                                                for j in range(i + 1, 6)]))
+    lab = SimpleNamespace(texts=SENTENCES[6:], labels=np.arange(10) % 2)
+    corpus = SimpleNamespace(train=SENTENCES + ["the cat and the dog", "markets and weather"],
+                             sts_test=sts, sts_val=None, labelled=lab)
+    emb = tfidf_embeddings(corpus, TextEvaluationConfig())
+    full = TfidfVectorizer(sublinear_tf=True).fit(corpus.train)
+    for key, texts in (("sts_test", sts.texts), ("labelled", lab.texts)):
+        ref = full.transform(texts).toarray()
+        assert emb[key].shape[1] == int((np.abs(ref).sum(0) > 0).sum()) < ref.shape[1]
+        np.testing.assert_allclose(emb[key] @ emb[key].T, ref @ ref.T, rtol=1e-6, atol=1e-7)
+    g_red = text_geometry(emb["sts_test"], sts.pairs, np.ones(len(sts.pairs)), (0.0, 1.0), 0.8)
+    ref = full.transform(sts.texts).toarray().astype(np.float32)
+    g_ref = text_geometry(ref, sts.pairs, np.ones(len(sts.pairs)), (0.0, 1.0), 0.8)
+    for k in ("uniformity", "effective_rank", "alignment"):
+        assert g_red[k] == pytest.approx(g_ref[k], rel=1e-6)

@@ -1,19 +1,18 @@
-"""Text results through aggregate and report: paired comparisons with the one-sided p the paper
-uses, the verdict rules, and both rendered formats."""
+"""Text results through aggregate and the page's current text section (report/text.py, an
+adapter over report/sections/weince_text.py), in both rendered formats; and the WEINCE accuracy
+claims' orientation (report/claims.py)."""
 
 from __future__ import annotations
 
 import pandas as pd
-import pytest
-from scipy import stats
 
 from infonce_lab.aggregate import summarise_text, text_group_id
-from infonce_lab.report.text import gain_verdict, text_context, text_figure
+from infonce_lab.report.text import text_context, text_figure
 
 
 def _rows(weince: list[float], infonce: list[float]) -> pd.DataFrame:
     rows = []
-    for loss, values in (("weince", weince), ("infonce", infonce)):
+    for loss, values in (("simcse_weince", weince), ("simcse_infonce", infonce)):
         for seed, v in enumerate(values, start=1):
             rows.append({"encoder.kind": "trained", "encoder.dataset": "d", "encoder.encoder": "e",
                          "encoder.loss": loss, "encoder.schedule": "s", "encoder.seed": seed,
@@ -29,64 +28,35 @@ def _rows(weince: list[float], infonce: list[float]) -> pd.DataFrame:
     return df
 
 
-def test_summarise_text_pairs_losses_with_the_one_sided_test():
-    w, i = [58.0, 60.0, 57.0, 61.0], [52.0, 55.0, 54.0, 53.0]
-    text = summarise_text(_rows(w, i))
-    assert set(text["groups"]) == {"d-e-weince-s", "d-e-infonce-s", "d-e-untuned", "d-tfidf"}
-    g = text["groups"]["d-e-weince-s"]
-    assert g["n_encoders"] == 4 and g["sts.test_spearman"]["mean"] == pytest.approx(59.0)
-    (pair,) = text["paired"].values()
-    assert pair["a"] == "d-e-weince-s" and pair["b"] == "d-e-infonce-s"
-    ref = stats.ttest_rel(w, i, alternative="greater").pvalue
-    assert pair["p_one_sided"] == pytest.approx(ref)
-    assert pair["diff"]["mean"] == pytest.approx(5.5)
+KINDS = {"simcse_weince": "weince", "simcse_infonce": "info_nce"}
+LOSSES = {"simcse_weince": {"kind": "weince", "candidates": "cross_view"},
+          "simcse_infonce": {"kind": "info_nce", "candidates": "cross_view", "tau_scale": 1.0}}
 
 
-def test_the_claim_is_oriented_weince_first_whatever_the_study_order():
-    from infonce_lab.report.text import oriented
+def test_text_context_renders_the_section_rows_in_both_formats():
+    from infonce_lab.report.render import render
 
-    df = _rows([58.0, 60.0, 57.0, 61.0], [52.0, 55.0, 54.0, 53.0])
-    df = pd.concat([df[df["encoder.loss"] == "infonce"], df[df["encoder.loss"] != "infonce"]])
-    text = summarise_text(df)
-    (pair,) = text["paired"].values()
-    assert pair["a"] == "d-e-infonce-s" and pair["diff"]["mean"] == pytest.approx(-5.5)
-    la, lb, o = oriented(pair, {"weince": "weince", "infonce": "info_nce"}, text["groups"])
-    assert (la, lb) == ("weince", "infonce") and o["diff"]["mean"] == pytest.approx(5.5)
-    ref = stats.ttest_rel([58.0, 60.0, 57.0, 61.0], [52.0, 55.0, 54.0, 53.0],
-                          alternative="greater").pvalue
-    assert o["p_one_sided"] == pytest.approx(ref)
-    assert gain_verdict(o)[1] == "reproduced"
-
-
-@pytest.mark.parametrize("w,i,verdict", [
-    ([58.0, 60.0, 57.0, 61.0], [52.0, 55.0, 54.0, 53.0], "reproduced"),
-    ([50.0, 49.0, 51.0, 48.0], [58.0, 57.0, 59.0, 60.0], "not reproduced"),
-    ([55.0, 50.0, 56.0, 49.0], [52.0, 53.0, 54.0, 51.0], "inconclusive (CI overlaps 0)"),
-    ([58.0], [52.0], "inconclusive (one seed: no paired test; list more text.study.seeds)"),
-])
-def test_gain_verdicts(w, i, verdict):
-    (pair,) = summarise_text(_rows(w, i))["paired"].values()
-    assert gain_verdict(pair)[1] == verdict
-
-
-def test_text_context_renders_in_both_formats():
-    from infonce_lab.report.render import (
-        render,
-    )
-
-    text = summarise_text(_rows([58.0, 60.0], [52.0, 55.0]))
-    ctx = text_context(text, {"d": "gensim"}, {"e": "package:x"},
-                       {"weince": "weince", "infonce": "info_nce"})
-    claims = [c["claim"] for c in ctx["claims"]]
-    assert any("weince beats infonce" in c for c in claims)
-    assert "+4.63" in ctx["claims"][0]["paper"]
-    assert any("untuned" in c for c in claims)
-    assert ctx["claims"][-1]["verdict"].startswith("not run: needs")
+    text = summarise_text(_rows([58.0, 60.0, 57.0, 61.0], [52.0, 55.0, 54.0, 53.0]))
+    ctx = text_context(text, {"d": "gensim"}, {"e": "package:x"}, KINDS, losses=LOSSES,
+                       taus={"s": 0.05})
+    claims = {c["claim"]: c for c in ctx["claims"]}
+    gain = next(c for k, c in claims.items() if "+4.63" in k)
+    assert gain["verdict"] == "reproduced" and "not STS-B" in gain["ours"]
+    assert "95% interval above 0" in gain["paper"]
+    assert any(c["verdict"].startswith("not run") for c in ctx["claims"])
     png = text_figure(text, {})
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     html, md = render(_minimal_context(ctx, png))
     assert "Sentence embeddings: unsupervised SimCSE" in html
-    assert "| d-e-weince-s | trained | 2 | 59.00 ± 12.71 |" in md
+    assert "| d-e-simcse_weince-s | trained | 4 | 59.00 ± 2.91 |" in md
+
+
+def test_text_context_reads_loss_params_from_params_yaml(repo_root, monkeypatch):
+    monkeypatch.chdir(repo_root)
+    text = summarise_text(_rows([58.0, 60.0, 57.0, 61.0], [52.0, 55.0, 54.0, 53.0]))
+    ctx = text_context(text, {"d": "gensim"}, {"e": "package:x"}, KINDS)
+    by = {r["group"]: r for r in ctx["rows"]}
+    assert by["d-e-simcse_weince-s"]["candidates"].startswith("N cross-view")
 
 
 def _minimal_context(text_ctx, png):

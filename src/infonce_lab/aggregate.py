@@ -353,7 +353,10 @@ def summarise_tails(params: Params, tails_dir: str | Path = "reports/tails") -> 
 # ------------------------------------------------------------------------------------- text
 TEXT_METRICS = ("sts.test_spearman", "sts.val_spearman", "linear.test_acc", "linear.val_acc",
                 "knn.test_acc", "knn.val_acc", "geometry.alignment", "geometry.uniformity",
-                "geometry.effective_rank")
+                "geometry.effective_rank",
+                # training statistics of the loss, averaged over every step (WEINCE: λ̄ and its
+                # effective inverse temperature κ̄; text_training.RUN_STATS)
+                "train.inv_tau_eff_mean", "train.lambda_mean")
 
 
 def text_group_id(enc: dict[str, Any]) -> str:
@@ -383,8 +386,9 @@ def summarise_text(df: pd.DataFrame) -> dict[str, Any]:
     """{"groups": {group: {kind, dataset, …, n_encoders, metric: mean_ci}}, "paired": {…}}.
 
     Paired: every pair of losses at the same dataset × encoder × schedule, on the STS Spearman,
-    over common seeds, with the two-sided paired t-test and the one-sided p for "a > b" (the
-    paper's test for WEINCE over InfoNCE).
+    over common seeds (:func:`paired_comparison`: the mean difference a − b with its two-sided
+    95% t-interval, the t-inference the report's rules test at any null value — and Holm-adjust
+    within a family — and every seed's difference).
     """
     if df.empty:
         return {"groups": {}, "paired": {}}
@@ -409,15 +413,6 @@ def summarise_text(df: pd.DataFrame) -> dict[str, Any]:
         for i, x in enumerate(losses):
             for y in losses[i + 1:]:
                 ga, gb = f"{d}-{e}-{x}-{sc}", f"{d}-{e}-{y}-{sc}"
-                res = paired_comparison(df, ga, gb, "sts.test_spearman")
-                res["p_one_sided"] = _one_sided(res)
-                paired[f"{d}-{e}/{x}_vs_{y}@{sc}/sts.test_spearman"] = res
+                paired[f"{d}-{e}/{x}_vs_{y}@{sc}/sts.test_spearman"] = paired_comparison(
+                    df, ga, gb, "sts.test_spearman")
     return {"groups": groups, "paired": paired}
-
-
-def _one_sided(res: dict[str, Any]) -> float | None:
-    """p of the paired one-sided test "a > b" from the two-sided p and the sign of the mean."""
-    p = res["p_value"]
-    if p is None:
-        return None
-    return p / 2 if res["diff"]["mean"] > 0 else 1 - p / 2

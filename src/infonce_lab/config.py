@@ -106,14 +106,23 @@ BackboneConfig = Annotated[ResNetConfig | TorchvisionResNetConfig | ViTSmallConf
 
 
 # ------------------------------------------------------------------------------------- losses
+# The candidate set of the InfoNCE- and WEINCE-kind losses: SimCLR's 2N − 1 other views of the
+# batch (all_views) or SimCSE's N rows of the other view (cross_view; Gao et al. 2021).
+CandidateSet = Literal["all_views", "cross_view"]
+
+
 class InfoNCEConfig(Strict):
     """NT-Xent (SimCLR). ``decoupled`` drops the positive from the denominator (DCL, Yeh et al.);
-    ``topm_weight`` > 0 adds the softmax top-M term of WEINCE's released recipe (the control)."""
+    ``topm_weight`` > 0 adds the softmax top-M term of WEINCE's released recipe (the control);
+    ``candidates`` picks SimCLR's or SimCSE's candidate set; ``tau_scale`` multiplies the
+    schedule's τ (a temperature control on the same schedule)."""
 
     kind: Literal["info_nce"] = "info_nce"
     decoupled: bool = False
     topm_weight: Annotated[float, Field(ge=0.0)] = 0.0
     top_m: Annotated[int, Field(ge=1)] = 50
+    candidates: CandidateSet = "all_views"
+    tau_scale: Annotated[float, Field(gt=0.0)] = 1.0
 
 
 class AutoBetaConfig(Strict):
@@ -146,6 +155,7 @@ class WeinceConfig(Strict):
     pl_topm_weight: Annotated[float, Field(ge=0.0)] = 0.0
     top_m: Annotated[int, Field(ge=1)] = 50
     auto_beta: AutoBetaConfig = AutoBetaConfig()
+    candidates: CandidateSet = "all_views"
 
     @model_validator(mode="after")
     def _clip_order(self) -> WeinceConfig:

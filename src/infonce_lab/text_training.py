@@ -12,7 +12,7 @@ import copy
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,13 @@ class TextTrainResult:
     final_loss: float
     selected_step: int
     val_history: list[tuple[int, float]]
+    # Means over every training step of the loss's per-anchor statistics (anchor mean per step):
+    # WEINCE's λ and effective inverse temperature κ (``losses.weince``); empty for other losses.
+    train_stats: dict[str, float] = field(default_factory=dict)
+
+
+# Per-anchor loss statistics averaged over the whole run (not only the logged steps).
+RUN_STATS = ("inv_tau_eff", "lambda")
 
 
 def total_steps(n_sentences: int, cfg: TextTrainingConfig) -> tuple[int, int]:
@@ -81,7 +88,10 @@ def train_sentence_encoder(
     loss_fn = build_loss(loss)
     sched = build_schedule(schedule, total, per_epoch)
     opt_cls = torch.optim.AdamW if training.optimizer == "adamw" else torch.optim.Adam
-    opt = opt_cls(encoder.parameters(), lr=training.lr, weight_decay=training.weight_decay)
+    # The fused kernel is the same update as the per-tensor loop in one pass over all parameters
+    # (equal to float rounding): ≈ 0.04 instead of ≈ 0.25 CPU-s per MiniLM step (≈ 3% of it).
+    opt = opt_cls(encoder.parameters(), lr=training.lr, weight_decay=training.weight_decay,
+                  fused=device.type in ("cpu", "cuda"))
     gen = np.random.default_rng(seed)
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
     checkpoints = set(training.checkpoint_steps)
@@ -103,6 +113,7 @@ def train_sentence_encoder(
     guard = FiniteGuard(device)
     advice = "lower text.training.lr or raise the temperature"
     window_t, window_n = time.perf_counter(), 0
+    run_sums: dict[str, torch.Tensor] = {}
     while step < total:
         perm = gen.permutation(len(sentences))
         for b in range(per_epoch):
@@ -120,6 +131,10 @@ def train_sentence_encoder(
                 _, z = encoder(**inputs)
             z1, z2 = (gather_with_grad(v.float()) for v in z.chunk(2))  # loss in float32
             value, stats = loss_fn(z1, z2, tau)
+            for key in RUN_STATS:
+                if key in stats:  # on the device, no sync
+                    mean = stats[key].detach().double().mean()
+                    run_sums[key] = run_sums[key] + mean if key in run_sums else mean
             guard.update(value, step)
             opt.zero_grad(set_to_none=True)
             value.backward()
@@ -135,9 +150,11 @@ def train_sentence_encoder(
                 guard.check(advice)
                 last = float(last_t)
                 now = time.perf_counter()
-                record = step_record(z1, z2, stats, loss=last, lr=lr, epoch=1 + (step - 1) // per_epoch,
+                record = step_record(z1, z2, stats, loss=last, lr=lr,
+                                     epoch=1 + (step - 1) // per_epoch,
                                      samples_per_s=window_n / max(now - window_t, 1e-9),
-                                     tau=tau)
+                                     tau=tau,
+                                     candidates=getattr(loss_fn, "candidates", "all_views"))
                 on_log(step, record)
                 window_t, window_n = time.perf_counter(), 0
             if training.eval_every_steps and step % training.eval_every_steps == 0:
@@ -160,4 +177,50 @@ def train_sentence_encoder(
         encoder=encoder, loss_state=loss_fn.state_dict(), steps=step, seconds=seconds,
         samples_per_s=2 * step * training.batch_size / max(seconds, 1e-9), final_loss=last,
         selected_step=selected, val_history=val_history,
+        train_stats={f"{k}_mean": float(v) / step for k, v in run_sums.items()} if step else {},
     )
+
+
+@torch.no_grad()
+def effective_temperature_at_start(
+    sentences: list[str],
+    *,
+    encoder: SentenceEncoder,
+    tokenizer: Any,
+    loss: LossConfig,
+    tau: float,
+    training: TextTrainingConfig,
+    seed: int,
+    batches: int = 5,
+) -> dict[str, float]:
+    """WEINCE's effective temperature before training: the first ``batches`` batches of the run
+    with ``seed`` (its own order and dropout masks, the encoder in train mode, no update), and
+    per batch the anchor mean of κ_i (:func:`infonce_lab.losses.weince.effective_inverse_temperature`).
+
+    Returns the mean κ over the batches, its inverse ``tau_eff`` (the InfoNCE temperature with
+    WEINCE's mean logit slope between positives and hardest negatives), λ̄ and the number of
+    anchors. This is how the text study's InfoNCE temperature control is set before any run.
+    """
+    device = resolve_device(training.device)
+    seed_everything(seed, training.threads)
+    encoder = encoder.to(device).train()
+    loss_fn = build_loss(loss)
+    perm = np.random.default_rng(seed).permutation(len(sentences))
+    kappas, lams, anchors = [], [], 0
+    for b in range(batches):
+        idx = perm[b * training.batch_size:(b + 1) * training.batch_size]
+        if len(idx) < training.batch_size:
+            break
+        batch = [sentences[i] for i in idx]
+        _, z = encoder(**tokenize(tokenizer, batch + batch, training.max_length, device))
+        _, stats = loss_fn(*(v.float() for v in z.chunk(2)), tau)
+        if "inv_tau_eff" not in stats:
+            raise ValueError(f"losses of kind {loss.kind} report no effective temperature")
+        kappas.append(float(stats["inv_tau_eff"].mean()))
+        lams.append(float(stats["lambda"].mean()))
+        anchors += int(stats["inv_tau_eff"].numel())
+    if not kappas:
+        raise ValueError(f"{len(sentences)} sentences: not one batch of {training.batch_size}")
+    kappa = float(np.mean(kappas))
+    return {"inv_tau_eff_mean": kappa, "tau_eff": 1.0 / kappa, "lambda_mean": float(np.mean(lams)),
+            "anchors": float(anchors), "batches": float(len(kappas))}

@@ -1,12 +1,17 @@
-"""NT-Xent (SimCLR's InfoNCE) over the 2N×(2N−1) candidate matrix, and the CLIP-style symmetric
-InfoNCE for paired modalities."""
+"""NT-Xent (SimCLR's InfoNCE) over the 2N×(2N−1) candidate matrix, or SimCSE's InfoNCE over the
+N×N cross-view matrix, and the CLIP-style symmetric InfoNCE for paired modalities."""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
-from infonce_lab.losses.common import pair_similarities, self_mask, topm_cross_entropy
+from infonce_lab.losses.common import (
+    Candidates,
+    candidate_similarities,
+    self_mask,
+    topm_cross_entropy,
+)
 from infonce_lab.losses.geometry import unit_rows
 
 
@@ -17,9 +22,12 @@ def info_nce(
     decoupled: bool = False,
     topm_weight: float = 0.0,
     top_m: int = 50,
+    candidates: Candidates = "all_views",
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """Mean over the 2N anchors of −log softmax(s/τ) at the positive.
+    """Mean over the anchors of −log softmax(s/τ) at the positive.
 
+    ``candidates``: ``all_views`` (SimCLR: 2N anchors, 2N − 1 candidates each) or
+    ``cross_view`` (SimCSE: the N rows of view 1 against the N rows of view 2).
     ``decoupled`` leaves the positive out of the denominator (DCL, Yeh et al. 2022).
     ``topm_weight`` > 0 adds that weight times the softmax cross-entropy over [positive | top_m
     hardest negatives]: the control for WEINCE's released recipe (SPECS A.6), so a WEINCE gain
@@ -27,9 +35,11 @@ def info_nce(
     """
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
-    sim, pos = pair_similarities(z1, z2)
+    sim, pos, has_self = candidate_similarities(z1, z2, candidates)
     m = sim.shape[0]
-    logits = (sim / temperature).masked_fill(self_mask(m, sim.device), float("-inf"))
+    logits = sim / temperature
+    if has_self:
+        logits = logits.masked_fill(self_mask(m, sim.device), float("-inf"))
     if decoupled:
         rows = torch.arange(m, device=sim.device)
         pos_logit = logits[rows, pos]
@@ -39,7 +49,8 @@ def info_nce(
     else:
         loss = F.cross_entropy(logits, pos)
     if topm_weight > 0:
-        loss = loss + topm_weight * topm_cross_entropy(sim, pos, top_m, lambda s: s / temperature)
+        loss = loss + topm_weight * topm_cross_entropy(sim, pos, top_m, lambda s: s / temperature,
+                                                       has_self)
     return loss, {}
 
 

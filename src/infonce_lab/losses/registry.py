@@ -1,7 +1,8 @@
 """Build a loss object ``(z1, z2, tau) -> (loss, stats)`` from its params section.
 
 Loss objects are tiny callables; the only state any of them holds is WEINCE's recipe EMA of the
-global tail index β_t, exposed through ``state_dict`` so a checkpoint can carry it.
+global tail index β_t, exposed through ``state_dict`` so a checkpoint can carry it. ``candidates``
+names the candidate set a loss scores (telemetry describes the same set).
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from infonce_lab.config import (
     SymmetricInfoNCEConfig,
     WeinceConfig,
 )
-from infonce_lab.losses.common import pair_similarities
+from infonce_lab.losses.common import candidate_similarities
 from infonce_lab.losses.directau import direct_au
 from infonce_lab.losses.infonce import info_nce, symmetric_info_nce
 from infonce_lab.losses.weince import global_tail_index, weince
 
 
 class Loss(Protocol):
+    candidates: str
+
     def __call__(
         self, z1: torch.Tensor, z2: torch.Tensor, tau: float
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]: ...
@@ -34,6 +37,8 @@ class Loss(Protocol):
 
 
 class _Stateless:
+    candidates = "all_views"
+
     def state_dict(self) -> dict[str, Any]:
         return {}
 
@@ -42,12 +47,23 @@ class _Stateless:
 
 
 class InfoNCELoss(_Stateless):
+    """``tau_scale`` ≠ 1 runs InfoNCE at ``tau_scale`` × the schedule's τ (a temperature control
+    that shares its schedule with the losses it controls)."""
+
     def __init__(self, cfg: InfoNCEConfig) -> None:
         self.cfg = cfg
+        self.candidates = cfg.candidates
 
     def __call__(self, z1, z2, tau):  # noqa: ANN001, ANN204
         c = self.cfg
-        return info_nce(z1, z2, tau, decoupled=c.decoupled, topm_weight=c.topm_weight, top_m=c.top_m)
+        scaled = c.tau_scale != 1.0
+        if scaled:
+            tau = tau * c.tau_scale
+        loss, stats = info_nce(z1, z2, tau, decoupled=c.decoupled, topm_weight=c.topm_weight,
+                               top_m=c.top_m, candidates=c.candidates)
+        if scaled:  # telemetry's "tau" is the schedule's; this is the one the loss used
+            stats["tau_scaled"] = torch.tensor(float(tau))
+        return loss, stats
 
 
 class SymmetricInfoNCELoss(_Stateless):
@@ -80,6 +96,7 @@ class WeinceLoss:
     def __init__(self, cfg: WeinceConfig) -> None:
         self.cfg = cfg
         self.beta_t = cfg.auto_beta.init
+        self.candidates = cfg.candidates
 
     def __call__(self, z1, z2, tau):  # noqa: ANN001, ANN204
         c = self.cfg
@@ -89,6 +106,7 @@ class WeinceLoss:
             lambda_mode=c.lambda_mode, lambda_fixed=c.lambda_fixed, beta=c.beta,
             beta_clip=tuple(c.beta_clip), eps=c.eps, weib_topm_weight=c.weib_topm_weight,
             pl_topm_weight=c.pl_topm_weight, top_m=c.top_m, beta_t=self.beta_t,
+            candidates=c.candidates,
         )
         if c.weib_topm_weight > 0:
             stats["beta_t"] = torch.tensor(self.beta_t)
@@ -98,8 +116,8 @@ class WeinceLoss:
     @torch.no_grad()
     def _update_beta_t(self, z1: torch.Tensor, z2: torch.Tensor) -> None:
         a = self.cfg.auto_beta
-        sim, pos = pair_similarities(z1.detach(), z2.detach())
-        beta_hat, r2 = global_tail_index(sim, pos, a.frac, a.min_points, self.cfg.eps)
+        sim, pos, has_self = candidate_similarities(z1.detach(), z2.detach(), self.cfg.candidates)
+        beta_hat, r2 = global_tail_index(sim, pos, a.frac, a.min_points, self.cfg.eps, has_self)
         if r2 >= a.r2_min and beta_hat > 0:
             beta_hat = min(max(beta_hat, a.clip[0]), a.clip[1])
             self.beta_t = a.ema * self.beta_t + (1.0 - a.ema) * beta_hat

@@ -8,7 +8,14 @@ coordinate,
 with λ_i computed under no-grad from the tail of anchor i's negative shortfalls δ_ij = 1 − s_ij:
 a cap-proximity signal ρ_i = min_j δ_ij against a batch pivot ρ0, and an AIC comparison of a
 Weibull line and a Gumbel proxy fitted to the K_tail smallest shortfalls. Every step is a batched
-tensor operation over the 2N anchors (no Python loop over anchors).
+tensor operation over the anchors (no Python loop over anchors).
+
+The anchors and their candidates follow ``candidates`` (:mod:`infonce_lab.losses.common`): with
+``all_views`` (SimCLR, the released code) the 2N views are the anchors, each with 2N − 2
+negatives, and ρ0 is taken over the 2N anchors; with ``cross_view`` (SimCSE's candidate set, the
+paper's §4.2 setting) the N rows of view 1 are the anchors, the tail sets hold their N − 1
+cross-view negatives and ρ0 is taken over the N anchors. Either way the statistics are
+stop-gradient (SPECS A.4.9).
 """
 
 from __future__ import annotations
@@ -17,7 +24,12 @@ from dataclasses import dataclass
 
 import torch
 
-from infonce_lab.losses.common import pair_similarities, topm_cross_entropy
+from infonce_lab.losses.common import (
+    Candidates,
+    candidate_similarities,
+    n_negatives,
+    topm_cross_entropy,
+)
 
 LambdaMode = str  # "product" | "rho" | "aic" | "fixed"
 
@@ -26,10 +38,10 @@ LambdaMode = str  # "product" | "rho" | "aic" | "fixed"
 class TailFit:
     """Per-anchor tail statistics (all detached)."""
 
-    rho: torch.Tensor  # (2N,) smallest shortfall
-    beta_hat: torch.Tensor  # (2N,) Weibull slope, clamped at 0
-    delta_aic: torch.Tensor  # (2N,) AIC_G − AIC_W (> 0 favours Weibull)
-    r2_weibull: torch.Tensor  # (2N,) R² of the Weibull line
+    rho: torch.Tensor  # (anchors,) smallest shortfall
+    beta_hat: torch.Tensor  # (anchors,) Weibull slope, clamped at 0
+    delta_aic: torch.Tensor  # (anchors,) AIC_G − AIC_W (> 0 favours Weibull)
+    r2_weibull: torch.Tensor  # (anchors,) R² of the Weibull line
     k_tail: int
     n_fit: int
 
@@ -40,10 +52,11 @@ def tail_size(k_neg: int, frac: float, min_points: int, floor: int = 10) -> int:
     return max(1, min(max(k, floor), k_neg))
 
 
-def _masked_negatives(sim: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+def _masked_negatives(sim: torch.Tensor, pos: torch.Tensor, has_self: bool = True) -> torch.Tensor:
     """A detached copy of ``sim`` with self-pairs and positives at −inf (one m×m temporary)."""
     masked = sim.detach().clone()
-    masked.fill_diagonal_(float("-inf"))
+    if has_self:
+        masked.fill_diagonal_(float("-inf"))
     masked[torch.arange(sim.shape[0], device=sim.device), pos] = float("-inf")
     return masked
 
@@ -72,12 +85,13 @@ def tail_fit(
     tail_frac: float = 0.10,
     min_tail_points: int = 32,
     eps: float = 1e-6,
+    has_self: bool = True,
 ) -> TailFit:
-    """SPECS A.4.1–A.4.5 for every anchor at once, in float64."""
-    m = sim.shape[0]
-    k_neg = m - 2
+    """SPECS A.4.1–A.4.5 for every anchor at once, in float64. K_neg is the anchor's number of
+    negatives: 2N − 2 with the all-views candidates, N − 1 cross-view."""
+    k_neg = n_negatives(sim.shape[1], has_self)
     k = tail_size(k_neg, tail_frac, min_tail_points)
-    top = _masked_negatives(sim, pos).topk(k, dim=1, sorted=True).values.double()
+    top = _masked_negatives(sim, pos, has_self).topk(k, dim=1, sorted=True).values.double()
     delta = (1.0 - top).clamp_min(eps)  # largest scores = smallest shortfalls, ascending
     burn = max(1, k // 20)
     ranks = torch.arange(1, k + 1, dtype=torch.float64, device=sim.device)
@@ -98,7 +112,8 @@ def tail_fit(
 
 @torch.no_grad()
 def batch_pivot(rho: torch.Tensor, q: float) -> torch.Tensor:
-    """ρ0: the element at index round(q·(2N−1)) of the sorted ρ (SPECS A.4.6)."""
+    """ρ0: the element at index round(q·(A − 1)) of the sorted ρ of the A anchors (SPECS A.4.6;
+    A = 2N with the all-views candidates, N cross-view)."""
     idx = int(round(q * (rho.numel() - 1)))
     return rho.sort().values[idx]
 
@@ -135,7 +150,7 @@ def shortfall_logit(s: torch.Tensor, eps: float) -> torch.Tensor:
 @torch.no_grad()
 def global_tail_index(
     sim: torch.Tensor, pos: torch.Tensor, frac: float = 0.05, min_points: int = 1024,
-    eps: float = 1e-6,
+    eps: float = 1e-6, has_self: bool = True,
 ) -> tuple[float, float]:
     """The batch-level Weibull slope of the released recipe (SPECS A.6): (β̂, R²).
 
@@ -143,9 +158,9 @@ def global_tail_index(
     shortfalls get plotting positions k/(K+1), the first ⌊K/20⌋ are dropped, and log F̂ is
     regressed on log δ.
     """
-    n_neg = sim.shape[0] * (sim.shape[0] - 2)
+    n_neg = sim.shape[0] * n_negatives(sim.shape[1], has_self)
     k = min(n_neg, max(min_points, int(round(frac * n_neg))))
-    top = _masked_negatives(sim, pos).flatten().topk(k, sorted=True).values.double()
+    top = _masked_negatives(sim, pos, has_self).flatten().topk(k, sorted=True).values.double()
     delta = (1.0 - top).clamp_min(eps)
     burn = k // 20
     ranks = torch.arange(1, k + 1, dtype=torch.float64, device=sim.device)
@@ -157,7 +172,8 @@ def global_tail_index(
 
 
 class _BlendedCrossEntropy(torch.autograd.Function):
-    """Mean cross-entropy of ℓ = a_i·s_ij + b_i·(−log(1 − min(s_ij, 1 − ε))) over j ≠ i.
+    """Mean cross-entropy of ℓ = a_i·s_ij + b_i·(−log(1 − min(s_ij, 1 − ε))) over the candidate
+    columns j (j ≠ i when ``has_self``: the diagonal is the anchor itself).
 
     Hand-written because autograd would keep five m×m intermediates of the elementwise blend;
     here the forward keeps only the softmax (computed in place in the logit buffer) and the
@@ -166,11 +182,12 @@ class _BlendedCrossEntropy(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, sim, a, b, pos, eps):  # noqa: ANN001, ANN205
+    def forward(ctx, sim, a, b, pos, eps, has_self=True):  # noqa: ANN001, ANN205
         m = sim.shape[0]
         rows = torch.arange(m, device=sim.device)
         logits = torch.log1p(-sim.clamp(max=1.0 - eps)).neg_().mul_(b).addcmul_(sim, a)
-        logits.fill_diagonal_(float("-inf"))
+        if has_self:
+            logits.fill_diagonal_(float("-inf"))
         lse = torch.logsumexp(logits, dim=1)
         loss = (lse - logits[rows, pos]).mean()
         prob = logits.sub_(lse.unsqueeze(1)).exp_()
@@ -186,7 +203,7 @@ class _BlendedCrossEntropy(torch.autograd.Function):
         grad[torch.arange(m, device=sim.device), pos] -= 1.0
         slope = (1.0 - sim).reciprocal_().masked_fill_(sim >= 1.0 - ctx.eps, 0.0)
         grad.mul_(slope.mul_(b).add_(a)).mul_(grad_out / m)
-        return grad, None, None, None, None
+        return grad, None, None, None, None, None
 
 
 def weince(
@@ -209,6 +226,7 @@ def weince(
     pl_topm_weight: float = 0.0,
     top_m: int = 50,
     beta_t: float = 4.0,
+    candidates: Candidates = "all_views",
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """WEINCE loss (Eq. 3.1/3.2) and its detached statistics.
 
@@ -217,11 +235,17 @@ def weince(
     ``weib_topm_weight``/``pl_topm_weight`` > 0 add the released recipe's two auxiliary terms over
     [positive | top_m hardest negatives] with logits −β_t·log(1 − s) and s/τ (SPECS A.6); the
     caller owns the EMA of ``beta_t`` (see :class:`infonce_lab.losses.registry.WeinceLoss`).
+    ``candidates``: ``all_views`` (the released code) or ``cross_view`` (SimCSE's N candidates;
+    tail sets, ρ0 and the top-M terms then use the cross-view negatives only).
+
+    ``stats["inv_tau_eff"]`` is each anchor's effective inverse temperature
+    (:func:`effective_inverse_temperature`), the InfoNCE 1/τ that would give the anchor the same
+    logit gap between its positive and its hardest negative.
     """
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
-    sim, pos = pair_similarities(z1, z2)
-    fit = tail_fit(sim, pos, tail_frac, min_tail_points, eps)
+    sim, pos, has_self = candidate_similarities(z1, z2, candidates)
+    fit = tail_fit(sim, pos, tail_frac, min_tail_points, eps, has_self)
     rho0 = batch_pivot(fit.rho, q)
     lam = mixing_weights(fit, rho0, lambda_mode, kappa_rho, kappa_aic, aic_margin, lambda_fixed)
     if beta == "one":
@@ -232,16 +256,43 @@ def weince(
         raise ValueError(f"unknown beta {beta!r}: expected 'one' or 'per_anchor'")
     a = ((1.0 - lam) / temperature).to(sim.dtype).unsqueeze(1)
     b = (lam * beta_i).to(sim.dtype).unsqueeze(1)
-    loss = _BlendedCrossEntropy.apply(sim, a, b, pos, eps)
+    loss = _BlendedCrossEntropy.apply(sim, a, b, pos, eps, has_self)
     if weib_topm_weight > 0:
         loss = loss + weib_topm_weight * topm_cross_entropy(
-            sim, pos, top_m, lambda s: beta_t * shortfall_logit(s, eps))
+            sim, pos, top_m, lambda s: beta_t * shortfall_logit(s, eps), has_self)
     if pl_topm_weight > 0:
-        loss = loss + pl_topm_weight * topm_cross_entropy(sim, pos, top_m, lambda s: s / temperature)
+        loss = loss + pl_topm_weight * topm_cross_entropy(sim, pos, top_m, lambda s: s / temperature,
+                                                          has_self)
     stats = {
         "lambda": lam.detach(),
         "beta_hat": fit.beta_hat.detach(),
         "rho0": rho0.detach(),
         "delta_aic": fit.delta_aic.detach(),
+        "inv_tau_eff": effective_inverse_temperature(sim, pos, a, b, fit.rho, eps),
     }
     return loss, stats
+
+
+@torch.no_grad()
+def effective_inverse_temperature(sim: torch.Tensor, pos: torch.Tensor, a: torch.Tensor,
+                                  b: torch.Tensor, rho: torch.Tensor, eps: float) -> torch.Tensor:
+    """Per anchor, the slope of WEINCE's logit ℓ_i(s) = a_i·s + b_i·(−log(1 − s)) along the
+    secant from its hardest negative s_i* = 1 − ρ_i to its positive s_i+:
+
+        κ_i = a_i + b_i·[log(1 − s_i*) − log(1 − s_i+)] / (s_i+ − s_i*),
+
+    (the tangent slope a_i + b_i/(1 − s) where the two coincide). A softmax is decided by logit
+    gaps, so 1/κ_i is the InfoNCE temperature that gives anchor i the gap WEINCE gives it between
+    the two candidates that decide its loss; for λ_i = 0 it is 1/τ exactly. Scores are clamped at
+    1 − ε as in the loss (SPECS A.4.8), and ``rho`` is the tail fit's ρ_i (floored at ε).
+    """
+    rows = torch.arange(sim.shape[0], device=sim.device)
+    cap = 1.0 - eps
+    s_pos = sim.detach()[rows, pos].double().clamp(max=cap)
+    s_neg = (1.0 - rho.double()).clamp(max=cap)
+    a64, b64 = a.detach().double().flatten(), b.detach().double().flatten()
+    gap = s_pos - s_neg
+    close = gap.abs() < 1e-9
+    secant = (torch.log1p(-s_neg) - torch.log1p(-s_pos)) / torch.where(close, 1.0, gap)
+    tangent = 1.0 / (1.0 - 0.5 * (s_pos + s_neg))
+    return a64 + b64 * torch.where(close, tangent, secant)

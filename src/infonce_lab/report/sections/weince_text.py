@@ -1,0 +1,372 @@
+"""WEINCE's sentence-embedding claim (§4.2): unsupervised SimCSE with only the logits changed.
+
+Input: the aggregate stage's ``summary.json["text"]`` — per configuration the STS Spearman (and
+probe, kNN, geometry, the loss's training statistics) over seeds, and every pair of losses at one
+dataset × encoder × schedule as a paired comparison over seeds (``t``: its t-inference,
+``per_seed``: every seed's difference). Nothing is refitted here.
+
+The rows, all on the STS Spearman × 100 and decided by the vision study's rule — the two-sided
+95% interval of the paired difference over seeds, Holm-adjusted within the family of the text
+comparisons (not the paper's one-sided p < 0.05, which is shown beside as context):
+
+- WEINCE − InfoNCE (the paper's claim);
+- WEINCE − InfoNCE at the temperature control τ_c (its own row): WEINCE's logit
+  (1 − λ)s/τ + λ(−log(1 − s)) is a softmax at an anchor-dependent, softer temperature, so a gain
+  over InfoNCE at τ could be "a softer temperature" rather than "WEINCE's correction"; τ_c is
+  InfoNCE's temperature with WEINCE's mean logit slope, set before any run (params.yaml);
+- a self-check that τ_c is where WEINCE's effective temperature sits during training;
+- the paper's absolute STS-B level (not run offline: what it takes is stated).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from infonce_lab.evaluation.stats import TInference
+from infonce_lab.report.verdicts import (
+    Above,
+    Case,
+    ClaimRow,
+    Equivalent,
+    Estimate,
+    InRange,
+    Outcome,
+    Rule,
+    claim,
+    decide_family,
+    fmt_p,
+    not_reproduced,
+    not_run_row,
+)
+
+SECTION = "weince"
+TOPIC = "Sentence embeddings (SimCSE)"
+METRIC = "sts.test_spearman"
+
+# SPECS C.4 (§4.2): STS-B Spearman × 100, BERT-base, Wikipedia-1M; the meaning of ± is not stated.
+PAPER = {"infonce": 71.74, "infonce_pm": 4.23, "weince": 76.36, "weince_pm": 3.17, "gain": 4.63,
+         "test": "paired one-sided t-test, p < 0.05"}
+
+# The control's premise, as a position r = (κ̄ − 1/τ_c)/(1/τ − 1/τ_c) of WEINCE's mean effective
+# inverse temperature during training between the control (r = 0) and InfoNCE's own τ (r = 1).
+# ±0.5 is the midpoint: inside it WEINCE trains nearer the control's temperature than InfoNCE's
+# (the control controls for it); wholly outside it, it does not. A geometric margin, not a
+# tolerance fitted to the measurement.
+CONTROL_MARGIN = 0.5
+
+GAIN = Above(0.0, unit="points", what="WEINCE − InfoNCE, STS Spearman × 100, paired over seeds "
+                                      "(Holm within the text family)")
+CONTROL = Above(0.0, unit="points", what="WEINCE − InfoNCE at the control temperature τ_c, STS "
+                                         "Spearman × 100, paired over seeds (Holm within the "
+                                         "text family)")
+CONTROL_AT = Equivalent(CONTROL_MARGIN, what="r = (κ̄ − 1/τ_c)/(1/τ − 1/τ_c), WEINCE's mean "
+                                             "effective inverse temperature over training")
+LEVEL_INFONCE = InRange(PAPER["infonce"] - PAPER["infonce_pm"], PAPER["infonce"] + PAPER["infonce_pm"],
+                        what="InfoNCE's STS-B Spearman × 100 (mean over seeds)")
+LEVEL_WEINCE = InRange(PAPER["weince"] - PAPER["weince_pm"], PAPER["weince"] + PAPER["weince_pm"],
+                       what="WEINCE's STS-B Spearman × 100 (mean over seeds)")
+
+RULES: dict[str, Rule] = {
+    "weince_beats_infonce": GAIN,
+    "weince_beats_temperature_control": CONTROL,
+    "control_at_weince_temperature": CONTROL_AT,
+    "paper_level_infonce": LEVEL_INFONCE,
+    "paper_level_weince": LEVEL_WEINCE,
+}
+
+PAPER_SETTING = ("`python -m infonce_lab.profiles apply paper_simcse` (text.study.datasets: "
+                 "[wiki1m_stsb], encoders: [bert_base], one full epoch, STS-B dev every 250 steps "
+                 "with best_val selection, four seeds): the internet once for the data and "
+                 "weights, and a GPU (≈ 15.6k steps of batch 64 per run)")
+CONTROL_SETTING = ("an InfoNCE-kind loss with tau_scale ≠ 1 and the WEINCE loss's candidates in "
+                   "text.study.losses (the default lists simcse_infonce_tc); for another encoder, "
+                   "re-derive tau_scale first (text_training.effective_temperature_at_start)")
+LEE_NOT_STSB = (
+    "Scored on the Lee et al. (2005) document-similarity set shipped with gensim — 50 news "
+    "documents, all 1,225 pairs rated 1–5 by people — which is not STS-B (1,379 sentence pairs "
+    "rated 0–5): whole documents instead of sentence pairs, and MiniLM (already trained "
+    "contrastively) tuned for a few SimCSE steps instead of BERT-base for an epoch of "
+    "Wikipedia-1M. Only the direction of the paper's claim transfers, not its +4.63. The paper's "
+    "setting: " + PAPER_SETTING + ".")
+
+CANDIDATE_LABELS = {"cross_view": "N cross-view candidates (SimCSE)",
+                    "all_views": "2N − 1 candidates (SimCLR)"}
+
+
+# ------------------------------------------------------------------------------------ reading
+def _loss_info(name: str, loss_kinds: dict[str, str], losses: dict[str, dict[str, Any]] | None
+               ) -> dict[str, Any]:
+    cfg = (losses or {}).get(name, {})
+    return {"kind": loss_kinds.get(name, cfg.get("kind", "")),
+            "candidates": cfg.get("candidates", "all_views"),
+            "tau_scale": float(cfg.get("tau_scale", 1.0))}
+
+
+def _settings(groups: dict[str, Any]) -> dict[tuple[str, str, str], list[str]]:
+    """(dataset, encoder, schedule) → the trained losses there, in study order."""
+    out: dict[tuple[str, str, str], list[str]] = {}
+    for g in groups.values():
+        if g.get("kind") == "trained":
+            out.setdefault((g["dataset"], g["encoder"], g["schedule"]), []).append(g["loss"])
+    return out
+
+
+def _difference(p: dict[str, Any], sign: float = 1.0) -> Estimate:
+    """A paired comparison's a − b (``sign`` −1: b − a) with its t-interval over seeds."""
+    kw: dict[str, Any] = {"unit": "points", "digits": 2, "signed": True}
+    if not p.get("t"):
+        n = p.get("diff", {}).get("n", 1)
+        return Estimate(None, undefined=f"{n} seed(s): no paired interval", **kw)
+    t = TInference.from_json(p["t"])
+    return Estimate.from_t(TInference(sign * t.mean, t.se, t.df, t.n), **kw)
+
+
+def _pair(paired: dict[str, Any], setting: tuple[str, str, str], x: str, y: str
+          ) -> Estimate:
+    """x − y on the STS Spearman, from whichever orientation the aggregate stored."""
+    d, e, sc = setting
+    for a, b, sign in ((x, y, 1.0), (y, x, -1.0)):
+        p = paired.get(f"{d}-{e}/{a}_vs_{b}@{sc}/{METRIC}")
+        if p is not None:
+            return _difference(p, sign)
+    return Estimate.missing(f"no paired comparison of {x} and {y} in the summary")
+
+
+def _comparisons(text: dict[str, Any], loss_kinds: dict[str, str],
+                 losses: dict[str, dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """Every WEINCE-kind loss against every InfoNCE-kind loss with its candidate set at the same
+    setting: ``control`` when the InfoNCE runs at a scaled temperature."""
+    out = []
+    for setting, names in _settings(text.get("groups", {})).items():
+        info = {n: _loss_info(n, loss_kinds, losses) for n in names}
+        for w in (n for n in names if info[n]["kind"] == "weince"):
+            for i in (n for n in names if info[n]["kind"] == "info_nce"
+                      and info[n]["candidates"] == info[w]["candidates"]):
+                out.append({"setting": setting, "weince": w, "infonce": i,
+                            "candidates": info[w]["candidates"],
+                            "control": info[i]["tau_scale"] != 1.0,
+                            "tau_scale": info[i]["tau_scale"],
+                            "estimate": _pair(text.get("paired", {}), setting, w, i)})
+    return out
+
+
+def _case_name(c: dict[str, Any]) -> str:
+    d, e, sc = c["setting"]
+    return (f"{d}-{e} @ {sc}: {c['weince']} − {c['infonce']}, "
+            f"{CANDIDATE_LABELS.get(c['candidates'], c['candidates'])}")
+
+
+def _one_sided(e: Estimate) -> str:
+    """The paper's own test on our data: paired one-sided t, H1: WEINCE > InfoNCE."""
+    if e.t is None:
+        return ""
+    return (f"paired one-sided t (the paper's test): p = {fmt_p(e.p_greater(0.0))} with "
+            f"{e.t.df} degree(s) of freedom")
+
+
+def _headline(cases: list[Case]) -> str | None:
+    """A single case's result with its p-values (raw and Holm), which the row must show."""
+    if len(cases) != 1:
+        return None
+    return f"{cases[0].result}; {cases[0].p}" if cases[0].p else cases[0].result
+
+
+def _contradicted(cases: list[Case], why: str) -> list[Case]:
+    return [Case(c.name, c.result, not_reproduced(f"contradicted: {why}"), c.p)
+            if c.verdict.outcome is Outcome.NOT_REPRODUCED else c for c in cases]
+
+
+def _on_paper_data(text: dict[str, Any], dataset_kinds: dict[str, str] | None) -> bool:
+    kinds = dataset_kinds or {}
+    return any(kinds.get(g.get("dataset", "")) == "simcse_wiki1m"
+               for g in text.get("groups", {}).values() if g.get("kind") == "trained")
+
+
+def _dataset_note(text: dict[str, Any], dataset_kinds: dict[str, str] | None) -> str:
+    kinds = dataset_kinds or {}
+    used = {g.get("dataset") for g in text.get("groups", {}).values() if g.get("kind") == "trained"}
+    if any(kinds.get(d, "gensim") != "simcse_wiki1m" for d in used):
+        return LEE_NOT_STSB
+    return "Scored on STS-B test, the paper's set."
+
+
+# ------------------------------------------------------------------------------------- claims
+GAIN_CLAIM = ("§4.2: \"On STS-B, InfoNCE achieves a Spearman score of 71.74 ± 4.23 …, while "
+              "WEINCE achieves 76.36 ± 3.17, a gain of +4.63 points (p < 0.05, paired one-sided "
+              "t-test)\" — unsupervised SimCSE, only the logit computation replaced")
+CONTROL_CLAIM = ("§4.2: the gain is \"the bounded-endpoint correction\" — so it must hold against "
+                 "InfoNCE at WEINCE's own effective temperature, not only at τ = 0.05 (our "
+                 "control; the paper runs InfoNCE at τ = 0.05 only)")
+CONTROL_AT_CLAIM = ("Self-check of the control: τ_c (set before any run from WEINCE's logit slope "
+                    "on the untuned encoder) is where WEINCE's effective temperature sits while "
+                    "it trains")
+LEVEL_CLAIM = ("§4.2 / SPECS C.4: the absolute level — STS-B test, BERT-base-uncased, 1M "
+               "Wikipedia sentences: InfoNCE 71.74 ± 4.23, WEINCE 76.36 ± 3.17")
+
+
+def claim_rows(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], *,
+               losses: dict[str, dict[str, Any]] | None = None,
+               taus: dict[str, float] | None = None,
+               dataset_kinds: dict[str, str] | None = None) -> list[ClaimRow]:
+    """The section's rows. ``loss_kinds``: loss name → kind; ``losses``: loss name → its params
+    (``candidates``, ``tau_scale``); ``taus``: fixed schedule name → τ; ``dataset_kinds``: text
+    dataset name → kind (``gensim`` or ``simcse_wiki1m``)."""
+    text = text_summary or {}
+    if not text.get("groups"):
+        return [
+            not_run_row(SECTION, TOPIC, GAIN_CLAIM, "WEINCE − InfoNCE, STS Spearman × 100", GAIN,
+                        "no text results: list losses in text.study and run the text stages"),
+            not_run_row(SECTION, TOPIC, CONTROL_CLAIM, "WEINCE − InfoNCE at τ_c", CONTROL,
+                        CONTROL_SETTING),
+            not_run_row(SECTION, TOPIC, LEVEL_CLAIM, "STS-B Spearman × 100 per loss",
+                        LEVEL_INFONCE, PAPER_SETTING),
+        ]
+    comps = _comparisons(text, loss_kinds, losses)
+    # One family: every WEINCE − InfoNCE comparison of the section, the controls included.
+    family = decide_family(GAIN, [c["estimate"] for c in comps], [_case_name(c) for c in comps])
+    main = [(c, k) for c, k in zip(comps, family, strict=True) if not c["control"]]
+    ctrl = [(c, k) for c, k in zip(comps, family, strict=True) if c["control"]]
+    note_data = _dataset_note(text, dataset_kinds)
+    rows = []
+    if main:
+        cases = _contradicted([k for _, k in main], "WEINCE scores below InfoNCE")
+        context = "; ".join(f"{_case_name(c)}: {_one_sided(c['estimate'])}" for c, _ in main
+                            if c["estimate"].t is not None)
+        rows.append(claim(SECTION, TOPIC, GAIN_CLAIM,
+                          "WEINCE − InfoNCE on the STS Spearman × 100 (mean over seeds of the "
+                          "paired difference)", GAIN, cases, result=_headline(cases),
+                          note=f"{note_data} Context: {context}." if context else note_data))
+    else:
+        rows.append(not_run_row(SECTION, TOPIC, GAIN_CLAIM, "WEINCE − InfoNCE", GAIN,
+                                "a WEINCE-kind and an InfoNCE-kind loss with the same "
+                                "candidates in text.study.losses"))
+    if ctrl:
+        cases = [Case(k.name, k.result, k.verdict, k.p) for _, k in ctrl]
+        cases = _contradicted(cases, "InfoNCE at WEINCE's effective temperature does better — "
+                                     "a softer temperature accounts for the gain")
+        taus_text = ", ".join(f"{c['infonce']}: τ_c = {c['tau_scale']:g} × τ"
+                              for c, _ in ctrl)
+        rows.append(claim(SECTION, TOPIC, CONTROL_CLAIM,
+                          "WEINCE − InfoNCE at τ_c on the STS Spearman × 100 (paired over seeds)",
+                          CONTROL, cases, result=_headline(cases),
+                          note=f"{taus_text}; 1/τ_c is WEINCE's mean logit slope between each "
+                               f"anchor's hardest negative and its positive (params.yaml). "
+                               f"{note_data}"))
+        rows.append(_control_at_row(text, [c for c, _ in ctrl], taus or {}))
+    else:
+        rows.append(not_run_row(SECTION, TOPIC, CONTROL_CLAIM, "WEINCE − InfoNCE at τ_c", CONTROL,
+                                CONTROL_SETTING))
+    rows.append(_level_row(text, loss_kinds, losses, dataset_kinds))
+    return rows
+
+
+def _kappa(group: dict[str, Any]) -> Estimate:
+    k = group.get("train.inv_tau_eff_mean")
+    if not k:
+        return Estimate.missing("no effective temperature in the run's training statistics")
+    if k.get("std") is None or k.get("n", 0) < 2:
+        return Estimate.missing("one seed: no interval")
+    n = int(k["n"])
+    return Estimate.from_t(TInference(k["mean"], k["std"] / math.sqrt(n), n - 1, n))
+
+
+def control_position(kappa: Estimate, tau: float, tau_scale: float) -> Estimate:
+    """r = (κ̄ − 1/τ_c)/(1/τ − 1/τ_c): 0 at the control's inverse temperature, 1 at InfoNCE's."""
+    if not kappa.defined or kappa.t is None:
+        return Estimate.missing(kappa.undefined or "no estimate")
+    lo, hi = 1.0 / (tau * tau_scale), 1.0 / tau
+    span = hi - lo
+    t = kappa.t
+    pos = TInference((t.mean - lo) / span, t.se / abs(span), t.df, t.n)
+    return Estimate.from_t(pos, digits=2, signed=True,
+                           note=f"κ̄ = {t.mean:.2f} against 1/τ_c = {lo:.2f} and 1/τ = {hi:.2f}")
+
+
+def _control_at_row(text: dict[str, Any], ctrl: list[dict[str, Any]], taus: dict[str, float]
+                    ) -> ClaimRow:
+    groups = text.get("groups", {})
+    estimates, names = [], []
+    for c in ctrl:
+        d, e, sc = c["setting"]
+        name = f"{d}-{e} @ {sc}: {c['weince']} against {c['infonce']}"
+        if sc not in taus:
+            estimates.append(Estimate.missing(f"schedule {sc} has no fixed τ"))
+        else:
+            g = groups.get(f"{d}-{e}-{c['weince']}-{sc}", {})
+            estimates.append(control_position(_kappa(g), taus[sc], c["tau_scale"]))
+        names.append(name)
+    cases = decide_family(CONTROL_AT, estimates, names)
+    return claim(SECTION, TOPIC, CONTROL_AT_CLAIM,
+                 "r: WEINCE's mean effective inverse temperature κ̄ over every training step "
+                 "(anchor mean of κ_i, mean over seeds), placed between the control (0) and "
+                 "InfoNCE's τ (1)", CONTROL_AT, cases, self_check=True,
+                 note="κ_i = the slope of anchor i's WEINCE logit between its hardest negative "
+                      "and its positive (losses.weince.effective_inverse_temperature).")
+
+
+def _level_row(text: dict[str, Any], loss_kinds: dict[str, str],
+               losses: dict[str, dict[str, Any]] | None,
+               dataset_kinds: dict[str, str] | None) -> ClaimRow:
+    if not _on_paper_data(text, dataset_kinds):
+        return not_run_row(SECTION, TOPIC, LEVEL_CLAIM, "STS-B test Spearman × 100 per loss",
+                           f"{LEVEL_INFONCE.text}; {LEVEL_WEINCE.text}", PAPER_SETTING)
+    cases: list[Case] = []
+    kinds = dataset_kinds or {}
+    for gname, g in text["groups"].items():
+        if g.get("kind") != "trained" or kinds.get(g["dataset"]) != "simcse_wiki1m":
+            continue
+        info = _loss_info(g["loss"], loss_kinds, losses)
+        if info["tau_scale"] != 1.0 or info["kind"] not in ("info_nce", "weince"):
+            continue
+        rule = LEVEL_WEINCE if info["kind"] == "weince" else LEVEL_INFONCE
+        m = g.get(METRIC, {})
+        if m.get("std") is None:
+            e = Estimate.missing("one seed: no interval")
+        else:
+            n = int(m["n"])
+            e = Estimate.from_t(TInference(m["mean"], m["std"] / math.sqrt(n), n - 1, n), digits=2)
+        cases.append(Case(gname, str(e), rule.decide(e)))
+    return claim(SECTION, TOPIC, LEVEL_CLAIM, "STS-B test Spearman × 100 per loss (mean over "
+                 "seeds, t-interval)", f"{LEVEL_INFONCE.text}; {LEVEL_WEINCE.text}", cases,
+                 note="The paper does not say what its ± is (SPECS C.4); taken here as a range.")
+
+
+# ------------------------------------------------------------------------------------ context
+COLUMNS = [(METRIC, "STS Spearman×100", 2), ("linear.test_acc", "probe test", 3),
+           ("knn.test_acc", "kNN test", 3), ("geometry.alignment", "alignment", 3),
+           ("geometry.uniformity", "uniformity", 3)]
+
+
+def context(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], *,
+            losses: dict[str, dict[str, Any]] | None = None,
+            taus: dict[str, float] | None = None) -> dict[str, Any] | None:
+    """The table of configurations (loss, candidate set, the temperature each run trains at —
+    WEINCE's effective one measured — and the metrics) and every paired STS comparison."""
+    text = text_summary or {}
+    groups = text.get("groups", {})
+    if not groups:
+        return None
+    taus = taus or {}
+    rows = []
+    for gname, g in groups.items():
+        row: dict[str, Any] = {"group": gname, "kind": g["kind"], "n": g["n_encoders"],
+                               **{m: g.get(m) for m, _, _ in COLUMNS}}
+        if g["kind"] == "trained":
+            info = _loss_info(g["loss"], loss_kinds, losses)
+            tau = taus.get(g["schedule"])
+            row.update(loss=g["loss"], loss_kind=info["kind"],
+                       candidates=CANDIDATE_LABELS.get(info["candidates"], info["candidates"]))
+            if tau is not None:
+                row["tau"] = tau * info["tau_scale"] if info["kind"] == "info_nce" else tau
+            k = g.get("train.inv_tau_eff_mean")
+            if k:
+                row["tau_effective"] = 1.0 / k["mean"]
+            lam = g.get("train.lambda_mean")
+            if lam:
+                row["lambda_mean"] = lam["mean"]
+        rows.append(row)
+    pairs = [{"comparison": name, "a": p["a"], "b": p["b"], "result": str(_difference(p)),
+              "per_seed": p.get("per_seed", {})} for name, p in text.get("paired", {}).items()]
+    return {"rows": rows, "columns": COLUMNS, "paired": pairs, "paper": PAPER,
+            "note": LEE_NOT_STSB}

@@ -487,7 +487,7 @@ class GibbsConfig(Strict):
     particles: Annotated[int, Field(ge=8)] = 128
     bandwidth_seeds: Annotated[int, Field(ge=2)] = 4
     bandwidth_particles: Annotated[int, Field(ge=8)] = 256
-    steps: Annotated[int, Field(ge=1)] = 800
+    steps: Annotated[int, Field(ge=1)] = 700
     n_gibbs: Annotated[int, Field(ge=1000)] = 120_000
     radius: PosFloat = 0.5
     seed: int = 0
@@ -525,7 +525,7 @@ class ModalityGapConfig(Strict):
 
     sigmas: Annotated[list[Annotated[float, Field(ge=0.0)]], Field(min_length=2)] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
     seeds: Annotated[int, Field(ge=4)] = 12
-    steps: Annotated[int, Field(ge=1)] = 900
+    steps: Annotated[int, Field(ge=1)] = 750
     batch: Annotated[int, Field(ge=2)] = 128
     n_eval: Annotated[int, Field(ge=100)] = 8000
     trim: Annotated[float, Field(ge=0.0, lt=0.5)] = 0.25

@@ -685,7 +685,11 @@ def lifted_energy_check(le: dict[str, Any]) -> bytes:
             val, err = _value_and_yerr([e.get(key) for e in m["by_n"]])
             axes[0].errorbar(n, val, yerr=err, fmt=fmt, ms=4, capsize=2, color=f"C{i}",
                              label=f"τ = {m['tau']:g}, {label}")
+    from infonce_lab.report.sections.geometry import FSYM_MARGIN
+
     axes[0].axhline(0.0, color="k", lw=0.8)
+    axes[0].axhspan(-FSYM_MARGIN, FSYM_MARGIN, color="#999999", alpha=0.2,
+                    label=f"the check's margin ± {FSYM_MARGIN:g}")
     axes[0].set_xscale("log", base=2)
     axes[0].set_xlabel("batch size N")
     axes[0].set_title("J_MC − energy by quadrature (nats)", fontsize=10)

@@ -3,14 +3,14 @@
 the population-geometry and large-batch simulations need on top of
 :mod:`infonce_lab.evaluation.stats`: a trimmed mean with Yuen's standard error (robust to a few
 collapsed seeds), a Welch–Satterthwaite combination of independent t-inferences (a difference of
-two means, a mean over settings), a Monte-Carlo mean with a large-sample standard error, Wilson
-intervals and percentile-bootstrap intervals.
+two means, a mean over settings, a least-squares slope), a Monte-Carlo mean with a large-sample
+standard error, and Wilson intervals.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -111,22 +111,6 @@ def wilson(k: int, n: int, method: str = "wilson") -> dict[str, Any]:
         return missing("no cases", method)
     ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=LEVEL, method="wilson")
     return interval(k / n, ci.low, ci.high, method, n)
-
-
-def bootstrap(stat: Callable[[np.random.Generator | None], float], replicates: int, seed: int,
-              method: str, n: int | None = None) -> dict[str, Any]:
-    """Percentile-bootstrap interval of ``stat``: ``stat(None)`` on the data as they are,
-    ``stat(rng)`` on one resample drawn with ``rng``."""
-    value = stat(None)
-    if not math.isfinite(value):
-        return missing("the statistic is not finite on the data", method)
-    rng = np.random.default_rng(seed)
-    draws = np.array([stat(rng) for _ in range(replicates)])
-    draws = draws[np.isfinite(draws)]
-    if draws.size < replicates // 2:
-        return missing("the statistic is not finite on most resamples", method)
-    lo, hi = np.quantile(draws, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
-    return interval(value, lo, hi, method, n)
 
 
 def slope(x: Sequence[float], y: Sequence[float]) -> float:

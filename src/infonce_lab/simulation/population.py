@@ -195,7 +195,7 @@ def run_gibbs(
     particles: int = 128,
     bandwidth_seeds: int = 4,
     bandwidth_particles: int = 256,
-    steps: int = 800,
+    steps: int = 700,
     n_gibbs: int = 120_000,
     radius: float = 0.5,
     seed: int = 0,
@@ -345,7 +345,9 @@ class BatchedInfoNCE(torch.autograd.Function):
         p.addcmul_(e, (w.unsqueeze(-1) / c).unsqueeze(-2))
         p.diagonal(dim1=1, dim2=2).sub_(1.0)
         scale = (grad_out * (ctx.inv_tau / a.shape[1])).view(-1, 1, 1)
-        return torch.bmm(p, b).mul_(scale), torch.bmm(p.transpose(1, 2), a).mul_(scale), None, None
+        # pᵀa as (aᵀp)ᵀ: the (R × B × B) operand stays contiguous (a transposed one is copied)
+        gb = torch.bmm(a.transpose(1, 2), p).transpose(1, 2)
+        return torch.bmm(p, b).mul_(scale), gb.mul(scale), None, None
 
 
 def batched_info_nce(a: torch.Tensor, b: torch.Tensor, tau: float, symmetric: bool | torch.Tensor
@@ -509,7 +511,7 @@ def _encoder_diagnostics(f: torch.Tensor, g: torch.Tensor, p: np.ndarray, q: np.
 def run_modality_gap(
     sigmas: Sequence[float] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
     seeds: int = 12,
-    steps: int = 900,
+    steps: int = 750,
     batch: int = 128,
     n_eval: int = 8000,
     trim: float = 0.25,

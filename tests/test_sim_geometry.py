@@ -9,8 +9,10 @@ import pytest
 import torch
 from scipy import integrate, special
 
+from infonce_lab.simulation import estimates as est
 from infonce_lab.simulation import hessian as hs
 from infonce_lab.simulation import large_batch as lb
+from infonce_lab.simulation import lifted_energy as le
 from infonce_lab.simulation import population as pop
 
 
@@ -111,6 +113,12 @@ def test_wang_isola_gap_decays():
     assert r["slope_sd_per_anchor"] == pytest.approx(-0.5, abs=0.05)
     assert r["slope_gap_of_expectation"] == pytest.approx(-1.0, abs=0.05)
     assert r["gap_of_expectation"][-1] == pytest.approx(r["gap_theory_leading"][-1], rel=0.1)
+    # the same, as intervals over Monte-Carlo replicates (what the report decides on)
+    e = r["estimates"]
+    assert e["slope_sd_per_anchor"]["low"] < -0.45 and e["slope_sd_per_anchor"]["high"] > -0.55
+    assert e["slope_gap_of_expectation"]["high"] < -0.8
+    assert e["gap_at_max_m"]["t"]["n"] == 10
+    assert abs(e["limit_check"]["value"]) < 0.03
 
 
 def test_large_batch_gradient_cosine_increases_with_n():
@@ -119,14 +127,18 @@ def test_large_batch_gradient_cosine_increases_with_n():
         r = lb.grad_consistency(critic, ns=(4, 32, 256), seeds=2, n_ref=1024, batch=16)
         assert np.all(np.diff(r["cos_mean"]) > 0), r["cos_mean"]
         assert r["cos_mean"][-1] > 0.9
+        assert r["estimates"]["slope_one_minus_cos"]["value"] < -0.5
+        assert r["estimates"]["cos_at_max_n"]["n"] == 2
 
 
 def test_value_gap_positive_in_denominator_adds_a_decaying_bias():
     torch.set_num_threads(2)
-    r = lb.value_gap("rbf", ns=(4, 64, 1024), seeds=2, n_ref=4096, batch=32)
+    r = lb.value_gap("rbf", ns=(4, 64, 1024), seeds=2, n_ref=4096, batch=32, bootstrap=100)
     with_pos, dec = np.array(r["with_positive"]["gap_mean"]), np.array(r["decoupled"]["gap_mean"])
     assert np.all(np.diff(with_pos) < 0) and np.all(with_pos > dec)
     assert abs(dec[-1]) < 0.02
+    slope = r["with_positive"]["estimates"]["slope_rms_gap"]
+    assert slope["low"] <= slope["value"] <= slope["high"] < 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,9 +192,235 @@ def test_experiment_drivers_run_at_toy_sizes():
     torch.set_num_threads(2)
     h = hs.run_hessian(n_random=3, betas=(1, 10, 100))
     assert h["random"]["count"] == 3 and h["random"]["fd_rel_err_max"] <= 1e-5
-    g = pop.run_gibbs(taus=(1.0, 0.1), extra_taus=(0.1,), seeds=2, particles=32, steps=20,
+    g = pop.run_gibbs(taus=(1.0, 0.1), extra_bandwidths=(0.2, 0.1), extra_taus=(0.1,), seeds=2,
+                      particles=32, bandwidth_seeds=3, bandwidth_particles=40, steps=20,
                       n_gibbs=5000)
-    assert len(g["by_bandwidth"]) == 3 and len(g["by_bandwidth"][0]["trained_mean"]) == 2
-    m = pop.run_modality_gap(sigmas=(0.0, 0.5), seeds=2, steps=20, batch=32, n_eval=500)
-    assert np.array(m["d_sym_per_seed"]).shape == (2, 2)
-    assert sum(m["outlier_vs_collapsed"].values()) == 4
+    assert len(g["published"]["taus"]) == 2
+    assert g["convergence"] == {"steps": 20, "steps_doubled": 40, "continued": True}
+    row = g["published"]["taus"][1]
+    assert set(row["minus_gibbs"]) == {"step", "half_step"}
+    assert row["minus_gibbs"]["half_step"]["t"]["n"] == 2
+    test = g["bandwidth_test"]
+    assert [b["h"] for b in test["by_bandwidth"]] == [0.35, 0.2, 0.1]
+    assert len(test["by_bandwidth"][2]["taus"][0]["per_seed"]["step"]) == 3
+    assert [r["h"] for r in test["parting_reduction"]] == [0.2, 0.1]
+    assert pop.run_gibbs(taus=(1.0, 0.1), extra_bandwidths=(), seeds=2, particles=16, steps=2,
+                         n_gibbs=2000)["bandwidth_test"] is None
+    m = pop.run_modality_gap(sigmas=(0.0, 0.5), seeds=4, steps=20, batch=32, n_eval=500)
+    for name in pop.LOSSES:
+        assert np.array(m["by_loss"][name]["half_step"]["d_sym_per_seed"]).shape == (2, 4)
+    assert sum(m["diagnosis"]["cross"]["half_step"].values()) == 8
+    assert [b["sigma_mis"] for b in m["excess_over_identity"]["symmetric"]["by_sigma"]] == [0, 0.5]
+    assert set(m["slope"]) == {"symmetric", "x_to_y", "excess_symmetric", "identity"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Convergence runs, the batched loss, the controls (SPECS E.5(2), E.5(3))
+
+
+def test_doubled_steps_continue_the_step_run_bit_for_bit():
+    """One run of 2S steps serves both step counts: its state at S is the S-step run."""
+    settings = [(0.35, 0.5), (0.1, 0.1)]
+    at_s, at_2s = pop.free_energy_particles(settings, seeds=2, particles=16, steps=(7, 14))
+    (alone,) = pop.free_energy_particles(settings, seeds=2, particles=16, steps=(7,))
+    assert np.array_equal(at_s, alone) and not np.array_equal(at_s, at_2s)
+    sig = np.array([0.0, 0.3])
+    snaps, _ = pop.train_modality_encoders(sig, steps=(5, 10), batch=16)
+    (one,), _ = pop.train_modality_encoders(sig, steps=(5,), batch=16)
+    for name in pop.LOSSES:
+        assert all(torch.equal(a, b) for a, b in zip(snaps[0][name], one[name], strict=True))
+
+
+def test_the_two_losses_start_from_the_same_maps_and_then_differ():
+    sig = np.array([0.2, 0.4, 0.6])
+    (first,), info = pop.train_modality_encoders(sig, steps=(1,), batch=16, lr=1e-12)
+    f_sym, f_one = first["symmetric"][0], first["x_to_y"][0]
+    assert torch.allclose(f_sym.double(), torch.from_numpy(info["f_init"]), atol=1e-9)
+    assert torch.allclose(f_one.double(), torch.from_numpy(info["f_init"]), atol=1e-9)
+    (later,), _ = pop.train_modality_encoders(sig, steps=(30,), batch=16)
+    assert not torch.allclose(later["symmetric"][0], later["x_to_y"][0])
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_batched_infonce_matches_the_projects_loss_and_its_gradients(symmetric):
+    from infonce_lab.losses import symmetric_info_nce
+
+    gen = torch.Generator().manual_seed(0)
+    xa = torch.randn(4, 12, 2, generator=gen, dtype=torch.float64, requires_grad=True)
+    xb = torch.randn(4, 12, 2, generator=gen, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, generator=gen, dtype=torch.float64)
+    a, b = torch.nn.functional.normalize(xa, dim=-1), torch.nn.functional.normalize(xb, dim=-1)
+    got = pop.batched_info_nce(a, b, 0.07, symmetric)
+    if symmetric:
+        ref = torch.stack([symmetric_info_nce(xa[r], xb[r], 0.07)[0] for r in range(4)])
+    else:  # x → y: cross-entropy of each row of a·bᵀ/τ, the positive on the diagonal
+        ref = torch.stack([torch.nn.functional.cross_entropy(a[r] @ b[r].T / 0.07,
+                                                             torch.arange(12)) for r in range(4)])
+    assert torch.allclose(got, ref, atol=1e-12)
+    g_got = torch.autograd.grad((got * w).sum(), (xa, xb), retain_graph=True)
+    g_ref = torch.autograd.grad((ref * w).sum(), (xa, xb))
+    for x, y in zip(g_got, g_ref, strict=True):
+        assert torch.allclose(x, y, atol=1e-10)
+
+
+def test_batched_infonce_mixes_the_two_losses_per_run():
+    gen = torch.Generator().manual_seed(1)
+    a = torch.nn.functional.normalize(torch.randn(6, 10, 2, generator=gen), dim=-1)
+    b = torch.nn.functional.normalize(torch.randn(6, 10, 2, generator=gen), dim=-1)
+    flags = torch.tensor([True, False, True, False, False, True])
+    mixed = pop.batched_info_nce(a, b, 0.1, flags)
+    assert torch.allclose(mixed[flags], pop.batched_info_nce(a[flags], b[flags], 0.1, True))
+    assert torch.allclose(mixed[~flags], pop.batched_info_nce(a[~flags], b[~flags], 0.1, False))
+
+
+def test_batched_infonce_refuses_a_temperature_float32_cannot_hold():
+    with pytest.raises(ValueError, match="0.025"):
+        pop.train_modality_encoders(np.array([0.1]), steps=(1,), batch=8, tau=0.01)
+
+
+def test_identity_control_is_the_inputs_own_gap():
+    """Identity encoders: D_sym of the input angles — ~0 when both modalities share their latent
+    law (σ_mis = 0), growing with σ_mis (the blurred modality-2 marginal)."""
+    sig = np.repeat([0.0, 0.35, 0.7], 3)
+    x1, x2 = pop.evaluation_pairs(sig, n_eval=8000, seed=3)
+    d = pop.symmetric_kl(pop.angle_histograms(x1.numpy()),
+                         pop.angle_histograms(x2.numpy())).reshape(3, 3)
+    assert d[0].max() < 0.05
+    assert np.all(np.diff(d.mean(1)) > 0) and d[2].min() > 5 * d[0].max()
+    # embed is the identity for the identity map, so the trained path sees the same pairs
+    eye = torch.eye(2, dtype=torch.float32).repeat(len(sig), 1, 1)
+    assert np.allclose(pop.angle_counts(pop.embed(x1, eye)), pop.angle_counts(x1.numpy()))
+
+
+def test_half_count_histograms_bound_a_collapsed_encoders_d_sym():
+    """Disjoint supports: D_sym saturates near 2·log(n/1e-8) with the published pseudo-counts,
+    and far lower with ½ count per bin — the pseudo-count sets an outlier's size."""
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(0.0, 0.05, 8000), rng.normal(1.5, 0.05, 8000)
+    za = np.stack([np.cos(a), np.sin(a)], -1)[None]
+    zb = np.stack([np.cos(b), np.sin(b)], -1)[None]
+    ca, cb = pop.angle_counts(za), pop.angle_counts(zb)
+    d_pub = pop.symmetric_kl(pop.normalised(ca), pop.normalised(cb))[0]
+    d_half = pop.symmetric_kl(pop.normalised(ca, 0.5), pop.normalised(cb, 0.5))[0]
+    assert 0.8 * 2 * math.log(8000 / 1e-8) < d_pub < 1.1 * 2 * math.log(8000 / 1e-8)
+    assert d_half < d_pub / 2
+
+
+def test_trimmed_means_and_their_slope_over_sigma():
+    from scipy import stats
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(5, 12))
+    x[2, :3] = 50.0  # three saturated seeds
+    assert np.allclose(pop.trimmed_means(x, 0.25), [stats.trim_mean(r, 0.25) for r in x])
+    sig = np.linspace(0, 0.7, 5)
+    y = 0.01 + 0.5 * sig[:, None] + 0.01 * rng.normal(size=(5, 12))
+    y[1, :2] = 50.0
+    t = pop.trimmed_slope(y, sig, 0.25)  # two saturated seeds at one σ do not move it
+    lo, hi = t.interval()
+    assert lo < 0.5 < hi and hi - lo < 0.1
+    assert t.mean == pytest.approx(np.polyfit(sig, pop.trimmed_means(y, 0.25), 1)[0])
+    y[1, :4] = 50.0  # more than the trimming removes: the slope's interval says so
+    lo, hi = pop.trimmed_slope(y, sig, 0.25).interval()
+    assert hi - lo > 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Estimates (simulation/estimates.py)
+
+
+def test_yuen_is_the_t_test_untrimmed_and_robust_trimmed():
+    from scipy import stats
+
+    rng = np.random.default_rng(2)
+    v = rng.normal(1.0, 0.3, 12)
+    t0 = est.yuen(v, 0.0)
+    ref = stats.ttest_1samp(v, 0.8)
+    assert t0.mean == pytest.approx(v.mean()) and t0.df == 11
+    assert t0.p_greater(0.8) == pytest.approx(ref.pvalue / 2)
+    # Yuen's two-sample test in scipy (trim=) against ours on the difference of two samples'
+    # trimmed means — the one-sample parts must give the same standard errors
+    w = rng.normal(0.5, 0.3, 12)
+    a, b = est.yuen(v, 0.25), est.yuen(w, 0.25)
+    diff = est.difference(a, b)
+    ref2 = stats.ttest_ind(v, w, trim=0.25, equal_var=False)
+    assert diff.mean / diff.se == pytest.approx(ref2.statistic, rel=1e-9)
+    assert diff.df == int(ref2.df)
+    # three saturated seeds move the mean, not the 25%-trimmed mean
+    bad = np.r_[v[:9], [50.0, 50.0, 50.0]]
+    assert abs(est.yuen(bad, 0.25).mean - stats.trim_mean(v[:9], 0.0)) < 0.5
+    assert est.yuen([1.0, 2.0, 3.0], 0.4) is None
+
+
+def test_welch_combination_matches_scipys_welch_test():
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(1.0, 0.2, 8), rng.normal(0.8, 0.5, 6)
+    d = est.difference(est.mean_t(a), est.mean_t(b))
+    ref = stats.ttest_ind(a, b, equal_var=False)
+    assert d.mean / d.se == pytest.approx(ref.statistic, rel=1e-12)
+    assert d.df == int(ref.df)
+
+
+def test_wilson_estimates():
+    from statsmodels.stats.proportion import proportion_confint
+
+    w = est.wilson(14, 17)
+    lo, hi = proportion_confint(14, 17, method="wilson")
+    assert (w["low"], w["high"]) == pytest.approx((lo, hi), rel=1e-9)
+    assert est.wilson(0, 0)["undefined"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The lifted energy F^Sym (SPECS E.4)
+
+
+def test_fourier_densities_against_scipy_and_direct_convolution():
+    from scipy import stats
+
+    d = le.densities(kappa=6.0, weight=0.7, shift=0.6, sigma=0.3, grid=2048, taus=(0.2,))
+    th = d["theta"]
+    ref1 = 0.7 * stats.vonmises.pdf(th, 6.0) + 0.3 * stats.vonmises.pdf(th, 6.0, loc=np.pi)
+    assert np.allclose(d["rho1"], ref1, atol=1e-12)
+    for r in (d["rho1"], d["rho2"], *d["smoothed"][0.2]):
+        assert le._integral(r) == pytest.approx(1.0, abs=1e-12) and r.min() > 0
+    # ρ̃₂ = ρ₂ ⊛ e^{cos φ/τ}/V by a direct circular convolution on the grid
+    ker = np.exp((np.cos(th) - 1) / 0.2)
+    ker /= le._integral(ker)
+    conv = np.real(np.fft.ifft(np.fft.fft(d["rho2"]) * np.fft.fft(ker))) * 2 * np.pi / th.size
+    assert np.allclose(d["smoothed"][0.2][1], conv, atol=1e-10)
+    # ρ₂ is the law of θ₁ + δ + σε: its mean resultant is ρ₁'s times e^{iδ}·e^{−σ²/2}
+    m1 = np.sum(d["rho1"] * np.exp(1j * th)) * 2 * np.pi / th.size
+    m2 = np.sum(d["rho2"] * np.exp(1j * th)) * 2 * np.pi / th.size
+    assert m2 == pytest.approx(m1 * np.exp(0.6j - 0.045), abs=1e-12)
+
+
+def test_entropy_and_kl_of_von_mises_against_closed_forms():
+    from scipy import special, stats
+
+    k = np.arange(1025)
+    a = special.ive(1, 4.0) / special.ive(0, 4.0)
+    th = 2 * np.pi * np.arange(2048) / 2048
+    p = stats.vonmises.pdf(th, 4.0)
+    q = stats.vonmises.pdf(th, 4.0, loc=0.8)
+    assert le.entropy(p) == pytest.approx(float(stats.vonmises(4.0).entropy()), abs=1e-10)
+    # KL(vM(0, κ) ‖ vM(δ, κ)) = κ·A(κ)·(1 − cos δ)
+    assert le.kl(p, q) == pytest.approx(4.0 * a * (1 - math.cos(0.8)), abs=1e-10)
+    assert k.size  # the grid holds the series' resolution
+
+
+def test_lifted_energy_monte_carlo_agrees_and_needs_the_coupling():
+    r = le.run_lifted_energy(taus=(0.2,), quadrature_taus=(0.5, 0.2, 0.05, 0.01),
+                             ns=(128, 1024), replicates=4, grid=2048)
+    (mc,) = r["monte_carlo"]
+    big = mc["by_n"][-1]
+    gap = big["minus_smoothed"]
+    assert gap["low"] < 0 < gap["high"] or abs(gap["value"]) < 0.02
+    assert abs(gap["value"]) < 0.03
+    # dropping −½[KL + KL] misses by the whole coupling term, far outside the Monte-Carlo error
+    assert big["minus_no_coupling"]["high"] < -0.3
+    c = big["coupling_coefficient"]
+    assert 0.45 < c["value"] < 0.55
+    errs = [abs(q["lifting_error"]) for q in r["quadrature"]]
+    assert all(b < a for a, b in zip(errs[:-1], errs[1:], strict=True)) and errs[-1] < 0.05

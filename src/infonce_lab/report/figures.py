@@ -740,18 +740,139 @@ def link_theory_panels(lt: dict[str, Any], margin: float = 0.02) -> bytes:
     return _png(fig)
 
 
+# ------------------------------------------------- population geometry (the new results files)
+def _value_and_yerr(ests: list[dict[str, Any] | None]) -> tuple[list[float], list[list[float]]]:
+    """Values and asymmetric error bars of results-file estimates (nan where undefined)."""
+    nan = float("nan")
+    val = [nan if not e or e.get("value") is None else e["value"] for e in ests]
+    lo = [nan if not e or e.get("low") is None else v - e["low"] for v, e in zip(val, ests, strict=True)]
+    hi = [nan if not e or e.get("high") is None else e["high"] - v for v, e in zip(val, ests, strict=True)]
+    return val, [lo, hi]
+
+
+def gibbs_convergence(g: dict[str, Any]) -> bytes:
+    """Mass within the wells' radius against τ: the Gibbs law (± 2 Monte-Carlo s.e.) and the
+    trained particles — the published curve (circles) and the bandwidth test's run (squares) — at
+    the steps (open) and at twice the steps (filled), each with its 95% interval over seeds; the
+    seeds of the doubled run as dots."""
+    conv = g["convergence"]
+    fig, ax = plt.subplots(figsize=(7.2, 4.3))
+    gib = g["gibbs"]
+    ax.errorbar(gib["tau"], gib["mass"], yerr=[2 * s for s in gib["se"]], fmt="k-", lw=1.6,
+                capsize=2, label="Gibbs law ρ* ∝ exp(−U/τ) (± 2 MC s.e.)", zorder=3)
+    blocks = [(g["published"], g["published"]["particles"], "o")]
+    if g.get("bandwidth_test"):
+        blocks += [(b, g["bandwidth_test"]["particles"], "s")
+                   for b in g["bandwidth_test"]["by_bandwidth"]]
+    for i, (b, particles, marker) in enumerate(blocks):
+        colour = f"C{i}"
+        taus = [t["tau"] for t in b["taus"]]
+        for key, mfc, ls, shift in (("step", "none", ":", 0.97), ("half_step", colour, "--", 1.03)):
+            val, err = _value_and_yerr([t["mass"][key] for t in b["taus"]])
+            steps = conv["steps"] if key == "step" else conv["steps_doubled"]
+            ax.errorbar([t * shift for t in taus], val, yerr=err, fmt=marker, ls=ls, ms=4,
+                        mfc=mfc, capsize=2, color=colour,
+                        label=f"trained, h = {b['h']:g}, {particles} particles, {steps} steps")
+        for t in b["taus"]:
+            seeds = t["per_seed"]["half_step"]
+            ax.plot([t["tau"] * 1.03] * len(seeds), seeds, ".", ms=3, color=colour, alpha=0.4)
+    ax.axhline(g["uniform_mass"], color="#999999", lw=0.8, label="uniform law")
+    ax.set_xscale("log")
+    ax.invert_xaxis()  # colder to the right
+    ax.set_xlabel("temperature τ")
+    ax.set_ylabel(f"mass within geodesic radius {g['radius']:g} of a well")
+    ax.legend(fontsize=6.5)
+    ax.grid(alpha=0.3, which="both")
+    return _png(fig)
+
+
+def modality_gap_controls(mg: dict[str, Any]) -> bytes:
+    """D_sym against σ_mis (log axis): the 25%-trimmed means (± 95% interval) of symmetric InfoNCE
+    at the steps and twice the steps, of the one-directional control and of the identity encoders
+    (the inputs' own gap); the published mean ± SEM; every seed of the symmetric runs as a dot,
+    outliers circled by their diagnosis."""
+    sig = mg["sigma_mis"]
+    conv = mg["convergence"]
+    fig, ax = plt.subplots(figsize=(7.4, 4.4))
+    sym = mg["by_loss"]["symmetric"]
+    for s, seeds in zip(sig, sym["half_step"]["d_sym_per_seed"], strict=True):
+        ax.plot([s] * len(seeds), seeds, ".", ms=4, color="#777777", alpha=0.6)
+    ax.plot([], [], ".", color="#777777", label=f"seeds, symmetric ({conv['steps_doubled']} steps)")
+    for collapsed, marker, colour, label in ((True, "o", "C3", "outlier, collapsed encoder"),
+                                             (False, "D", "C4", "outlier, not collapsed")):
+        pts = [(o["sigma_mis"], o["d_sym"]) for o in mg["diagnosis"]["outliers"]["half_step"]
+               if o["collapsed"] == collapsed]
+        if pts:
+            ax.plot(*zip(*pts, strict=True), marker, ms=9, mfc="none", color=colour, label=label)
+    curves = [(mg["identity"]["d_sym_trimmed"], "k", "s-", "identity encoders (inputs' own gap)", 0.0),
+              (sym["step"]["d_sym_trimmed"], "C0", "o:", f"symmetric, {conv['steps']} steps", -0.008),
+              (sym["half_step"]["d_sym_trimmed"], "C0", "o-", f"symmetric, {conv['steps_doubled']} steps", 0.004),
+              (mg["by_loss"]["x_to_y"]["half_step"]["d_sym_trimmed"], "C2", "^-",
+               f"one-directional x → y, {conv['steps_doubled']} steps", 0.012)]
+    for ests, colour, fmt, label, dx in curves:
+        val, err = _value_and_yerr(ests)
+        ax.errorbar([s + dx for s in sig], val, yerr=err, fmt=fmt, ms=4, capsize=2, color=colour,
+                    label=f"{label}, trimmed mean")
+    pub = sym["half_step"]
+    ax.errorbar([s - 0.016 for s in sig], pub["d_sym_mean"], yerr=pub["d_sym_sem"], fmt="x--",
+                ms=4, capsize=2, color="C1", alpha=0.7, label="symmetric, mean ± SEM (as published)")
+    ax.set_yscale("log")
+    ax.set_xlabel("σ_mis (compatibility perturbation)")
+    ax.set_ylabel("D_sym = KL(p‖q) + KL(q‖p)")
+    ax.legend(fontsize=6.5)
+    ax.grid(alpha=0.3, which="both")
+    return _png(fig)
+
+
+def lifted_energy_check(le: dict[str, Any]) -> bytes:
+    """Left: Monte-Carlo symmetric InfoNCE − log(N·V) minus the lifted energy with the smoothed
+    densities (± 95%), against N per τ, inside the check's margin; beside it, the same without the
+    coupling term. Right: the lifting error F^Sym(ρ) − J^Sym (quadrature) against τ."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.9))
+    for i, m in enumerate(le["monte_carlo"]):
+        n = [e["n"] for e in m["by_n"]]
+        for key, fmt, label in (("minus_smoothed", "o-", "with −½[KL+KL]"),
+                                ("minus_no_coupling", "x:", "without the coupling")):
+            val, err = _value_and_yerr([e.get(key) for e in m["by_n"]])
+            axes[0].errorbar(n, val, yerr=err, fmt=fmt, ms=4, capsize=2, color=f"C{i}",
+                             label=f"τ = {m['tau']:g}, {label}")
+    from infonce_lab.report.sections.geometry import FSYM_MARGIN
+
+    axes[0].axhline(0.0, color="k", lw=0.8)
+    axes[0].axhspan(-FSYM_MARGIN, FSYM_MARGIN, color="#999999", alpha=0.2,
+                    label=f"the check's margin ± {FSYM_MARGIN:g}")
+    axes[0].set_xscale("log", base=2)
+    axes[0].set_xlabel("batch size N")
+    axes[0].set_title("J_MC − energy by quadrature (nats)", fontsize=10)
+    quad = le["quadrature"]
+    axes[1].loglog([q["tau"] for q in quad], [abs(q["lifting_error"]) for q in quad], "o-", ms=4)
+    axes[1].set_xlabel("τ")
+    axes[1].set_title("|F^Sym(ρ) − J^Sym| (quadrature, nats)", fontsize=10)
+    for ax in axes:
+        ax.grid(alpha=0.3, which="both")
+    axes[0].legend(fontsize=6.5)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def lifted_energy_figure(mg: dict[str, Any]) -> bytes | None:
+    """The F^Sym check's figure, where the modality-gap file has the lifted-energy block."""
+    return lifted_energy_check(mg["lifted_energy"]) if "lifted_energy" in mg else None
+
+
 SIM_FIGURES = {
     "s0": {"sim_s0_trap": s0_trap_curves, "sim_s0_hazard": s0_hazard_slopes},
     "s1": {"sim_s1_trap": s1_trap_curves},
     "hessian": {"sim_hessian": hessian_scaling, "sim_negatives": negatives_barrier},
     "large_batch": {"sim_wang_isola": wang_isola_gaps, "sim_large_batch": large_batch_consistency},
-    "gibbs": {"sim_gibbs": gibbs_masses},
-    "modality_gap": {"sim_modality_gap": modality_gap_curves},
+    "gibbs": {"sim_gibbs": gibbs_convergence},
+    "modality_gap": {"sim_modality_gap": modality_gap_controls, "sim_lifted_energy": lifted_energy_figure},
     "link_theory": {"sim_link_theory": link_theory_panels},
 }
 
 
 def sim_figures(sims: dict[str, dict[str, Any]]) -> dict[str, bytes]:
     """Every simulation figure whose experiment has a file, keyed by figure name."""
-    return {name: draw(sims[exp]) for exp, figs in SIM_FIGURES.items() if exp in sims
-            for name, draw in figs.items()}
+    drawn = {name: draw(sims[exp]) for exp, figs in SIM_FIGURES.items() if exp in sims
+             for name, draw in figs.items()}
+    return {name: png for name, png in drawn.items() if png is not None}

@@ -23,7 +23,9 @@ import torch
 import torch.nn.functional as F
 from scipy import special, stats
 
+from infonce_lab.evaluation.stats import TInference
 from infonce_lab.losses.geometry import alignment, uniformity
+from infonce_lab.simulation import estimates as est
 
 # ----------------------------------------------------------------------------------------------
 # Closed forms on S^{d−1}
@@ -97,7 +99,9 @@ def wang_isola_gap(
     kappa_pos: float = 10.0,
     ms: Sequence[int] = tuple(2**k for k in range(2, 13)),
     anchors: int = 1000,
-    check_pairs: int = 4096,
+    check_pairs: int = 16384,
+    check_chunks: int = 16,
+    replicates: int = 10,
     seed: int = 0,
 ) -> dict:
     """L(M) − log M − limit against M, by Monte Carlo over ``anchors`` (x, y, negatives) draws.
@@ -110,6 +114,12 @@ def wang_isola_gap(
       Jensen), c₁ = E[e^{t⁺/τ}]/Z − Var(e^{t/τ})/(2Z²);
     - the spread of one anchor's loss around it, SD(δ_M) (and RMS(δ_M), which adds the bias),
       which is what decays as M^{−1/2}.
+
+    For intervals the anchors are split into ``replicates`` independent groups (seeds of the
+    Monte Carlo): each group's gap at the largest M and its log–log slopes over the upper half
+    of M, t over the groups. The closed-form limit against the project's estimators: alignment
+    over all ``check_pairs``, uniformity (all pairs within a set, so quadratic) over
+    ``check_chunks`` chunks of them.
     """
     rng = np.random.default_rng(seed)
     k = 1 / tau
@@ -123,7 +133,9 @@ def wang_isola_gap(
     var_ratio = math.exp(log_mgf_uniform(2 * k, d) - 2 * log_z) - 1
     c1 = math.exp(log_e_pos - log_z) - 0.5 * var_ratio
     gap, gap_se, rms, sd = [], [], [], []
-    for m in ms:
+    groups = np.arange(anchors) % replicates
+    gap_g, sd_g = np.zeros((replicates, len(ms))), np.zeros((replicates, len(ms)))
+    for j, m in enumerate(ms):
         t_pos = vmf.rvs(anchors, random_state=rng)[:, 0]
         t_neg = sample_uniform_cosine(rng, (anchors, m), d)
         log_s = special.logsumexp(k * t_neg, axis=1) - math.log(m)  # log mean_i e^{t_i/τ}
@@ -133,12 +145,26 @@ def wang_isola_gap(
         gap_se.append(float(cv.std(ddof=1) / math.sqrt(anchors)))
         rms.append(float(np.sqrt(np.mean(delta**2))))
         sd.append(float(delta.std(ddof=1)))
+        for g in range(replicates):
+            gap_g[g, j] = cv[groups == g].mean()
+            sd_g[g, j] = delta[groups == g].std(ddof=1)
     ms_arr = np.asarray(ms, np.float64)
     gap_arr, sd_arr = np.asarray(gap), np.asarray(sd)
     # Cross-check of the closed-form limit with the project's alignment/uniformity estimators.
     x, y = sample_vmf_pairs(rng, check_pairs, d, kappa_pos)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
-    sample_limit = float(alignment(xt, yt, 2.0) / (2 * tau) + uniformity(xt, 1 / (2 * tau)))
+    # alignment is a mean over pairs: on all of them, with its per-pair standard error;
+    # uniformity is quadratic in the sample: on ``check_chunks`` chunks, t over the chunks
+    per_pair = ((xt - yt) ** 2).sum(1).numpy() / (2 * tau)
+    align_t = est.mean_t(per_pair.tolist())
+    assert align_t is not None and abs(align_t.mean - float(alignment(xt, yt, 2.0)) / (2 * tau)) < 1e-9
+    unif_t = est.mean_t([float(uniformity(a, 1 / (2 * tau))) for a in xt.chunk(check_chunks)])
+    check = est.welch([align_t, unif_t], [1.0, 1.0])  # independent: different statistics' noise
+    sample_limit = check.mean
+    upper = slice(len(ms) // 2, None)
+    slopes_gap = [est.log_log_slope(ms_arr[upper], np.abs(gap_g[g, upper]))
+                  for g in range(replicates)]
+    slopes_sd = [est.log_log_slope(ms_arr[upper], sd_g[g, upper]) for g in range(replicates)]
     return {
         "d": d, "tau": tau, "kappa_pos": kappa_pos, "anchors": anchors,
         "m": list(ms), **lim,
@@ -151,7 +177,28 @@ def wang_isola_gap(
                                                           np.abs(gap_arr[len(ms) // 2:])),
         "slope_sd_per_anchor": _fit_slope(ms_arr, sd_arr),
         "slope_sd_per_anchor_upper_half": _fit_slope(ms_arr[len(ms) // 2:], sd_arr[len(ms) // 2:]),
+        "replicates": replicates,
+        "estimates": {
+            "gap_at_max_m": est.from_t(est.mean_t(gap_g[:, -1].tolist()),
+                                       "t over Monte-Carlo replicates"),
+            "slope_gap_of_expectation": _t_or_missing(slopes_gap, "per-replicate slope of "
+                                                      "log|gap| on log M (upper half of M)"),
+            "slope_sd_per_anchor": _t_or_missing(slopes_sd, "per-replicate slope of log SD on "
+                                                 "log M (upper half of M)"),
+            "limit_check": est.from_t(
+                TInference(check.mean - lim["limit"], check.se, check.df, check.n),
+                "alignment: t over the check pairs; uniformity: t over chunks of them "
+                "(Welch–Satterthwaite)"),
+        },
     }
+
+
+def _t_or_missing(values: Sequence[float], method: str) -> dict:
+    """t over replicates of a per-replicate statistic; undefined when some replicate has none
+    (a log–log slope through a value ≤ 0)."""
+    if not all(math.isfinite(v) for v in values):
+        return est.missing("a replicate's values are not all positive: no log–log slope", method)
+    return est.from_t(est.mean_t(list(values)), method)
 
 
 def _fit_slope(x: np.ndarray, y: np.ndarray) -> float:
@@ -282,6 +329,16 @@ def grad_consistency(
         # ‖g_N‖/‖g_ref‖ separates a scale mismatch from a direction error: with the positive in
         # the denominator the gradient grows with N until N·Γ(z) ≫ e^{s⁺/τ}.
         "norm_ratio_mean": ratio.mean(0).tolist(), "norm_ratio_std": ratio.std(0, ddof=1).tolist(),
+        "estimates": {
+            "slope_one_minus_cos": _t_or_missing(
+                [est.log_log_slope(ns, 1 - cos[s]) for s in range(seeds)],
+                "per-seed slope of log(1 − cos) on log N, t over seeds"),
+            "slope_rel_err": _t_or_missing(
+                [est.log_log_slope(ns, rel[s]) for s in range(seeds)],
+                "per-seed slope of log relative error on log N, t over seeds"),
+            "cos_at_max_n": est.from_t(est.mean_t(cos[:, -1].tolist()), "t over seeds"),
+            "rel_err_at_max_n": est.from_t(est.mean_t(rel[:, -1].tolist()), "t over seeds"),
+        },
     }
 
 
@@ -293,6 +350,7 @@ def value_gap(
     n_ref: int = 2**16,
     batch: int = 64,
     dtype: torch.dtype = torch.float32,
+    bootstrap: int = 2000,
 ) -> dict:
     """SPECS E.6 value part: gap(N) = [L_NCE(N) − log N − log V] − Ĵ_τ, Ĵ_τ from n_ref fresh
     negatives. log V and the −s⁺/τ term appear on both sides and cancel, so the gap needs no V;
@@ -329,23 +387,46 @@ def value_gap(
     if j_hat:
         out["j_hat"] = j_hat
         out["log_v"] = log_vmf_volume(critic.tau, z.shape[1])
+    upper = slice(len(ns) // 2, None)
     for key, g in gaps.items():
         out[key] = {
             "gap_mean": g.mean(0).tolist(), "gap_std": g.std(0, ddof=1).tolist(),
             "abs_gap_mean": np.abs(g).mean(0).tolist(),
+            "rms_gap": np.sqrt((g**2).mean(0)).tolist(),
             "slope_abs_gap": _fit_slope(n_arr, np.abs(g).mean(0)),
-            "slope_abs_gap_upper_half": _fit_slope(n_arr[len(ns) // 2:],
-                                                   np.abs(g).mean(0)[len(ns) // 2:]),
+            "slope_abs_gap_upper_half": _fit_slope(n_arr[upper], np.abs(g).mean(0)[upper]),
+            "estimates": {
+                # the gap's size over seeds, sign and all: its mean square is bias² + variance
+                "slope_rms_gap": _rms_slope_bootstrap(g[:, upper], n_arr[upper], bootstrap,
+                                                      seed=20_000 + len(key)),
+                "gap_at_max_n": est.from_t(est.mean_t(g[:, -1].tolist()), "t over seeds"),
+            },
         }
     return out
 
 
+def _rms_slope_bootstrap(g: np.ndarray, n: np.ndarray, replicates: int, seed: int) -> dict:
+    """Slope of log RMS-over-seeds gap on log N (g: seeds × N), with a percentile interval from
+    resampling the seeds (all replicates at once)."""
+    method = (f"slope of log RMS-over-seeds gap on log N (upper half of N); percentile "
+              f"bootstrap over seeds ({replicates})")
+    point = est.log_log_slope(n, np.sqrt((g**2).mean(0)))
+    if not math.isfinite(point):
+        return est.missing("a zero RMS gap: no log–log slope", method)
+    idx = np.random.default_rng(seed).integers(0, g.shape[0], (replicates, g.shape[0]))
+    rms = np.sqrt((g[idx] ** 2).mean(1))  # (B, N)
+    slopes = np.polyfit(np.log(n), np.log(np.maximum(rms, 1e-300)).T, 1)[0]
+    lo, hi = np.quantile(slopes, [0.025, 0.975])
+    return est.interval(point, lo, hi, method, g.shape[0])
+
+
 def run_large_batch(
-    grad_seeds: int = 20, value_seeds: int = 20, wi_taus: Sequence[float] = (0.5, 0.2)
+    grad_seeds: int = 20, value_seeds: int = 20, wi_taus: Sequence[float] = (0.5, 0.2),
+    wi_replicates: int = 10,
 ) -> dict:
     """Every large-N experiment at default (CPU) sizes."""
     return {
-        "wang_isola": [wang_isola_gap(tau=t) for t in wi_taus],
+        "wang_isola": [wang_isola_gap(tau=t, replicates=wi_replicates) for t in wi_taus],
         "grad_consistency": [grad_consistency(c, seeds=grad_seeds) for c in ("cosine", "rbf")],
         "value_gap": [value_gap(c, seeds=value_seeds) for c in ("cosine", "rbf")],
     }

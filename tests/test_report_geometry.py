@@ -1,0 +1,299 @@
+"""The geometry section (report/sections/geometry.py): every rule against an input that must pass
+it and one that must fail it (FIXTURES, run by tests/test_rules.py), and claim_rows on small
+synthetic results files — converged and not, controls that undercut the paper, files missing."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from infonce_lab.evaluation.stats import TInference
+from infonce_lab.report.sections import geometry as geo
+from infonce_lab.report.verdicts import Estimate, Outcome
+from infonce_lab.simulation import estimates as est
+from infonce_lab.simulation.lifted_energy import run_lifted_energy
+
+
+def _e(value: float, half: float) -> Estimate:
+    return Estimate(value, value - half, value + half)
+
+
+def _t(value: float, se: float, df: int = 7) -> dict[str, Any]:
+    return est.from_t(TInference(value, se, df, df + 1), "t over seeds")
+
+
+# The shipped densities' lifted energy by quadrature, and a Monte-Carlo-sized interval around it.
+_LE = run_lifted_energy(taus=(0.1,), quadrature_taus=(0.5, 0.2, 0.1, 0.05, 0.02, 0.01),
+                        ns=(64, 128), replicates=2, grid=2048)
+_Q = {q["tau"]: q for q in _LE["quadrature"]}
+# "drop the KL term": the loss (= J^Sym, up to Monte-Carlo error) against ½[F(ρ₁)+F(ρ₂)] alone
+_NO_KL = _Q[0.1]["j_sym_smoothed"] - _Q[0.1]["half_f_sum"]
+
+FIXTURES: dict[str, tuple[Any, Any]] = {
+    # mass rises by ~0.6 over τ (the Gibbs law on the published grid) / by nothing
+    "gibbs_concentration": (_e(0.58, 0.03), _e(0.0, 0.02)),
+    # trained within 0.01 of Gibbs / the published parting at τ = 0.1 (≈ +0.26)
+    "gibbs_match": (_e(0.01, 0.02), _e(0.26, 0.01)),
+    "gibbs_part": (_e(0.26, 0.01), _e(0.01, 0.02)),
+    # h = 0.35 → 0.1 removes the parting / makes it larger
+    "gibbs_bandwidth_reduction": (_e(0.25, 0.02), _e(-0.05, 0.02)),
+    # D_sym rises with σ_mis / falls
+    "mg_slope": (_e(0.4, 0.1), _e(-0.2, 0.1)),
+    # trained gap above the inputs' / below them (the trained encoders close part of the gap)
+    "mg_excess": (_e(0.05, 0.02), _e(-0.3, 0.1)),
+    "mg_symmetric_vs_one_directional": (_e(0.1, 0.05), _e(-0.1, 0.05)),
+    # 14 of 17 outliers collapsed / 1 of 10
+    "mg_diagnosis": (Estimate.from_dict(est.wilson(14, 17)), Estimate.from_dict(est.wilson(1, 10))),
+    # the identity as derived / with the KL coupling dropped (a Monte-Carlo-sized interval)
+    "fsym_identity": (_e(0.004, 0.01), _e(_NO_KL, 0.01)),
+    # ½ (the derivation) / 1 (the summary's D^Sym without the ½)
+    "fsym_coupling": (_e(0.505, 0.01), _e(1.0, 0.01)),
+    # the shipped densities' lifting errors / the same errors against τ reversed (growing as τ falls)
+    "fsym_lifting": ([(t, q["lifting_error"]) for t, q in _Q.items()],
+                     [(t, q["lifting_error"]) for t, q in zip(sorted(_Q), _Q.values(), strict=True)]),
+    # error falling as N^−1/2 / growing
+    "lb_decreasing": (_e(-0.5, 0.05), _e(0.1, 0.05)),
+    # N^−1/2 / N^−1/5
+    "lb_rate": (_e(-0.5, 0.05), _e(-0.2, 0.05)),
+    # the gap at M = 4096 (≈ c₁/M) / a 0.05-nat offset
+    "wi_limit": (_e(5.7e-4, 1e-5), _e(0.05, 0.005)),
+    # estimators agree / a lost ½ on the alignment term (≥ 0.1 nats)
+    "wi_self_check": (_e(0.003, 0.008), _e(0.12, 0.01)),
+}
+
+
+# ------------------------------------------------------------------ synthetic results files
+def _pair(step: dict[str, Any], half: dict[str, Any] | None = None) -> dict[str, Any]:
+    return est.step_pair(step, copy.deepcopy(step) if half is None else half)
+
+
+def _gibbs(parting: float = 0.26, moved: float = 0.0) -> dict[str, Any]:
+    """A Gibbs file: h = 0.35 matches at τ = 1 and 0.5 and parts at 0.1 by ``parting``; in the
+    bandwidth test (more particles) it parts likewise and h = 0.1 matches. ``moved``: the
+    doubled run's parting lies this much further out."""
+    conv = {"steps": 800, "steps_doubled": 1600, "continued": True}
+
+    def row(tau: float, gibbs: float, diff: float, diff_half: float | None = None) -> dict:
+        dh = diff if diff_half is None else diff_half
+        return {"tau": tau, "gibbs_mass": gibbs,
+                "mass": _pair(_t(gibbs + diff, 0.004), _t(gibbs + dh, 0.004)),
+                "minus_gibbs": _pair(_t(diff, 0.005), _t(dh, 0.005)),
+                "per_seed": _pair([gibbs + diff] * 8, [gibbs + dh] * 8)}
+
+    return {
+        "radius": 0.5, "bandwidth": 0.35, "uniform_mass": 0.12, "convergence": conv,
+        "gibbs": {"tau": [1.0, 0.5, 0.1], "mass": [0.19, 0.26, 0.71], "se": [0.002] * 3,
+                  "ess": [5e4, 3e4, 8e3], "n_samples": 120000},
+        "published": {"h": 0.35, "particles": 128, "seeds": 8,
+                      "taus": [row(1.0, 0.19, 0.004), row(0.5, 0.26, -0.003),
+                               row(0.1, 0.71, parting, parting + moved)]},
+        "concentration": {"tau_hot": 1.0, "tau_cold": 0.1, "h": 0.35,
+                          "trained": _pair(_t(0.52 + parting, 0.006)),
+                          "gibbs": _t(0.52, 0.003, df=5000)},
+        "bandwidth_test": {
+            "particles": 256, "seeds": 4,
+            "by_bandwidth": [{"h": 0.35, "taus": [row(0.1, 0.71, parting, parting + moved)]},
+                             {"h": 0.1, "taus": [row(0.1, 0.71, 0.01)]}],
+            "parting_reduction": [{"h": 0.1, "tau": 0.1,
+                                   **_pair(_t(parting - 0.01, 0.006),
+                                           _t(parting + moved - 0.01, 0.006))}]},
+    }
+
+
+def _mg(excess: float, sym_minus_one: float, slope: float = 0.4) -> dict[str, Any]:
+    """A modality-gap file over σ_mis ∈ {0, 0.35, 0.7}; ``excess``: trained − identity at σ > 0."""
+    sig = [0.0, 0.35, 0.7]
+    conv = {"steps": 1000, "steps_doubled": 2000, "continued": True}
+
+    def loss_block(scale: float) -> dict:
+        d = [[scale * (0.01 + s)] * 12 for s in sig]
+        return {"d_sym_per_seed": d, "d_sym_mean": [r[0] for r in d], "d_sym_sem": [0.01] * 3,
+                "d_sym_median": [r[0] for r in d],
+                "d_sym_trimmed": [_t(r[0], 0.01, 5) for r in d],
+                "d_sym_half_count_per_seed": d, "min_singular_ratio_per_seed": [[0.5] * 12] * 3,
+                "det_fg_sign_per_seed": [[1.0] * 12] * 3, "final_loss_per_seed": [[3.0] * 12] * 3}
+
+    def paired(v: float) -> dict:
+        return {"by_sigma": [{"sigma_mis": s, **_pair(_t(0.0 if s == 0 else v, 0.01, 5))}
+                             for s in sig],
+                "pooled": _pair(_t(v, 0.008, 9))}
+
+    outliers = [{"sigma_mis": 0.35, "seed": s, "d_sym": 53.0, "median_d_sym": 0.1,
+                 "d_sym_half_count": 14.0, "min_singular_ratio": 0.004, "collapsed": True,
+                 "singular_values_f": [1.0, 0.004], "singular_values_g": [0.9, 0.01],
+                 "det_fg_sign": -1.0, "occupied_bins": [8, 9]} for s in range(3)]
+    diag = {"cross": {"outlier_and_collapsed": 3, "outlier_not_collapsed": 0,
+                      "collapsed_not_outlier": 0, "neither": 33},
+            "collapsed_share_of_outliers": est.wilson(12, 12),
+            "outlier_share_of_collapsed": est.wilson(12, 12),
+            "collapsed_per_seed": [[False] * 12, [True] * 3 + [False] * 9, [False] * 12],
+            "outliers": outliers}
+    return {
+        "sigma_mis": sig, "seeds": 12, "batch": 128, "n_eval": 8000, "trim": 0.25,
+        "losses": ["symmetric", "x_to_y"], "pseudo_count": 1e-8, "convergence": conv,
+        "identity": {"d_sym_per_seed": [[0.01 + s] * 12 for s in sig],
+                     "d_sym_mean": [0.01 + s for s in sig], "d_sym_median": [0.01 + s for s in sig],
+                     "d_sym_trimmed": [_t(0.01 + s, 0.005, 5) for s in sig]},
+        "by_loss": {"symmetric": {"step": loss_block(0.5), "half_step": loss_block(0.5)},
+                    "x_to_y": {"step": loss_block(0.8), "half_step": loss_block(0.8)}},
+        "det_fg_sign_init_per_seed": [[1.0] * 12] * 3,
+        "excess_over_identity": {"symmetric": paired(excess), "x_to_y": paired(excess)},
+        "symmetric_minus_x_to_y": paired(sym_minus_one),
+        "slope": {"symmetric": _pair(est.interval(slope, slope - 0.1, slope + 0.1, "bootstrap")),
+                  "x_to_y": _pair(est.interval(0.6, 0.5, 0.7, "bootstrap")),
+                  "excess_symmetric": _pair(est.interval(-0.5, -0.6, -0.4, "bootstrap")),
+                  "identity": est.interval(1.0, 0.9, 1.1, "bootstrap")},
+        "diagnosis": {"outlier_factor": 10.0, "collapse_ratio": 0.1,
+                      **{k: _pair(v) for k, v in diag.items()}},
+        "lifted_energy": _LE,
+    }
+
+
+def _rows(sims: dict[str, Any]) -> dict[str, Any]:
+    return {r.claim: r for r in geo.claim_rows(json.loads(json.dumps(sims)))}
+
+
+def _find(rows: dict[str, Any], start: str) -> Any:
+    hits = [r for c, r in rows.items() if c.startswith(start)]
+    assert len(hits) == 1, (start, list(rows))
+    return hits[0]
+
+
+def test_gibbs_rows_converged_published_parting():
+    rows = _rows({"gibbs": _gibbs()})
+    assert _find(rows, "Low temperature").verdict.outcome is Outcome.REPRODUCED
+    match = _find(rows, "Particles trained")
+    # no exemption: the lowest τ is a case, and there they part
+    assert match.verdict.outcome is Outcome.NOT_REPRODUCED and "1 of 3" in match.verdict.why
+    assert [c.name for c in match.cases] == ["τ = 1", "τ = 0.5", "τ = 0.1"]
+    assert [c.verdict.outcome for c in match.cases] == [Outcome.REPRODUCED, Outcome.REPRODUCED,
+                                                        Outcome.NOT_REPRODUCED]
+    assert "Holm" in match.cases[0].p and "800 steps" in match.cases[0].result
+    assert _find(rows, "As published").verdict.outcome is Outcome.REPRODUCED
+    bw = _find(rows, "Our explanation")
+    assert bw.self_check and bw.verdict.outcome is Outcome.REPRODUCED
+    assert [c.name for c in bw.cases] == ["h = 0.1 matches, τ = 0.1",
+                                          "parting reduced, h = 0.35 → 0.1 (τ = 0.1)"]
+
+
+def test_gibbs_rows_not_converged_when_the_doubled_run_moves():
+    rows = _rows({"gibbs": _gibbs(moved=0.1)})
+    part = _find(rows, "As published")
+    assert part.verdict.outcome is Outcome.INCONCLUSIVE and "not converged" in part.verdict.why
+    assert "1600 steps" in part.result
+
+
+def test_gibbs_rows_no_parting_fails_the_published_claim():
+    rows = _rows({"gibbs": _gibbs(parting=0.0)})
+    assert _find(rows, "As published").verdict.outcome is Outcome.NOT_REPRODUCED
+    assert _find(rows, "Particles trained").verdict.outcome is Outcome.REPRODUCED
+    # nothing parts, so there is no parting to reduce: the bandwidth row cannot pass
+    assert _find(rows, "Our explanation").verdict.outcome is not Outcome.REPRODUCED
+
+
+def test_gibbs_rows_without_a_bandwidth_test_say_what_it_takes():
+    g = _gibbs()
+    g["bandwidth_test"] = None
+    row = _find(_rows({"gibbs": g}), "Our explanation")
+    assert row.verdict.outcome is Outcome.NOT_RUN and "extra_bandwidths" in row.verdict.why
+
+
+def test_modality_gap_rows_say_when_the_controls_undercut_the_paper():
+    rows = _rows({"modality_gap": _mg(excess=-0.2, sym_minus_one=-0.1)})
+    assert _find(rows, "The modality gap grows").verdict.outcome is Outcome.REPRODUCED
+    excess = _find(rows, "Symmetric InfoNCE makes")
+    assert excess.verdict.outcome is Outcome.NOT_REPRODUCED
+    assert "contradicted" in excess.verdict.why and "2 of 2" in excess.verdict.why
+    assert [c.name for c in excess.cases] == ["σ_mis = 0.35", "σ_mis = 0.7"]  # σ = 0 left out
+    assert all(c.verdict.why.startswith("contradicted") for c in excess.cases)
+    assert "pooled over σ_mis > 0" in excess.result
+    one = _find(rows, "The gap is the symmetric")
+    assert one.verdict.outcome is Outcome.NOT_REPRODUCED and "contradicted" in one.verdict.why
+    diag = _find(rows, "Our diagnosis")
+    assert diag.self_check and diag.verdict.outcome is Outcome.REPRODUCED
+    assert "pseudo-count" in diag.note
+
+
+def test_modality_gap_rows_reproduce_when_the_gap_is_created():
+    rows = _rows({"modality_gap": _mg(excess=0.2, sym_minus_one=0.1)})
+    assert _find(rows, "Symmetric InfoNCE makes").verdict.outcome is Outcome.REPRODUCED
+    assert _find(rows, "The gap is the symmetric").verdict.outcome is Outcome.REPRODUCED
+
+
+def test_lifted_energy_rows_on_a_real_small_check():
+    rows = _rows({"modality_gap": _mg(0.1, 0.1)})
+    ident = _find(rows, "Large-batch symmetric InfoNCE")
+    coupling = _find(rows, "The cross-modal coupling")
+    lifting = _find(rows, "With a sharp kernel")
+    # N = 128, 2 replicates: wide intervals, but the coupling coefficient is near ½, never 1
+    assert coupling.verdict.outcome is not Outcome.NOT_REPRODUCED
+    assert "Without the coupling term" in ident.note
+    assert lifting.verdict.outcome is Outcome.REPRODUCED
+    assert {r.topic for r in (ident, coupling, lifting)} == {geo.TOPIC_FSYM}
+
+
+def test_missing_files_read_not_run_in_both_sections():
+    rows = geo.claim_rows({})
+    assert rows and all(r.verdict.outcome is Outcome.NOT_RUN for r in rows)
+    assert {r.section for r in rows} == {"geometry", "au"}
+    assert any("simulate@gibbs" in r.verdict.why for r in rows)
+    wi = [r for r in rows if r.section == "au"]
+    assert wi and all(r.topic == geo.TOPIC_LB for r in wi)
+
+
+def test_files_from_before_the_convergence_runs_read_not_run():
+    repo = Path(__file__).resolve().parents[1]
+    old = {n: json.loads((repo / "reports" / "sims" / f"{n}.json").read_text())
+           for n in ("gibbs", "modality_gap", "large_batch")}
+    for name, res in old.items():
+        res.pop("convergence", None)
+        if name == "large_batch":
+            for w in res["wang_isola"]:
+                w.pop("estimates", None)
+    rows = geo.claim_rows(old)
+    assert rows and all(r.verdict.outcome is Outcome.NOT_RUN and "predates" in r.verdict.why
+                        for r in rows)
+    assert geo.context(old) == {}
+
+
+def test_rows_and_context_from_toy_simulations(tmp_path: Path):
+    """The simulations at toy sizes, through JSON, into rows and the narrative context."""
+    from infonce_lab.simulation import large_batch as lb
+    from infonce_lab.simulation import population as pop
+
+    torch.set_num_threads(2)
+    g = pop.run_gibbs(taus=(1.0, 0.1), extra_bandwidths=(0.1,), extra_taus=(0.1,), seeds=3,
+                      particles=24, bandwidth_seeds=2, bandwidth_particles=32, steps=10,
+                      n_gibbs=4000)
+    m = pop.run_modality_gap(sigmas=(0.0, 0.5), seeds=4, steps=10, batch=16, n_eval=400)
+    m["lifted_energy"] = _LE
+    big = {"wang_isola": [lb.wang_isola_gap(d=8, tau=0.5, ms=(32, 128, 512), anchors=100,
+                                            check_pairs=256, replicates=4)],
+           "grad_consistency": [lb.grad_consistency("rbf", ns=(4, 32, 128), seeds=2, n_ref=512,
+                                                    batch=8)],
+           "value_gap": [lb.value_gap("rbf", ns=(4, 32, 128, 512), seeds=2, n_ref=2048, batch=8,
+                                      bootstrap=50)]}
+    path = tmp_path / "sims.json"
+    path.write_text(json.dumps({"gibbs": g, "modality_gap": m, "large_batch": big}))
+    sims = json.loads(path.read_text())
+    rows = geo.claim_rows(sims)
+    assert len(rows) == len(geo.claim_rows({}))  # every claim has a row, file or not
+    assert all(r.rule and r.result for r in rows)
+    assert not any(r.verdict.outcome is Outcome.NOT_RUN for r in rows)
+    ctx = geo.context(sims)
+    assert set(ctx) == {"gibbs", "modality_gap", "lifted_energy", "large_batch"}
+    assert len(ctx["gibbs"]["rows"]) == 4 and len(ctx["modality_gap"]["rows"]) == 2
+
+
+def test_every_margin_is_the_rules():
+    assert "[-0.05, 0.05]" in geo.RULES["gibbs_match"].text
+    assert "[0.4, 0.6]" in geo.RULES["fsym_coupling"].text
+    assert np.isclose(geo.RATE_BOUND, -0.4)
+    with pytest.raises(KeyError):
+        geo.RULES["gibbs_match_except_low_tau"]

@@ -163,6 +163,10 @@ def _file() -> dict[str, Any]:
         "schedules": schedules,
         "ergodicity": {"p2_beta": 2.25, "p1_beta": 1.5, "chains": 256, "horizon": 2000.0,
                        "burn_in": 200.0, "cases": cases},
+        "arrhenius": {"betas": [2.0, 3.0, 4.0], "chains": 256, "horizon": 400.0,
+                      "transient": 1.0, "ratio": _pair(HAZARD_RIGHT["ratio"]),
+                      "rates": _pair({f"{b:g}": {"rate": 0.01, "exits": 100, "kramers": 0.01}
+                                      for b in (2.0, 3.0, 4.0)})},
         "sgd": {"beta": 1.5, "beta_eff": 2.25, "gibbs": PI, "eta": 0.1, "grad_noise_sd": 1.3,
                 "runs": sgd_runs, "limit": _pair(SGD_O_ETA),
                 "convergence": {"eta": 0.1, "eta_half": 0.05}},
@@ -189,8 +193,9 @@ def test_rows_on_a_theory_like_file():
         assert r.section == "annealing" and r.topic == sec.TOPIC and r.rule
     assert rows["barrier_closed_form"].self_check
     assert not any(r.self_check for k, r in rows.items() if k != "barrier_closed_form")
-    # Hazard: one case fitted (reproduced), the others undefined: not all cases decided.
-    assert rows["hazard_exponent"].verdict.outcome is Outcome.INCONCLUSIVE
+    # Hazard: fixed β and c/c* = 1.5 fitted, the other schedules undefined (set aside, said so).
+    hz = rows["hazard_exponent"].verdict
+    assert hz.outcome is Outcome.REPRODUCED and "not testable" in hz.why
     # The occupancy follows the Gibbs mass, a power law: the bound is contradicted, said plainly.
     rate = rows["finite_time_rate"].verdict
     assert rate.outcome is Outcome.NOT_REPRODUCED and rate.why.startswith("contradicted")
@@ -242,10 +247,20 @@ def test_context_has_one_row_per_schedule():
 def test_rows_from_a_real_tiny_run():
     small = {"chains": 20, "horizon": 200.0, "burn_in": 20.0}
     s0 = run_s0(chains=20, horizon=120.0, c_ratios=(0.5, 2.0), bootstrap=100, curve_points=10,
-                schedule={"cosine_horizons": [10.0]}, ergodicity=small, sgd=small | {"eta": 0.2})
+                schedule={"cosine_horizons": [10.0]}, ergodicity=small, sgd=small | {"eta": 0.2},
+                arrhenius={"chains": 20, "horizon": 60.0})
     rows = sec.claim_rows({"s0": s0})
     assert len(rows) == len(sec.CLAIMS)
     assert all(r.verdict.outcome is not Outcome.NOT_RUN for r in rows)
     # Two decades only: the finite-time rate (three decades) is undefined, said so.
     (rate,) = [r for r in rows if r.claim == sec.CLAIMS["finite_time_rate"]]
     assert rate.verdict.outcome is Outcome.INCONCLUSIVE
+
+
+def test_hazard_needs_two_testable_cases_and_fails_on_a_wrong_exponent():
+    s0 = _file()
+    s0["arrhenius"]["ratio"] = _pair({"value": None, "undefined": "no exits"})
+    assert _rows(s0)["hazard_exponent"].verdict.outcome is Outcome.INCONCLUSIVE
+    s0 = _file()
+    s0["schedules"]["log_c1.5"]["hazard"] = _pair(HAZARD_SWAPPED)
+    assert _rows(s0)["hazard_exponent"].verdict.outcome is Outcome.NOT_REPRODUCED

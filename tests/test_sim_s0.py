@@ -24,6 +24,7 @@ from infonce_lab.simulation.double_well import (
 )
 from infonce_lab.simulation.s0 import (
     _anneal_quantities,
+    _arrhenius,
     _hazard_design,
     _log_trap_mass_fast,
     _stretch_of,
@@ -125,8 +126,9 @@ def test_vectorised_betas_match_the_schedules():
 
 
 # -------------------------------------------------------------------------------- integrator
-@pytest.mark.parametrize("precision", [torch.float32, torch.float64])
-def test_stationary_law_is_gibbs_for_p2_and_p1(precision):
+@pytest.mark.parametrize(("precision", "scheme"), [(torch.float32, "em"), (torch.float64, "em"),
+                                                   (torch.float32, "lm")])
+def test_stationary_law_is_gibbs_for_p2_and_p1(precision, scheme):
     """P2 at β has law exp(−βU); P1 at β has exp(−β²U) (D.7(i)): time averages of the trap
     indicator from both wells against the Gibbs mass, and against the wrong law."""
     R, dt, T, burn = 256, 0.025, 600.0, 60.0
@@ -134,7 +136,7 @@ def test_stationary_law_is_gibbs_for_p2_and_p1(precision):
     theta0 = np.tile(np.where(np.arange(R) % 2 == 0, 0.0, math.pi), len(groups))
     run = run_circle(theta0, len(groups), _const([b for _, b in groups]), dt, round(T / dt), a=A,
                      p1=[d == "P1" for d, _ in groups], check_every=20, windows=[(burn, T)],
-                     seed=3, dtype=precision)
+                     seed=3, dtype=precision, scheme=scheme)
     f = run.window_frac[:, 0].reshape(len(groups), R)
     pi = double_well_trap_mass(2.25, A)
     for g, (dyn, beta) in enumerate(groups):
@@ -204,6 +206,17 @@ def test_noise_free_chains_and_frozen_groups():
     assert run.chain_steps == 16 * 200
 
 
+def test_escape_rates_at_fixed_beta_follow_kramers():
+    R = 256
+    counts = np.random.default_rng(0).multinomial(R, np.full(R, 1 / R), size=200).astype(float)
+    cfg = {"betas": [2.0, 3.0], "chains": R, "horizon": 250.0, "transient": 1.0, "check_dt": 0.5}
+    out = _arrhenius(cfg, A, 0.05, 4, torch.float32, "lm", counts)
+    assert out["ratio"]["value"] == pytest.approx(1.0, abs=0.12)
+    assert out["ratio"]["low"] < out["ratio"]["value"] < out["ratio"]["high"]
+    for r in out["rates"].values():
+        assert r["rate"] == pytest.approx(r["kramers"], rel=0.25)
+
+
 # -------------------------------------------------------------------------------- estimators
 def test_hazard_design_reproduces_escape_hazard_fit_and_a_known_exponent():
     """Exits drawn with hazard r(t) = A·(t+K)^(−α), seen at checks: the matrix form of the fit
@@ -270,7 +283,7 @@ def test_run_s0_writes_every_verdict_quantity_at_both_steps():
     small = {"chains": 40, "horizon": 300.0}
     res = run_s0(chains=20, horizon=120.0, c_ratios=(0.5, 2.0), bootstrap=100, curve_points=10,
                  schedule={"cosine_horizons": [10.0]}, ergodicity=small | {"burn_in": 30.0},
-                 sgd=small | {"burn_in": 30.0, "eta": 0.2})
+                 sgd=small | {"burn_in": 30.0, "eta": 0.2}, arrhenius={"chains": 20, "horizon": 60.0})
     json.dumps(res)  # JSON-ready
     assert res["convergence"] == {"dt": 0.05, "dt_half": 0.025}
     assert res["window_ends"] == [12.0, 120.0]  # decades with ≥ 4 checks per window
@@ -285,9 +298,10 @@ def test_run_s0_writes_every_verdict_quantity_at_both_steps():
     for c in res["ergodicity"]["cases"].values():
         assert set(c["difference"]) == {"step", "half_step"} and "t" in c["difference"]["step"]
     assert set(res["sgd"]["limit"]) == {"step", "half_step"}
+    assert set(res["arrhenius"]["ratio"]) == {"step", "half_step"}
     cost = res["chain_steps"]
     assert cost["total"] == sum(cost[k] for k in ("annealing_step", "annealing_half_step",
-                                                  "ergodicity", "sgd"))
+                                                  "ergodicity", "arrhenius", "sgd"))
     # The half step takes twice the steps of the step run (no schedule freezes at these β... but
     # geometric and linear do: at most twice).
     assert cost["annealing_step"] < cost["annealing_half_step"] <= 2 * cost["annealing_step"] + 1

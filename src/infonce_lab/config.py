@@ -460,8 +460,17 @@ class S0SgdConfig(_TimeAverage):
     """Paper §4: SGD with injected noise (P1 update, gradient error s·N(0, 1)) at η, η/2, η/4."""
 
     beta: PosFloat = 1.5
-    eta: PosFloat = 0.1
+    eta: PosFloat = 0.05
     grad_noise_sd: Annotated[float, Field(ge=0.0)] = 1.3
+
+
+class S0ArrheniusConfig(Strict):
+    """App. B.4: escape rates out of the trap at fixed β against Kramers–Arrhenius exp(−β·ΔE)."""
+
+    betas: Annotated[list[PosFloat], Field(min_length=2)] = [2.0, 3.0, 4.0]
+    chains: Annotated[int, Field(ge=10)] = 256
+    horizon: PosFloat = 400.0
+    transient: Annotated[float, Field(ge=0.0)] = 1.0
 
 
 class S0Config(Strict):
@@ -469,7 +478,7 @@ class S0Config(Strict):
     every verdict quantity at dt and dt/2; fixed-β ergodicity and SGD against the SDE."""
 
     a: Annotated[float, Field(gt=0.0, lt=4.0)] = 0.5
-    chains: Annotated[int, Field(ge=10)] = 800
+    chains: Annotated[int, Field(ge=10)] = 500
     dt: PosFloat = 0.05
     horizon: PosFloat = 10_000.0
     K: Annotated[float, Field(gt=1.0)] = math.e
@@ -486,7 +495,9 @@ class S0Config(Strict):
     bootstrap: Annotated[int, Field(ge=100)] = 2000
     curve_points: Annotated[int, Field(ge=2)] = 120
     precision: Literal["float32", "float64"] = "float32"
+    scheme: Literal["lm", "em"] = "lm"
     ergodicity: S0ErgodicityConfig = S0ErgodicityConfig()
+    arrhenius: S0ArrheniusConfig = S0ArrheniusConfig()
     sgd: S0SgdConfig = S0SgdConfig()
     seed: int = 0
 

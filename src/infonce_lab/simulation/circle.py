@@ -72,6 +72,7 @@ def run_circle(
     freeze_step: Sequence[int] | None = None,
     seed: int = 0,
     dtype: torch.dtype = torch.float32,
+    scheme: str = "em",
 ) -> CircleRun:
     """Advance ``theta0`` (chains,) — ``groups`` equal contiguous blocks — by ``steps`` steps of
     ``dt`` on U(θ) = −cos 2θ − a·cos θ (module docstring).
@@ -87,7 +88,7 @@ def run_circle(
     try:
         return _run(theta0, groups, betas, dt, steps, a=a, p1=p1, grad_noise=grad_noise,
                     check_every=check_every, windows=windows, curve_checks=curve_checks,
-                    freeze_step=freeze_step, seed=seed, dtype=dtype)
+                    freeze_step=freeze_step, seed=seed, dtype=dtype, scheme=scheme)
     finally:
         torch.set_num_threads(threads)
 
@@ -95,7 +96,10 @@ def run_circle(
 def _run(theta0: np.ndarray, groups: int, betas: BetaTable, dt: float, steps: int, *, a: float,
          p1: Sequence[bool] | None, grad_noise: float, check_every: int,
          windows: Sequence[tuple[float, float]], curve_checks: Sequence[int],
-         freeze_step: Sequence[int] | None, seed: int, dtype: torch.dtype) -> CircleRun:
+         freeze_step: Sequence[int] | None, seed: int, dtype: torch.dtype, scheme: str
+         ) -> CircleRun:
+    if scheme not in ("em", "lm"):
+        raise ValueError(f"scheme must be 'em' or 'lm', got {scheme!r}")
     theta0 = np.asarray(theta0, dtype=np.float64)
     n = theta0.size
     if n % groups:
@@ -127,6 +131,7 @@ def _run(theta0: np.ndarray, groups: int, betas: BetaTable, dt: float, steps: in
     counts = np.zeros((groups, len(rec)), dtype=np.int64)
     chain_steps = 0
     buf: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+    carry: torch.Tensor | None = None  # LM: the normal shared with the next block's first step
 
     chunk = max(1, 4096 // check_every)  # β tables are fetched for many checks at once
     table = np.empty((0, groups))
@@ -140,7 +145,16 @@ def _run(theta0: np.ndarray, groups: int, betas: BetaTable, dt: float, steps: in
             r0 = k0 - ((j - 1) // chunk) * chunk * check_every
             b = table[r0:r0 + check_every, :g_act]  # (m, g_act)
             sig = torch.from_numpy(np.sqrt(2.0 * dt / b)).to(dtype)[:, :, None]
-            xi = torch.randn((check_every, g_act, reps), generator=gen, dtype=dtype).mul_(sig)
+            if scheme == "lm":
+                # Leimkuhler–Matthews: the increment σ_k·(ξ_k + ξ_{k+1})/2 reuses the next step's
+                # normal, so each step still draws one; the stationary law's error is O(h²).
+                fresh = torch.randn((check_every, groups, reps), generator=gen, dtype=dtype)
+                seq = torch.cat([carry[None], fresh]) if carry is not None else torch.cat(
+                    [torch.randn((1, groups, reps), generator=gen, dtype=dtype), fresh])
+                carry = seq[-1]
+                xi = (seq[:-1, :g_act] + seq[1:, :g_act]).mul_(0.5).mul_(sig)
+            else:
+                xi = torch.randn((check_every, g_act, reps), generator=gen, dtype=dtype).mul_(sig)
             kappa = np.where(p1_flags[order[:g_act]], b, 1.0)  # (m, g_act): β for P1, 1 for P2
             uniform = bool(np.all(kappa == kappa[0, 0]))
             h = dt * float(kappa[0, 0])

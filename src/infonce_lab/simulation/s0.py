@@ -376,7 +376,8 @@ def _anneal_run(cfg: dict[str, Any], dt: float, seed: int) -> dict[str, Any]:
     run: CircleRun = run_circle(theta0, len(names), _table(list(scheds.values())), dt, steps, a=a,
                                 p1=[p1] * len(names), check_every=check_every, windows=windows,
                                 curve_checks=curve_checks, freeze_step=freeze_step,
-                                seed=int(rng.integers(2**62)), dtype=cfg["torch_dtype"])
+                                seed=int(rng.integers(2**62)), dtype=cfg["torch_dtype"],
+                                scheme=cfg["scheme"])
     # One set of bootstrap resamples (multiplicities of each chain) serves every schedule: each
     # schedule's chains are independent of the others', so its bootstrap law is unaffected.
     counts = rng.multinomial(R, np.full(R, 1.0 / R), size=cfg["bootstrap"]).astype(np.float64)
@@ -410,7 +411,8 @@ def _anneal_run(cfg: dict[str, Any], dt: float, seed: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------- fixed step
-def _ergodicity(cfg: dict[str, Any], a: float, dt: float, seed: int, dtype: Any) -> dict[str, Any]:
+def _ergodicity(cfg: dict[str, Any], a: float, dt: float, seed: int, dtype: Any, scheme: str
+                ) -> dict[str, Any]:
     """Time averages at fixed β from both wells, P2 and P1, against each law's Gibbs mass."""
     cases = [("P2", cfg["p2_beta"]), ("P1", cfg["p1_beta"])]
     R, T, burn = cfg["chains"], cfg["horizon"], cfg["burn_in"]
@@ -421,7 +423,7 @@ def _ergodicity(cfg: dict[str, Any], a: float, dt: float, seed: int, dtype: Any)
     steps = round(T / dt) // check_every * check_every
     run = run_circle(theta0, len(groups), lambda k0, k1: np.broadcast_to(betas, (k1 - k0, betas.size)),
                      dt, steps, a=a, p1=[d == "P1" for d, _, _ in groups], check_every=check_every,
-                     windows=[(burn, T)], seed=seed, dtype=dtype)
+                     windows=[(burn, T)], seed=seed, dtype=dtype, scheme=scheme)
     out = {}
     for g, (d, b, start) in enumerate(groups):
         law = b * b if d == "P1" else b
@@ -434,6 +436,46 @@ def _ergodicity(cfg: dict[str, Any], a: float, dt: float, seed: int, dtype: Any)
             "occupancy": _t_estimate(f), "difference": _t_estimate(f, pi),
             "difference_other_law": _t_estimate(f, double_well_trap_mass(other, a))}
     return {"cases": out, "chain_steps": run.chain_steps}
+
+
+def _arrhenius(cfg: dict[str, Any], a: float, dt: float, seed: int, dtype: Any, scheme: str,
+               counts: np.ndarray) -> dict[str, Any]:
+    """Escape rates out of the trap at fixed β (chains started at its bottom): exits per unit of
+    time alive after a transient (the quasi-stationary law in the well forms within a few
+    relaxation times 1/U″ ≈ 0.3), and the slope of log rate against β over its prediction −ΔE
+    (Kramers–Arrhenius, the law behind the paper's r(s) ≈ A·exp(−β(s)·ΔE_max))."""
+    bar = double_well_barrier(a)
+    betas = np.asarray(cfg["betas"], dtype=np.float64)
+    R, T, t0 = cfg["chains"], cfg["horizon"], cfg["transient"]
+    check_every = max(1, round(cfg["check_dt"] / dt))
+    steps = round(T / dt) // check_every * check_every
+    rng = np.random.default_rng(seed)
+    theta0 = np.tile(math.pi + 0.05 * rng.standard_normal(R), betas.size)
+    run = run_circle(theta0, betas.size, lambda k0, k1: np.broadcast_to(betas, (k1 - k0, betas.size)),
+                     dt, steps, a=a, check_every=check_every, seed=int(rng.integers(2**62)),
+                     dtype=dtype, scheme=scheme)
+    horizon = steps * dt
+    ex = run.first_exit.reshape(betas.size, R)
+    events = ((ex > t0) & (ex <= horizon)).astype(np.float64)  # (β, chains)
+    exposure = np.clip(np.minimum(ex, horizon) - t0, 0.0, None)
+    kramers = kramers_prefactor(a)
+
+    def slope(ev: np.ndarray, xp: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = np.log(ev / xp)  # (..., β); −inf where a resample has no exit at some β
+            xc = betas - betas.mean()
+            return ((y - y.mean(-1, keepdims=True)) * xc).sum(-1) / (xc * xc).sum()
+
+    ev, xp = events.sum(1), exposure.sum(1)
+    boot = slope(counts @ events.T, counts @ exposure.T) / -bar.delta_e
+    value = float(slope(ev, xp)) / -bar.delta_e
+    rates = {f"{b:g}": {"rate": float(e / x) if x > 0 else None, "exits": int(e),
+                        "kramers": kramers * math.exp(-b * bar.delta_e)}
+             for b, e, x in zip(betas, ev, xp, strict=True)}
+    ok = bool(np.all(ev >= 10))
+    ratio = (_percentile(value, boot, R, "fewer than 10 exits at some β") if ok else
+             estimate(None, n=R, undefined="fewer than 10 exits at some β"))
+    return {"ratio": ratio, "rates": rates, "chain_steps": run.chain_steps}
 
 
 def _sgd_mass(cfg: dict[str, Any], a: float, eta: float, seed: int, dtype: Any
@@ -479,7 +521,7 @@ def _sgd(cfg: dict[str, Any], a: float, seeds: Sequence[int], dtype: Any) -> dic
 def run_s0(
     *,
     a: float = 0.5,
-    chains: int = 800,
+    chains: int = 500,
     dt: float = 0.05,
     horizon: float = 10_000.0,
     K: float = math.e,
@@ -496,7 +538,9 @@ def run_s0(
     bootstrap: int = 2000,
     curve_points: int = 120,
     precision: str = "float32",
+    scheme: str = "lm",
     ergodicity: dict[str, Any] | None = None,
+    arrhenius: dict[str, Any] | None = None,
     sgd: dict[str, Any] | None = None,
     seed: int = 0,
 ) -> dict[str, Any]:
@@ -513,8 +557,8 @@ def run_s0(
            "check_dt": check_dt, "freeze_barrier": freeze_barrier,
            "hazard_min_barrier": hazard_min_barrier, "hazard_min_events": hazard_min_events,
            "hazard_bins": hazard_bins, "angle_sd": angle_sd, "bootstrap": bootstrap,
-           "curve_points": curve_points, "torch_dtype": dtype}
-    ss = np.random.SeedSequence(seed).generate_state(8)
+           "curve_points": curve_points, "torch_dtype": dtype, "scheme": scheme}
+    ss = np.random.SeedSequence(seed).generate_state(12)
     step = _anneal_run(cfg, dt, int(ss[0]))
     half = _anneal_run(cfg, dt / 2, int(ss[1]))
     schedules: dict[str, Any] = {}
@@ -536,8 +580,15 @@ def run_s0(
         schedules[name] = entry
     erg_cfg = {"p2_beta": 2.25, "p1_beta": 1.5, "chains": 256, "horizon": 2000.0,
                "burn_in": 200.0, "check_dt": check_dt} | dict(ergodicity or {})
-    erg_step = _ergodicity(erg_cfg, a, dt, int(ss[2]), dtype)
-    erg_half = _ergodicity(erg_cfg, a, dt / 2, int(ss[3]), dtype)
+    erg_step = _ergodicity(erg_cfg, a, dt, int(ss[2]), dtype, scheme)
+    erg_half = _ergodicity(erg_cfg, a, dt / 2, int(ss[3]), dtype, scheme)
+    arr_cfg = {"betas": [2.0, 3.0, 4.0], "chains": 256, "horizon": 400.0, "transient": 1.0,
+               "check_dt": check_dt} | dict(arrhenius or {})
+    counts = np.random.default_rng(int(ss[4])).multinomial(
+        arr_cfg["chains"], np.full(arr_cfg["chains"], 1.0 / arr_cfg["chains"]),
+        size=bootstrap).astype(np.float64)
+    arr = {k: _arrhenius(arr_cfg, a, h, int(ss[5 + i]), dtype, scheme, counts)
+           for i, (k, h) in enumerate((("step", dt), ("half_step", dt / 2)))}
     erg_cases = {}
     for name, c1 in erg_step["cases"].items():
         c2 = erg_half["cases"][name]
@@ -545,19 +596,20 @@ def run_s0(
                                                "gibbs_other_law")} | {
             q: {"step": c1[q], "half_step": c2[q]}
             for q in ("occupancy", "difference", "difference_other_law")}
-    sgd_cfg = {"beta": 1.5, "eta": 0.1, "grad_noise_sd": 1.3, "chains": 256, "horizon": 2000.0,
+    sgd_cfg = {"beta": 1.5, "eta": 0.05, "grad_noise_sd": 1.3, "chains": 256, "horizon": 2000.0,
                "burn_in": 200.0, "check_dt": check_dt} | dict(sgd or {})
-    sgd_out = _sgd(sgd_cfg, a, [int(x) for x in ss[4:8]], dtype)
+    sgd_out = _sgd(sgd_cfg, a, [int(x) for x in ss[8:12]], dtype)
     kramers = kramers_prefactor(a)
     cost = {"annealing_step": step["chain_steps"], "annealing_half_step": half["chain_steps"],
             "ergodicity": erg_step["chain_steps"] + erg_half["chain_steps"],
+            "arrhenius": arr["step"].pop("chain_steps") + arr["half_step"].pop("chain_steps"),
             "sgd": sgd_out.pop("chain_steps")}
     cost["total"] = sum(cost.values())
     cost["reference_chain_steps"] = REFERENCE_CHAIN_STEPS
     cost["ratio_to_reference"] = cost["total"] / REFERENCE_CHAIN_STEPS
     return {
         "a": a, "delta_e": bar.delta_e, "c_star": bar.c_star, "K": K, "chains": chains,
-        "horizon": horizon, "dynamics": dynamics, "precision": precision,
+        "horizon": horizon, "dynamics": dynamics, "precision": precision, "scheme": scheme,
         "barrier": {"closed_form": {"delta_e": bar.delta_e, "theta_saddle": bar.theta_saddle,
                                     "c_star": bar.c_star},
                     "numerical": num},
@@ -569,6 +621,9 @@ def run_s0(
         "hazard_min_barrier": hazard_min_barrier,
         "schedules": schedules,
         "ergodicity": {k: v for k, v in erg_cfg.items() if k != "check_dt"} | {"cases": erg_cases},
+        "arrhenius": {k: v for k, v in arr_cfg.items() if k != "check_dt"} | {
+            "ratio": {k: arr[k]["ratio"] for k in arr},
+            "rates": {k: arr[k]["rates"] for k in arr}},
         "sgd": sgd_out,
         "chain_steps": cost,
     }

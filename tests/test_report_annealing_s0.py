@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from infonce_lab.report.figures import SIM_FIGURES, sim_figures
 from infonce_lab.report.sections import annealing_s0 as sec
 from infonce_lab.report.verdicts import Estimate, Outcome
 from infonce_lab.simulation.double_well import (
@@ -117,7 +118,11 @@ def _entry(q: dict[str, Any], c_ratio: float | None, kind: str = "log",
     e: dict[str, Any] = {
         "kind": kind, "c_ratio": c_ratio, "beta_T": 5.0, "frozen_at": None,
         "gibbs": {f"{t:g}": float(g) for t, g in zip(ENDS, _gibbs(c_ratio or 1.5), strict=True)},
-        "occupancy": _pair(q["occupancy"])}
+        "occupancy": _pair(q["occupancy"]),
+        "curve": _pair({"t": [1.0, 10.0, 100.0], "p_trap": [0.9, 0.5, 0.3],
+                        "trap_ci": [[0.85, 0.45, 0.25], [0.95, 0.55, 0.35]],
+                        "p_surv": [0.8, 0.2, 0.0]}),
+        "gibbs_curve": [0.4, 0.35, 0.3]}
     for k in ("excess", "follow", "stretch"):
         if k in q:
             e[k] = _pair(q[k])
@@ -159,7 +164,7 @@ def _file() -> dict[str, Any]:
                     "numerical": {"delta_e": bar.delta_e, "theta_saddle": bar.theta_saddle,
                                   "theta_trap": math.pi}},
         "convergence": {"dt": 0.05, "dt_half": 0.025}, "window_ends": ENDS.tolist(),
-        "freeze": {"barrier": 25.0, "max_crossings_per_chain": 1e-7}, "hazard_min_barrier": 3.0,
+        "freeze": {"expected_crossings_after": 0.1, "bound": "Kramers"}, "hazard_min_barrier": 3.0,
         "schedules": schedules,
         "ergodicity": {"p2_beta": 2.25, "p1_beta": 1.5, "chains": 256, "horizon": 2000.0,
                        "burn_in": 200.0, "cases": cases},
@@ -264,3 +269,10 @@ def test_hazard_needs_two_testable_cases_and_fails_on_a_wrong_exponent():
     s0 = _file()
     s0["schedules"]["log_c1.5"]["hazard"] = _pair(HAZARD_SWAPPED)
     assert _rows(s0)["hazard_exponent"].verdict.outcome is Outcome.NOT_REPRODUCED
+
+
+def test_figures_draw_from_the_file():
+    figs = sim_figures({"s0": _file()})
+    assert set(figs) == set(SIM_FIGURES["s0"]) == {"sim_s0_trap", "sim_s0_hazard",
+                                                    "sim_s0_fixed_beta"}
+    assert all(png.startswith(b"\x89PNG") for png in figs.values())

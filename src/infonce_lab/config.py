@@ -478,7 +478,7 @@ class S0Config(Strict):
     every verdict quantity at dt and dt/2; fixed-β ergodicity and SGD against the SDE."""
 
     a: Annotated[float, Field(gt=0.0, lt=4.0)] = 0.5
-    chains: Annotated[int, Field(ge=10)] = 500
+    chains: Annotated[int, Field(ge=10)] = 400
     dt: PosFloat = 0.05
     horizon: PosFloat = 10_000.0
     K: Annotated[float, Field(gt=1.0)] = math.e
@@ -487,7 +487,7 @@ class S0Config(Strict):
     schedule: S0ScheduleConfig = S0ScheduleConfig()
     dynamics: Dynamics = "P2"
     check_dt: PosFloat = 0.5
-    freeze_barrier: PosFloat = 25.0
+    freeze_crossings: PosFloat = 0.1
     hazard_min_barrier: Annotated[float, Field(ge=0.0)] = 3.0
     hazard_min_events: Annotated[int, Field(ge=1)] = 5
     hazard_bins: Annotated[int, Field(ge=3)] = 12

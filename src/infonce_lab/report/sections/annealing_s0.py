@@ -212,8 +212,9 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     row("fast_schedules_trap", f"X at T = {ends[-1]:g}, at {steps}",
         [_converged_case(n, e.get("excess"), RULES["fast_schedules_trap"],
                          extra=(_gibbs_text(e, ends)
-                                + (f"; held from t = {e['frozen_at']:g} (β·ΔE ≥ "
-                                   f"{s0['freeze']['barrier']:g})" if e["frozen_at"] else "")))
+                                + (f"; held from t = {e['frozen_at']:g} (fewer than "
+                                   f"{s0['freeze']['expected_crossings_after']:g} crossings "
+                                   "expected after)" if e["frozen_at"] else "")))
          for n, e in fast.items()],
         note="A fast schedule ends cold (β(T) = " + ", ".join(
             f"{n}: {e['beta_T']:.3g}" for n, e in fast.items()) + "), so its Gibbs trap mass is "

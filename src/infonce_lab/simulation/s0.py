@@ -556,7 +556,18 @@ def run_s0(
     """The S0 experiment (module docstring), JSON-ready: annealing at dt and dt/2, ergodicity at
     dt and dt/2, SGD at η, η/2 and η/2, η/4. Keys are names (schedules, cases), not list positions,
     so that ``dvc metrics diff`` names every number."""
+    import time
+
     import torch
+
+    clock: dict[str, float] = {}
+    tick = time.process_time()
+
+    def lap(name: str) -> None:
+        nonlocal tick
+        now = time.process_time()
+        clock[name] = now - tick
+        tick = now
 
     dtype = {"float32": torch.float32, "float64": torch.float64}[precision]
     bar = double_well_barrier(a)
@@ -569,7 +580,9 @@ def run_s0(
            "curve_points": curve_points, "torch_dtype": dtype, "scheme": scheme}
     ss = np.random.SeedSequence(seed).generate_state(12)
     step = _anneal_run(cfg, dt, int(ss[0]))
+    lap("annealing_step")
     half = _anneal_run(cfg, dt / 2, int(ss[1]))
+    lap("annealing_half_step")
     schedules: dict[str, Any] = {}
     for name, e1 in step["schedules"].items():
         e2 = half["schedules"][name]
@@ -591,6 +604,7 @@ def run_s0(
                "burn_in": 200.0, "check_dt": check_dt} | dict(ergodicity or {})
     erg_step = _ergodicity(erg_cfg, a, dt, int(ss[2]), dtype, scheme)
     erg_half = _ergodicity(erg_cfg, a, dt / 2, int(ss[3]), dtype, scheme)
+    lap("ergodicity")
     arr_cfg = {"betas": [2.0, 3.0, 4.0], "chains": 256, "horizon": 400.0, "transient": 1.0,
                "check_dt": check_dt} | dict(arrhenius or {})
     counts = np.random.default_rng(int(ss[4])).multinomial(
@@ -598,6 +612,7 @@ def run_s0(
         size=bootstrap).astype(np.float64)
     arr = {k: _arrhenius(arr_cfg, a, h, int(ss[5 + i]), dtype, scheme, counts)
            for i, (k, h) in enumerate((("step", dt), ("half_step", dt / 2)))}
+    lap("arrhenius")
     erg_cases = {}
     for name, c1 in erg_step["cases"].items():
         c2 = erg_half["cases"][name]
@@ -608,6 +623,7 @@ def run_s0(
     sgd_cfg = {"beta": 1.5, "eta": 0.05, "grad_noise_sd": 1.3, "chains": 256, "horizon": 2000.0,
                "burn_in": 200.0, "check_dt": check_dt} | dict(sgd or {})
     sgd_out = _sgd(sgd_cfg, a, [int(x) for x in ss[8:12]], dtype)
+    lap("sgd")
     kramers = kramers_prefactor(a)
     cost = {"annealing_step": step["chain_steps"], "annealing_half_step": half["chain_steps"],
             "ergodicity": erg_step["chain_steps"] + erg_half["chain_steps"],
@@ -635,4 +651,7 @@ def run_s0(
             "rates": {k: arr[k]["rates"] for k in arr}},
         "sgd": sgd_out,
         "chain_steps": cost,
+        # CPU seconds per part (process time, one thread): the machine is shared, so compare
+        # them with a reference run in the same conditions, not across machines.
+        "cpu_seconds": clock | {"total": sum(clock.values())},
     }

@@ -437,9 +437,9 @@ class S0ScheduleConfig(Strict):
 
 
 class _TimeAverage(Strict):
-    chains: Annotated[int, Field(ge=4, multiple_of=2)] = 256
-    horizon: PosFloat = 2000.0
-    burn_in: Annotated[float, Field(ge=0.0)] = 200.0
+    chains: Annotated[int, Field(ge=4, multiple_of=2)] = 512
+    horizon: PosFloat = 1000.0
+    burn_in: Annotated[float, Field(ge=0.0)] = 100.0
 
     @model_validator(mode="after")
     def _burn_in_inside(self) -> _TimeAverage:
@@ -459,6 +459,7 @@ class S0ErgodicityConfig(_TimeAverage):
 class S0SgdConfig(_TimeAverage):
     """Paper §4: SGD with injected noise (P1 update, gradient error s·N(0, 1)) at η, η/2, η/4."""
 
+    chains: Annotated[int, Field(ge=4, multiple_of=2)] = 1024
     beta: PosFloat = 1.5
     eta: PosFloat = 0.05
     grad_noise_sd: Annotated[float, Field(ge=0.0)] = 1.3

@@ -600,8 +600,8 @@ def run_s0(
             entry["hazard"] = {"step": e1["hazard"], "half_step": e2["hazard"]}
             entry["stretch_gibbs"] = e1["stretch_gibbs"]
         schedules[name] = entry
-    erg_cfg = {"p2_beta": 2.25, "p1_beta": 1.5, "chains": 256, "horizon": 2000.0,
-               "burn_in": 200.0, "check_dt": check_dt} | dict(ergodicity or {})
+    erg_cfg = {"p2_beta": 2.25, "p1_beta": 1.5, "chains": 512, "horizon": 1000.0,
+               "burn_in": 100.0, "check_dt": check_dt} | dict(ergodicity or {})
     erg_step = _ergodicity(erg_cfg, a, dt, int(ss[2]), dtype, scheme)
     erg_half = _ergodicity(erg_cfg, a, dt / 2, int(ss[3]), dtype, scheme)
     lap("ergodicity")
@@ -620,8 +620,8 @@ def run_s0(
                                                "gibbs_other_law")} | {
             q: {"step": c1[q], "half_step": c2[q]}
             for q in ("occupancy", "difference", "difference_other_law")}
-    sgd_cfg = {"beta": 1.5, "eta": 0.05, "grad_noise_sd": 1.3, "chains": 256, "horizon": 2000.0,
-               "burn_in": 200.0, "check_dt": check_dt} | dict(sgd or {})
+    sgd_cfg = {"beta": 1.5, "eta": 0.05, "grad_noise_sd": 1.3, "chains": 1024, "horizon": 1000.0,
+               "burn_in": 100.0, "check_dt": check_dt} | dict(sgd or {})
     sgd_out = _sgd(sgd_cfg, a, [int(x) for x in ss[8:12]], dtype)
     lap("sgd")
     kramers = kramers_prefactor(a)

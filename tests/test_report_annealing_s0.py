@@ -24,7 +24,7 @@ from infonce_lab.simulation.s0 import _anneal_quantities, _hazard, _t_estimate, 
 A, K = 0.5, math.e
 C_STAR = double_well_barrier(A).c_star
 ENDS = np.array([10.0, 100.0, 1000.0, 10_000.0])
-T_MID = ENDS / 10**0.25  # a window [T/√10, T]'s middle in log t
+T_MID = ENDS / 10**0.5  # a decade [T/10, T]'s middle in log t
 ELL = np.log(T_MID + K)
 N = 800
 RNG = np.random.default_rng(20260601)

@@ -7,9 +7,9 @@ c* = 1/ΔE (``double_well``). Every quantity a verdict uses is measured twice, a
 at dt/2 (independent chains), and stored as ``{"step": estimate, "half_step": estimate}``.
 
 Annealing (D.3(2–4), D.5). R chains per schedule start at θ = π + N(0, angle_sd²) and follow
-P2 (drift −U′, noise √(2/β(t))) to the horizon T. For each decade ending at T/1000 … T, the
-occupancy P_w of the trap basin is averaged over the window [T_w/√10, T_w] (every check time,
-every chain: time averaging within a window cuts the variance wherever chains still mix), beside
+P2 (drift −U′, noise √(2/β(t))) to the horizon T. For each decade [T_w/10, T_w], T_w = T/1000 …
+T, the occupancy P_w of the trap basin is averaged over the decade (every check time, every
+chain: time averaging within a decade cuts the variance wherever chains still mix), beside
 the Gibbs trap mass π_w of exp(−β(t)·U) averaged over the same times (exact quadrature). Per
 schedule, with a bootstrap over chains (the same chains are followed through every window):
 
@@ -204,10 +204,10 @@ def _welch(terms: Sequence[tuple[float, np.ndarray]], centre: float) -> dict[str
 
 # ------------------------------------------------------------------------------------ annealing
 def _window_ends(horizon: float, check_dt: float) -> list[float]:
-    """Decades ending at the horizon: T/1000, T/100, T/10, T (those whose window [T_w/√10, T_w]
+    """Decades ending at the horizon: T/1000, T/100, T/10, T (those whose window [T_w/10, T_w]
     holds at least 4 checks)."""
     ends = [horizon / 10.0**j for j in (3, 2, 1, 0)]
-    return [e for e in ends if e * (1 - 10**-0.5) >= 4 * check_dt]
+    return [e for e in ends if e * 0.9 >= 4 * check_dt]
 
 
 def _freeze_checks(beta_eff: np.ndarray, check_dt: float, delta_e: float, prefactor: float,
@@ -376,7 +376,7 @@ def _anneal_run(cfg: dict[str, Any], dt: float, seed: int) -> dict[str, Any]:
                          cfg["freeze_crossings"]) for g in range(len(names))]
     freeze_step = [steps if f is None else int(check_steps[f]) for f in fz]
     ends = _window_ends(T, check_every * dt)
-    windows = [(e / math.sqrt(10.0), e) for e in ends]
+    windows = [(e / 10.0, e) for e in ends]  # every check from t = T/10⁴ on enters one decade
     n_curve = min(cfg["curve_points"], check_steps.size)
     curve_checks = np.unique(np.round(np.geomspace(1, check_steps.size, n_curve)).astype(int))
 
@@ -620,7 +620,7 @@ def run_s0(
                                                "gibbs_other_law")} | {
             q: {"step": c1[q], "half_step": c2[q]}
             for q in ("occupancy", "difference", "difference_other_law")}
-    sgd_cfg = {"beta": 1.5, "eta": 0.05, "grad_noise_sd": 1.3, "chains": 1024, "horizon": 1000.0,
+    sgd_cfg = {"beta": 1.5, "eta": 0.05, "grad_noise_sd": 1.3, "chains": 4096, "horizon": 600.0,
                "burn_in": 100.0, "check_dt": check_dt} | dict(sgd or {})
     sgd_out = _sgd(sgd_cfg, a, [int(x) for x in ss[8:12]], dtype)
     lap("sgd")

@@ -58,9 +58,10 @@ TRACK_MARGIN = math.log(2.0)
 TRAP_EXCESS = math.log(10.0)
 # g: midpoint between a polynomial decay (0) and the bound's stretched exponential (1).
 STRETCH_MIDPOINT = 0.5
-# Hazard slope / (−c/c*): the Kramers prefactor bends the log–log slope by < 1% where β·ΔE ≥ 3
-# (the generator's spectral gap, tests/test_sim_s0.py); ±15% is coarser than that and finer than
-# the c/c* grid, whose neighbours at c ≥ c* differ by ≥ 33%.
+# Hazard slope / (−c/c*) or /(−ΔE): beyond Kramers' asymptotics the exact escape rate (the
+# generator's spectral gap, tests/test_sim_s0.py) bends the slope by ≈ 2% where β·ΔE ∈ [3, 6]
+# and ≈ 1% beyond; ±15% is coarser than that and finer than the c/c* grid, whose neighbours at
+# c ≥ c* differ by ≥ 33%.
 HAZARD_MARGIN = 0.15
 # Trap mass vs Gibbs (ergodicity, SGD limit): two percentage points — above the Euler–Maruyama
 # bias of the stationary mass at the default steps (≤ 0.01 absolute, from the step kernel's
@@ -199,7 +200,8 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
         note="P_trap → 0 cannot be seen at finite T; what separates the regimes is whether the "
              "occupancy keeps falling with the equilibrium mass (φ → 1, which → 0 in closed "
              "form) or stops while it falls (φ → 0). The rule is the mirror of the c > c* one.")
-    row("tracks_gibbs", f"X at T = {ends[-1]:g} (occupancy averaged over [T/√10, T]), at {steps}",
+    row("tracks_gibbs", f"X over the last decade (occupancy and Gibbs mass averaged over "
+        f"[T/10, T], T = {ends[-1]:g}), at {steps}",
         [_converged_case(_log_name(e), e.get("excess"), RULES["tracks_gibbs"],
                          extra=_gibbs_text(e, ends)) for e in log if e["c_ratio"] < 1.0],
         note="c = c* is left out: there the occupancy settles to a fixed multiple of π (≈ 2.2 by "

@@ -253,7 +253,7 @@ def test_rows_from_a_real_tiny_run():
     small = {"chains": 20, "horizon": 200.0, "burn_in": 20.0}
     s0 = run_s0(chains=20, horizon=120.0, c_ratios=(0.5, 2.0), bootstrap=100, curve_points=10,
                 schedule={"cosine_horizons": [10.0]}, ergodicity=small, sgd=small | {"eta": 0.2},
-                arrhenius={"chains": 20, "horizon": 60.0})
+                arrhenius={"chains": 20, "horizon": 60.0}, workers=1)
     rows = sec.claim_rows({"s0": s0})
     assert len(rows) == len(sec.CLAIMS)
     assert all(r.verdict.outcome is not Outcome.NOT_RUN for r in rows)

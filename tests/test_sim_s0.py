@@ -286,7 +286,8 @@ def test_run_s0_writes_every_verdict_quantity_at_both_steps():
     small = {"chains": 40, "horizon": 300.0}
     res = run_s0(chains=20, horizon=120.0, c_ratios=(0.5, 2.0), bootstrap=100, curve_points=10,
                  schedule={"cosine_horizons": [10.0]}, ergodicity=small | {"burn_in": 30.0},
-                 sgd=small | {"burn_in": 30.0, "eta": 0.2}, arrhenius={"chains": 20, "horizon": 60.0})
+                 sgd=small | {"burn_in": 30.0, "eta": 0.2}, arrhenius={"chains": 20, "horizon": 60.0},
+                 workers=2)
     json.dumps(res)  # JSON-ready
     assert res["convergence"] == {"dt": 0.05, "dt_half": 0.025}
     assert res["window_ends"] == [12.0, 120.0]  # decades with ≥ 4 checks
@@ -308,3 +309,13 @@ def test_run_s0_writes_every_verdict_quantity_at_both_steps():
     # The half step takes twice the steps of the step run (no schedule freezes at these β... but
     # geometric and linear do: at most twice).
     assert cost["annealing_step"] < cost["annealing_half_step"] <= 2 * cost["annealing_step"] + 1
+
+
+def test_one_worker_or_two_give_the_same_numbers():
+    kw = {"chains": 10, "horizon": 30.0, "c_ratios": (2.0,), "fast": False, "bootstrap": 100,
+          "curve_points": 5, "ergodicity": {"chains": 8, "horizon": 40.0, "burn_in": 10.0},
+          "sgd": {"chains": 8, "horizon": 40.0, "burn_in": 10.0, "eta": 0.2},
+          "arrhenius": {"chains": 10, "horizon": 20.0}}
+    one, two = run_s0(workers=1, **kw), run_s0(workers=2, **kw)
+    one.pop("cpu_seconds"), two.pop("cpu_seconds")
+    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)

@@ -501,6 +501,7 @@ class S0Config(Strict):
     ergodicity: S0ErgodicityConfig = S0ErgodicityConfig()
     arrhenius: S0ArrheniusConfig = S0ArrheniusConfig()
     sgd: S0SgdConfig = S0SgdConfig()
+    workers: Annotated[int, Field(ge=1, le=2)] = 2
     seed: int = 0
 
 

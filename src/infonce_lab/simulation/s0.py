@@ -527,6 +527,37 @@ def _sgd(cfg: dict[str, Any], a: float, seeds: Sequence[int], dtype: Any) -> dic
 
 
 # ----------------------------------------------------------------------------------------- run
+def _timed_anneal_run(cfg: dict[str, Any], dt: float, seed: int) -> tuple[dict[str, Any], float]:
+    """:func:`_anneal_run` and the CPU seconds it took (in whichever process runs it)."""
+    import time
+
+    t0 = time.process_time()
+    out = _anneal_run(cfg, dt, seed)
+    return out, time.process_time() - t0
+
+
+def _merge_schedules(step: dict[str, Any], half: dict[str, Any]) -> dict[str, Any]:
+    """Per schedule, every verdict quantity as {"step": …, "half_step": …}."""
+    schedules: dict[str, Any] = {}
+    for name, e1 in step["schedules"].items():
+        e2 = half["schedules"][name]
+        entry: dict[str, Any] = {
+            "kind": "log" if name.startswith("log_c") else "fast",
+            "c_ratio": float(name.removeprefix("log_c")) if name.startswith("log_c") else None,
+            "beta_T": e1["beta_T"], "frozen_at": e1["frozen_at"], "gibbs": e1["gibbs"],
+            "occupancy": {"step": e1["occupancy"], "half_step": e2["occupancy"]},
+            "curve": {"step": e1["curve"], "half_step": e2["curve"]},
+            "gibbs_curve": e1["gibbs_curve"]}
+        for q in ("excess", "follow", "stretch"):
+            if q in e1:
+                entry[q] = {"step": e1[q], "half_step": e2[q]}
+        if "hazard" in e1:
+            entry["hazard"] = {"step": e1["hazard"], "half_step": e2["hazard"]}
+            entry["stretch_gibbs"] = e1["stretch_gibbs"]
+        schedules[name] = entry
+    return schedules
+
+
 def run_s0(
     *,
     a: float = 0.5,
@@ -551,6 +582,7 @@ def run_s0(
     ergodicity: dict[str, Any] | None = None,
     arrhenius: dict[str, Any] | None = None,
     sgd: dict[str, Any] | None = None,
+    workers: int = 2,
     seed: int = 0,
 ) -> dict[str, Any]:
     """The S0 experiment (module docstring), JSON-ready: annealing at dt and dt/2, ergodicity at
@@ -579,27 +611,21 @@ def run_s0(
            "hazard_bins": hazard_bins, "angle_sd": angle_sd, "bootstrap": bootstrap,
            "curve_points": curve_points, "torch_dtype": dtype, "scheme": scheme}
     ss = np.random.SeedSequence(seed).generate_state(12)
+    # The half-step annealing run is the largest part (twice the steps of the step run); with
+    # two workers it runs in a second process while this one does everything else. Every part
+    # has its own seed, so the results are the same with one worker or two.
+    pool = None
+    if workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        half_future = pool.submit(_timed_anneal_run, cfg, dt / 2, int(ss[1]))
     step = _anneal_run(cfg, dt, int(ss[0]))
     lap("annealing_step")
-    half = _anneal_run(cfg, dt / 2, int(ss[1]))
-    lap("annealing_half_step")
-    schedules: dict[str, Any] = {}
-    for name, e1 in step["schedules"].items():
-        e2 = half["schedules"][name]
-        entry: dict[str, Any] = {
-            "kind": "log" if name.startswith("log_c") else "fast",
-            "c_ratio": float(name.removeprefix("log_c")) if name.startswith("log_c") else None,
-            "beta_T": e1["beta_T"], "frozen_at": e1["frozen_at"], "gibbs": e1["gibbs"],
-            "occupancy": {"step": e1["occupancy"], "half_step": e2["occupancy"]},
-            "curve": {"step": e1["curve"], "half_step": e2["curve"]},
-            "gibbs_curve": e1["gibbs_curve"]}
-        for q in ("excess", "follow", "stretch"):
-            if q in e1:
-                entry[q] = {"step": e1[q], "half_step": e2[q]}
-        if "hazard" in e1:
-            entry["hazard"] = {"step": e1["hazard"], "half_step": e2["hazard"]}
-            entry["stretch_gibbs"] = e1["stretch_gibbs"]
-        schedules[name] = entry
+    if pool is None:
+        half, clock["annealing_half_step"] = _timed_anneal_run(cfg, dt / 2, int(ss[1]))
+        tick = time.process_time()
     erg_cfg = {"p2_beta": 2.25, "p1_beta": 1.5, "chains": 512, "horizon": 1000.0,
                "burn_in": 100.0, "check_dt": check_dt} | dict(ergodicity or {})
     erg_step = _ergodicity(erg_cfg, a, dt, int(ss[2]), dtype, scheme)
@@ -624,6 +650,10 @@ def run_s0(
                "burn_in": 100.0, "check_dt": check_dt} | dict(sgd or {})
     sgd_out = _sgd(sgd_cfg, a, [int(x) for x in ss[8:12]], dtype)
     lap("sgd")
+    if pool is not None:
+        half, clock["annealing_half_step"] = half_future.result()  # CPU time of the worker
+        pool.shutdown()
+    schedules = _merge_schedules(step, half)
     kramers = kramers_prefactor(a)
     cost = {"annealing_step": step["chain_steps"], "annealing_half_step": half["chain_steps"],
             "ergodicity": erg_step["chain_steps"] + erg_half["chain_steps"],

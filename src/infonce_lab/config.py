@@ -459,7 +459,7 @@ class S0ErgodicityConfig(_TimeAverage):
 class S0SgdConfig(_TimeAverage):
     """Paper §4: SGD with injected noise (P1 update, gradient error s·N(0, 1)) at η, η/2, η/4."""
 
-    chains: Annotated[int, Field(ge=4, multiple_of=2)] = 4096
+    chains: Annotated[int, Field(ge=4, multiple_of=2)] = 2048
     horizon: PosFloat = 600.0
     beta: PosFloat = 1.5
     eta: PosFloat = 0.05

@@ -491,6 +491,9 @@ def s0_rates(s0: dict[str, Any]) -> bytes:
         ax.axhline(line, color="k", lw=0.8, ls=":")
         ax.axvline(1.0, color="#999999", lw=0.8)
         ax.set_xscale("log")
+        ratios = [e["c_ratio"] for e in logs]
+        ax.set_xticks(ratios, [f"{r:g}" for r in ratios])
+        ax.minorticks_off()
         ax.set_xlabel("c/c*")
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=7)

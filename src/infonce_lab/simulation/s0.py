@@ -646,7 +646,7 @@ def run_s0(
                                                "gibbs_other_law")} | {
             q: {"step": c1[q], "half_step": c2[q]}
             for q in ("occupancy", "difference", "difference_other_law")}
-    sgd_cfg = {"beta": 1.5, "eta": 0.05, "grad_noise_sd": 1.3, "chains": 4096, "horizon": 600.0,
+    sgd_cfg = {"beta": 1.5, "eta": 0.05, "grad_noise_sd": 1.3, "chains": 2048, "horizon": 600.0,
                "burn_in": 100.0, "check_dt": check_dt} | dict(sgd or {})
     sgd_out = _sgd(sgd_cfg, a, [int(x) for x in ss[8:12]], dtype)
     lap("sgd")

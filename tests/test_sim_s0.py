@@ -12,7 +12,7 @@ import pytest
 import torch
 from scipy import integrate, linalg
 
-from infonce_lab.simulation.circle import run_circle
+from infonce_lab.simulation.angle_langevin import run_circle
 from infonce_lab.simulation.double_well import (
     double_well_barrier,
     double_well_barrier_numerical,

@@ -1,6 +1,6 @@
 """Simulations of the theory papers' claims (SPECS D–F), pure and vectorised over chains and
 particles: annealed Langevin dynamics on products of spheres (``langevin``), the S0 double well
-(``double_well``), its angle integrator on S¹ (``circle``) and experiment (``s0``), and trapping
+(``double_well``), its angle integrator on S¹ (``angle_langevin``) and experiment (``s0``), and trapping
 estimators (``trapping``); the InfoNCE landscape of S1
 (``landscape``), its watershed barriers and quenches (``barriers``) and the S1 trapping run
 (``s1``); Riemannian Hessians (``hessian``); large-N limits (``large_batch``); Gibbs equilibrium

@@ -52,7 +52,7 @@ from scipy.interpolate import CubicSpline
 
 from infonce_lab.evaluation.stats import TInference
 from infonce_lab.schedules import BetaGrowth, Cosine, Fixed, LogAnneal, Schedule
-from infonce_lab.simulation.circle import CircleRun, run_circle
+from infonce_lab.simulation.angle_langevin import CircleRun, run_circle
 from infonce_lab.simulation.double_well import (
     double_well_barrier,
     double_well_barrier_numerical,

@@ -14,6 +14,7 @@ from infonce_lab.aggregate import (
     metric_columns,
     paired_comparisons,
     select_on_validation,
+    selection_inflation,
     summarise,
     summarise_tails,
     summarise_text,
@@ -36,6 +37,7 @@ def main() -> None:
         raise ValueError(str(exc)) from None
     selection = select_on_validation(df, summary)
     au = alignment_uniformity(df)
+    inflation = selection_inflation(df)
     tails = summarise_tails(params)
     text_df = collect_text(params)
     text = summarise_text(text_df)
@@ -71,7 +73,8 @@ def main() -> None:
         write_text_atomic(tables / "text.csv", text_df.to_csv(index=False, float_format="%.6f"))
     write_json_atomic(Path("reports/summary.json"),
                       {"groups": summary, "paired": paired, "selection": selection, "tails": tails,
-                       "text": text, "alignment_uniformity": au})
+                       "text": text, "alignment_uniformity": au,
+                       "selection_inflation": inflation})
     for group, s in summary.items():
         m = s["linear.test_acc"]
         ci = "" if m["ci95"] is None else f" ± {m['ci95']:.4f}"

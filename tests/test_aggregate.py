@@ -77,15 +77,23 @@ def test_alignment_uniformity_fit_recovers_a_planted_plane_and_skips_other_kinds
     # a raw-pixel baseline far off the plane must not enter the fit
     rows.append({"encoder.kind": "raw_pixels", "encoder.dataset": "d", "geometry.alignment": 5.0,
                  "geometry.uniformity": 5.0, "linear.test_acc": 1.0, "knn.test_acc": 1.0})
-    out = alignment_uniformity(pd.DataFrame(rows))["d"]
-    assert out["n_encoders"] == 30 and out["n_random_init"] == 6
+    df = pd.DataFrame(rows)
+    df["group"] = [f"c{i % 10}" if k == "trained" else "ri" for i, k in enumerate(df["encoder.kind"])]
+    out = alignment_uniformity(df)["d"]
+    # the claim's fit: trained encoders only, clustered by configuration
+    assert out["n_encoders"] == 24 and out["n_random_init"] == 6
+    assert out["linear.test_acc"]["clusters"] == 8 and out["linear.test_acc"]["n"] == 24
     fit = out["linear.test_acc"]
     assert fit["alignment"]["ci_low"] < -0.3 < fit["alignment"]["ci_high"] < 0
     assert fit["uniformity"]["ci_low"] < -0.1 < fit["uniformity"]["ci_high"] < 0
     assert fit["r2"] > 0.99
-    ref = stats.spearmanr([r["geometry.uniformity"] for r in rows[:30]],
-                          [r["linear.test_acc"] for r in rows[:30]])
+    trained = [r for r in rows[:30] if r["encoder.kind"] == "trained"]
+    ref = stats.spearmanr([r["geometry.uniformity"] for r in trained],
+                          [r["linear.test_acc"] for r in trained])
     assert fit["uniformity"]["spearman"] == pytest.approx(ref.statistic)
-    # too few encoders for two slopes: the metric is left out, not fitted on nothing
-    small = alignment_uniformity(pd.DataFrame(rows[:3]))["d"]
-    assert small["n_encoders"] == 3 and "linear.test_acc" not in small
+    # the random inits enter only the labelled reference fit (one more cluster)
+    assert out["linear.test_acc.with_random_init"]["n"] == 30
+    assert out["linear.test_acc.with_random_init"]["clusters"] == 9
+    # too few configurations for clustered errors on two slopes: left out, not fitted on nothing
+    small = alignment_uniformity(df.iloc[:4])["d"]
+    assert "linear.test_acc" not in small

@@ -11,14 +11,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import NearestNeighbors
 
 from infonce_lab.data.datasets import stratified_split
-from infonce_lab.evaluation import (
-    alignment,
-    knn_accuracy,
-    linear_probe,
-    mean_ci,
-    topk_cosine,
-    uniformity,
-)
+from infonce_lab.evaluation.geometry import alignment, uniformity
+from infonce_lab.evaluation.knn import knn_accuracy, topk_cosine
+from infonce_lab.evaluation.probe import linear_probe
+from infonce_lab.evaluation.stats import mean_ci
 
 
 def test_topk_matches_sklearn_cosine_neighbours():
@@ -130,7 +126,7 @@ def test_batched_probes_equal_separate_probes(digits_splits):
 
 
 def test_knn_recall_matches_brute_force():
-    from infonce_lab.evaluation import knn_recall
+    from infonce_lab.evaluation.knn import knn_recall
 
     rng = np.random.default_rng(5)
     bl, ql = rng.integers(0, 6, 400), rng.integers(0, 6, 90)
@@ -148,7 +144,7 @@ def test_knn_recall_matches_brute_force():
 
 
 def test_effective_rank_reference_values():
-    from infonce_lab.evaluation import effective_rank
+    from infonce_lab.evaluation.geometry import effective_rank
 
     g = torch.Generator().manual_seed(0)
     x = torch.randn(400, 6, generator=g) * torch.tensor([3.0, 2.0, 1.0, 1.0, 0.5, 0.1])

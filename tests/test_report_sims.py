@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from infonce_lab.report import _legacy_rows
 from infonce_lab.report._legacy import (
     NOT_REPRODUCED,
     REPRODUCED,
@@ -495,13 +496,15 @@ def _context(sims: dict[str, Any] | None, figures: list[str]) -> dict[str, Any]:
             "selection": {}, "provenance": {"versions": {}, "timings": []}, "tails": None,
             "figures": {k: "QUJD" for k in figures} | {"temperature": "", "au_plane": "",
                                                        "accuracy": "", "training": ""},
-            "sims": sims}
+            "sims": sims,
+            "claim_rows": _legacy_rows.sims_rows(sims["verdicts"]) if sims else []}
 
 
 def test_section_renders_and_is_omitted_without_sims():
     sims = _all()
-    names = ["sim_s0_trap", "sim_s0_hazard", "sim_s1_trap", "sim_hessian", "sim_wang_isola",
-             "sim_large_batch", "sim_gibbs", "sim_modality_gap"]
+    # S1 and the Hessian render from report/sections/annealing_s1.py (its own tests)
+    names = ["sim_s0_trap", "sim_s0_hazard", "sim_wang_isola", "sim_large_batch", "sim_gibbs",
+             "sim_modality_gap"]
     html, md = render(_context(sims_context(sims, list(SIM_EXPERIMENTS)), names))
     title = "S0: annealing a double well with a known barrier"
     for text in (html, md):
@@ -518,7 +521,6 @@ def test_section_renders_and_is_omitted_without_sims():
         assert f"figures/{name}.png" in md
     # a "|" inside a Markdown cell is escaped, so every claim row keeps its five columns
     rows = [line for line in md.splitlines() if line.startswith("| S0 annealing")]
-    assert rows and all(line.replace("\\|", "").count("|") == 6 for line in rows)
+    assert rows and all(line.replace("\\|", "").count("|") == 7 for line in rows)
     html, md = render(_context(None, []))
     assert title not in html and title not in md
-    assert "not run: list experiments in simulation.experiments" in html

@@ -85,7 +85,7 @@ def test_text_context_renders_in_both_formats():
     png = text_figure(text, {})
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     html, md = render(_minimal_context(ctx, png))
-    assert "Sentence embeddings: unsupervised SimCSE" in html and "76.36" in html
+    assert "Sentence embeddings: unsupervised SimCSE" in html
     assert "| d-e-weince-s | trained | 2 | 59.00 ± 12.71 |" in md
 
 
@@ -96,31 +96,3 @@ def _minimal_context(text_ctx, png):
             "paired": {}, "selection": {}, "tails": None, "sims": None, "text": text_ctx,
             "verdicts": [], "comparison": [], "provenance": {"versions": {}, "timings": []},
             "study": {}, "runs": []}
-
-
-def test_accuracy_claims_orient_weince_first_and_list_the_papers_settings():
-    from infonce_lab.report.claims import NOT_RUN, accuracy_claims
-
-    diff = {"mean": -0.02, "std": 0.001, "n": 2, "ci95": 0.005}  # infonce − weince = −2 points
-    paired = {"digits-r/infonce_vs_weince@t/linear.test_acc":
-              {"a": "digits-r-infonce-t", "b": "digits-r-weince-t", "metric": "linear.test_acc",
-               "diff": diff, "p_value": 0.01},
-              "digits-r/infonce_vs_directau@t/linear.test_acc":
-              {"a": "x", "b": "y", "metric": "linear.test_acc", "diff": diff, "p_value": 0.01}}
-    rows = accuracy_claims(paired, {"infonce": "info_nce", "weince": "weince",
-                                    "directau": "direct_au"},
-                           {"digits": "digits"}, {"r": {"kind": "resnet_cifar"}})
-    ours = [r for r in rows if r["setting"].startswith("digits")]
-    assert len(ours) == 1 and ours[0]["ours"].startswith("+2.00 points ± 0.50")
-    assert ours[0]["verdict"] == "reproduced"
-    paper = [r for r in rows if r["setting"].endswith("(paper)")]
-    assert len(paper) == 7 and all(r["verdict"] == NOT_RUN for r in paper)
-    assert "+3.27 points (50.01 → 53.28)" in paper[0]["paper"]
-    # The paper's setting, once run, is compared with the paper's number instead.
-    paired = {"c100-r18/weince_vs_infonce@t/linear.test_acc":
-              {"a": "c", "b": "d", "metric": "linear.test_acc",
-               "diff": {"mean": -0.01, "std": 0.0, "n": 4, "ci95": 0.004}, "p_value": 0.01}}
-    rows = accuracy_claims(paired, {"infonce": "info_nce", "weince": "weince"},
-                           {"c100": "cifar100"}, {"r18": {"kind": "resnet", "depth": 18}})
-    assert rows[0]["paper"].startswith("+3.27") and rows[0]["verdict"] == "not reproduced"
-    assert len(rows) == 7

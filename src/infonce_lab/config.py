@@ -506,28 +506,50 @@ class S0Config(Strict):
 
 
 class S1Config(Strict):
-    """SPECS D.8 S1: InfoNCE on (S¹)^4 with two positive pairs, started in the interleaved trap."""
+    """SPECS D.8 S1: InfoNCE on (S¹)^4 with two positive pairs, started in the interleaved trap.
+
+    Each setting runs at dt_k = min(dt_max, h/(κ_s²β_k^p)) (p = 2 for P1, 1 for P2: the drift's
+    stiffness at the trap) and again at half of it; see ``simulation/s1.py``."""
 
     kappa_s: PosFloat = 1.0
     grid: Annotated[int, Field(ge=16, multiple_of=4)] = 128
     beta_bar: PosFloat = 20.0
     chains: Annotated[int, Field(ge=10)] = 200
-    dt: PosFloat = 1e-2
-    horizon: PosFloat = 200.0
+    dt_max: PosFloat = 1e-2
+    h_p1: PosFloat = 0.5
+    h_p2: PosFloat = 0.4
+    horizon: PosFloat = 100.0
+    horizon_p1: PosFloat = 5.0
+    first_check: PosFloat = 0.1
     c_ratios: Annotated[list[PosFloat], Field(min_length=1)] = [0.5, 1.0, 2.0]
-    sqrt_beta0: PosFloat = 1.0
+    sqrt_beta0: PosFloat | None = None  # None: c*, the critical log schedule's β(0)
     dynamics: Annotated[list[Dynamics], Field(min_length=1)] = ["P2", "P1"]
-    check_every: Annotated[int, Field(ge=1)] = 1000
     angle_sd: Annotated[float, Field(ge=0.0)] = 0.05
     seed: int = 0
 
+    @model_validator(mode="after")
+    def _horizons(self) -> S1Config:
+        if self.horizon_p1 > self.horizon:
+            raise ValueError(f"horizon_p1 ({self.horizon_p1}) must not exceed horizon ({self.horizon})")
+        if self.first_check > self.horizon_p1:
+            raise ValueError("first_check must not exceed horizon_p1")
+        return self
+
 
 class HessianConfig(Strict):
-    """SPECS D.6/D.8: the Riemannian Hessian formula vs finite differences; log‖H‖ vs log β."""
+    """SPECS D.6/D.8: the Riemannian Hessian formula vs finite differences (and at half the FD
+    step); log‖H‖ vs log β, asymptotically; Prop. C.2 against quenched minimizers; the escape
+    barrier against the number of negatives (App. A.2)."""
 
     n_random: Annotated[int, Field(ge=1)] = 100
     betas: Annotated[list[PosFloat], Field(min_length=2)] = [1, 2, 5, 10, 20, 50, 100, 200]
     seed: int = 0
+    margin_factor: PosFloat = 30.0
+    beta_cap: PosFloat = 1e4
+    c2_starts: Annotated[int, Field(ge=1)] = 200
+    c2_uniform: Annotated[int, Field(ge=1)] = 20_000
+    negatives_pairs: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [2, 3, 4]
+    negatives_beta_bar: PosFloat = 50.0
 
 
 class LargeBatchConfig(Strict):
@@ -567,19 +589,78 @@ class ModalityGapConfig(Strict):
     seed: int = 0
 
 
-Experiment = Literal["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap"]
+class PlackettLuceConfig(Strict):
+    """WEINCE Table 1 by Monte Carlo: winners of each index model against its closed-form link."""
+
+    candidates: Annotated[int, Field(ge=2)] = 16
+    sets: Annotated[int, Field(ge=1)] = 8
+    trials: Annotated[int, Field(ge=100)] = 50_000  # per set: DKW half-width ≈ 0.0076 at 8 sets
+    tau: PosFloat = 0.2      # Gumbel row: softmax(s/τ)
+    beta: PosFloat = 2.0     # Weibull row: (1 − s)^{−β}
+    alpha: PosFloat = 5.0    # Fréchet row: (1 + s)^α
+    wrong_exponent: PosFloat = 1.25  # control: the model's own link with its exponent × this
+
+    @field_validator("wrong_exponent")
+    @classmethod
+    def _wrong(cls, v: float) -> float:
+        if v == 1.0:
+            raise ValueError("must differ from 1 (the control scores winners against a wrong link)")
+        return v
+
+
+class LargeKConfig(Strict):
+    """WEINCE Thm 2.4: non-canonical utilities approach the tail-weight law as K grows."""
+
+    ks: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [2, 4, 16, 64, 256]
+    sets: Annotated[int, Field(ge=1)] = 4
+    trials: Annotated[int, Field(ge=100)] = 40_000
+    tau: PosFloat = 0.2      # the exponential-noise (Gumbel-domain) example U = s/τ + E
+
+
+class MismatchConfig(Strict):
+    """WEINCE Prop. C.3: certified bounds on min over τ̃ of the worst-set TV."""
+
+    candidates: Annotated[int, Field(ge=2)] = 16
+    sets: Annotated[int, Field(ge=1)] = 500
+    taus: Annotated[list[PosFloat], Field(min_length=1)] = [0.1, 0.2]
+    lambdas: list[Annotated[float, Field(gt=0.0, lt=1.0)]] = [0.33, 0.5]
+    gap: Annotated[float, Field(gt=0.0, le=0.01)] = 1e-4  # upper − lower bound at the end
+
+
+class LinkTheoryConfig(Strict):
+    """WEINCE §2.1–2.2, Table 1, Thm 2.4, Prop. C.3: link theory that needs no encoder."""
+
+    score_low: Annotated[float, Field(gt=-1.0, lt=1.0)] = -0.5
+    score_high: Annotated[float, Field(gt=-1.0, lt=1.0)] = 0.95
+    plackett_luce: PlackettLuceConfig = PlackettLuceConfig()
+    large_k: LargeKConfig = LargeKConfig()
+    mismatch: MismatchConfig = MismatchConfig()
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _range(self) -> LinkTheoryConfig:
+        if self.score_low >= self.score_high:
+            raise _KeyProblem("simulation.link_theory.score_low", self.score_low,
+                              f"below score_high ({self.score_high})")
+        return self
+
+
+Experiment = Literal["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap",
+                     "link_theory"]
 
 
 class SimulationConfig(Strict):
     """The simulate stage: one DVC stage instance per listed experiment (SPECS D, E, F.3)."""
 
-    experiments: list[Experiment] = ["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap"]
+    experiments: list[Experiment] = ["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap",
+                                     "link_theory"]
     s0: S0Config = S0Config()
     s1: S1Config = S1Config()
     hessian: HessianConfig = HessianConfig()
     large_batch: LargeBatchConfig = LargeBatchConfig()
     gibbs: GibbsConfig = GibbsConfig()
     modality_gap: ModalityGapConfig = ModalityGapConfig()
+    link_theory: LinkTheoryConfig = LinkTheoryConfig()
 
     @field_validator("experiments")
     @classmethod

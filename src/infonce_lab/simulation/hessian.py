@@ -357,14 +357,17 @@ def _fro(x: np.ndarray) -> np.ndarray:
 
 
 def formula_vs_fd(
-    z: np.ndarray, candidates: np.ndarray, positive: np.ndarray | int, beta: float
+    z: np.ndarray, candidates: np.ndarray, positive: np.ndarray | int, beta: float,
+    fd_scale: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Relative error ‖H_D.6 − H_FD‖_F/‖H_D.6‖_F per anchor, and a flag where the two D.6 terms
     cancel (‖H‖ < 1e-6 of their size, e.g. the S1 trap at β = 1, where H = 0 exactly): there a
-    relative error is meaningless and the error is measured against the terms' size instead."""
+    relative error is meaningless and the error is measured against the terms' size instead.
+    ``fd_scale`` multiplies the finite-difference step (0.5: the step-halving check)."""
     cov, lin = hessian_terms(z, candidates, positive, beta)
     h = cov + lin[..., None, None] * np.eye(cov.shape[-1])
-    err = _fro(h - fd_anchor_hessian(z, candidates, positive, beta))
+    step = fd_scale * default_step(beta, float(np.abs(np.asarray(candidates)).max()))
+    err = _fro(h - fd_anchor_hessian(z, candidates, positive, beta, h=step))
     size = _fro(cov) + np.abs(lin) * np.sqrt(cov.shape[-1])
     norm = _fro(h)
     cancel = norm < 1e-6 * size
@@ -391,7 +394,7 @@ def hessian_scaling(
     for cfg in configs:
         z, pairs = cfg.z, cfg.pairs
         others, pos = _anchor_candidates(z.shape[0], pairs)
-        full, anchor, rel_err, n_cancel, fit_ok = [], [], [], 0, []
+        full, anchor, rel_err, rel_err_half, n_cancel, fit_ok = [], [], [], [], 0, []
         for beta in betas:
             h_full = config_fd_hessian(z, pairs, beta)
             full.append(np.linalg.norm(h_full, 2))
@@ -399,6 +402,7 @@ def hessian_scaling(
             anchor.append(np.linalg.norm(h_formula, 2, axis=(-2, -1)))
             err, cancel = formula_vs_fd(z[pairs[:, 0]], z[others], pos, beta)
             rel_err.append(err)
+            rel_err_half.append(formula_vs_fd(z[pairs[:, 0]], z[others], pos, beta, 0.5)[0])
             n_cancel += int(cancel.sum())
             fit_ok.append(not cancel.any())
         full, anchor, rel_err = np.array(full), np.array(anchor), np.array(rel_err)
@@ -420,6 +424,7 @@ def hessian_scaling(
             "slope_anchor_max": _slope(betas[fit_ok], anchor.max(1)[fit_ok]),
             "slope_anchor_max_top": _slope(betas[-2:], anchor.max(1)[-2:]),
             "fd_rel_err_max": float(rel_err.max()),
+            "fd_rel_err_max_half": float(np.max(rel_err_half)),
             "fd_cancelled_blocks": n_cancel,
             "eig_full_at_max_beta": [float(eig_full[0]), float(eig_full[-1])],
             "eig_anchor_at_max_beta": [float(e) for e in np.linalg.eigvalsh(h_formula)[:, [0, -1]]
@@ -429,14 +434,61 @@ def hessian_scaling(
             "anchor_non_optimal": non_opt.tolist(),
             "decay_rate_full_top": float(-np.diff(np.log(full[-2:]))[0] / np.diff(betas[-2:])[0]),
             "min_margin": float(margin.min()),
+            "top2_margin": top2_margin(z, pairs),
         })
     return out
 
 
+def top2_margin(z: np.ndarray, pairs: np.ndarray) -> float:
+    """The smallest gap, over anchors, between the two most similar candidates: the softmax has
+    concentrated on one candidate once β·margin ≫ 1 (0 at a tie such as the S1 trap)."""
+    others, _ = _anchor_candidates(z.shape[0], pairs)
+    s = np.sort(np.einsum("pkd,pd->pk", z[others], z[pairs[:, 0]]), axis=-1)
+    return float((s[:, -1] - s[:, -2]).min())
+
+
+def asymptotic_scaling(
+    cfg: SphereConfig, beta_min: float, margin_factor: float, beta_cap: float
+) -> dict | None:
+    """‖H‖₂ of L (finite differences) at β₁ and 2β₁, β₁ = max(β_min, margin_factor/margin), and
+    the D.6 per-anchor blocks at β₁ against β₁·|s_ik* − s_ij| (SPECS D.7(iii)); None when β₁
+    would exceed ``beta_cap`` (a near-tie: not asymptotic within reach).
+
+    Where an anchor's two best candidates nearly tie, the β²·Cov term decays like β²e^{−β·margin}
+    and dominates ‖H‖ until β·margin is large, so a slope taken at a fixed β can be anything
+    (even negative) in between; at β₁ the softmax has concentrated to e^{−margin_factor}."""
+    m = top2_margin(cfg.z, cfg.pairs)
+    beta1 = max(beta_min, margin_factor / m) if m > 0 else np.inf
+    if beta1 > beta_cap:
+        return None
+    norms = [float(np.linalg.norm(config_fd_hessian(cfg.z, cfg.pairs, b), 2))
+             for b in (beta1, 2.0 * beta1)]
+    blocks = np.linalg.norm(config_anchor_hessians(cfg.z, cfg.pairs, beta1), 2, axis=(-2, -1))
+    gap = u0(cfg.z, cfg.pairs)
+    non_opt = gap > 0
+    return {"beta1": float(beta1), "margin": m, "slope": float(np.log2(norms[1] / norms[0])),
+            "coeff_ratio": (blocks[non_opt] / beta1 / gap[non_opt]).tolist()}
+
+
 def run_hessian(
-    n_random: int = 100, betas: Sequence[float] = (1, 2, 5, 10, 20, 50, 100, 200), seed: int = 0
+    n_random: int = 100,
+    betas: Sequence[float] = (1, 2, 5, 10, 20, 50, 100, 200),
+    seed: int = 0,
+    margin_factor: float = 30.0,
+    beta_cap: float = 1e4,
+    c2_starts: int = 200,
+    c2_uniform: int = 20_000,
+    negatives_pairs: Sequence[int] = (2, 3, 4),
+    negatives_beta_bar: float = 50.0,
 ) -> dict:
-    """SPECS D.8 Hessian test: (i) the S1 trap, (ii) random non-optimal (S²)^6, (iii) minimizers."""
+    """SPECS D.8 Hessian test: (i) the S1 trap, (ii) random non-optimal (S²)^6, (iii) minimizers;
+    with the finite-difference step halved as a check of the FD reference, the random
+    configurations' asymptotic slopes (:func:`asymptotic_scaling`), Prop. C.2 against quenched
+    minimizers (``minimizers``) and the escape barrier against the number of negatives
+    (``negatives``)."""
+    from infonce_lab.simulation.minimizers import run_prop_c2
+    from infonce_lab.simulation.negatives import run_negatives
+
     rng = np.random.default_rng(seed)
     special = [s1_trap(), s1_trap_perturbed(), s1_minimizer(), random_minimizer(rng=rng)]
     randoms = random_configs(n_random, rng=rng)
@@ -450,6 +502,13 @@ def run_hessian(
     gap = np.concatenate([np.array(r["anchor_gap"])[r["anchor_non_optimal"]] for r in res_random])
     ratio = coeff / gap
     near_one = float(np.mean(np.abs(slopes_top - 1) < 0.1))
+    asym = [asymptotic_scaling(c, float(max(betas)), margin_factor, beta_cap) for c in randoms]
+    kept = [a for a in asym if a is not None]
+    a_slopes = np.array([a["slope"] for a in kept])
+    a_ratio = np.concatenate([a["coeff_ratio"] for a in kept]) if kept else np.empty(0)
+    perturbed = next(r for r in res_special if r["name"] == "s1_trap_perturbed")
+    pert = asymptotic_scaling(special[1], float(max(betas)), margin_factor, beta_cap)
+    all_res = res_special + res_random
     return {
         "configs": res_special,
         "random": {
@@ -460,9 +519,30 @@ def run_hessian(
             "coeff_over_gap": _summary(ratio),
             "coeff_over_gap_within_1pct": float(np.mean(np.abs(ratio - 1) < 0.01)),
             "fd_rel_err_max": float(max(r["fd_rel_err_max"] for r in res_random)),
-            "per_config": [{k: r[k] for k in ("slope_full", "slope_full_top", "u0")}
-                           for r in res_random],
+            "per_config": [{k: r[k] for k in ("slope_full", "slope_full_top", "u0",
+                                              "top2_margin")} for r in res_random],
         },
+        "asymptotic": {
+            "margin_factor": margin_factor, "beta_cap": beta_cap,
+            "count": len(kept), "excluded": len(asym) - len(kept),
+            "slopes": a_slopes.tolist(),
+            "slope_min": float(a_slopes.min()) if kept else None,
+            "slope_max": float(a_slopes.max()) if kept else None,
+            "beta1_max": float(max(a["beta1"] for a in kept)) if kept else None,
+            "coeff_ratio_min": float(a_ratio.min()) if a_ratio.size else None,
+            "coeff_ratio_max": float(a_ratio.max()) if a_ratio.size else None,
+            "anchors": int(a_ratio.size),
+            "perturbed_trap": pert,
+            "perturbed_trap_slope_top": perturbed["slope_full_top"],
+        },
+        "fd": {
+            "rel_err_max": {"step": float(max(r["fd_rel_err_max"] for r in all_res)),
+                            "half_step": float(max(r["fd_rel_err_max_half"] for r in all_res))},
+            "step": "0.02/max(1, β·max|s|), Richardson-extrapolated central differences",
+            "configs": len(all_res), "betas": [float(b) for b in betas],
+        },
+        "prop_c2": run_prop_c2(starts=c2_starts, uniform=c2_uniform, seed=seed),
+        "negatives": run_negatives(negatives_pairs, negatives_beta_bar, seed=seed),
     }
 
 

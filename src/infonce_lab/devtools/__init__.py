@@ -1,0 +1,1 @@
+"""Tools that edit the repository (not the study's math): dvc.lock pruning."""

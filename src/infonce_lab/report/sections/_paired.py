@@ -1,0 +1,68 @@
+"""Shared by the sections that decide on paired comparisons over seeds (summary.json["paired"]):
+pick the pairs of two loss kinds, orient them first − second, and pool a setting's schedules as
+blocks (each seed's mean difference over the schedules, then a t-test over seeds)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from infonce_lab.evaluation.stats import TInference, block_pooled_difference
+from infonce_lab.report.paired import comparisons
+from infonce_lab.report.verdicts import Estimate
+
+POINTS = 100.0  # accuracies are fractions in the files and points on the page
+
+
+@dataclass(frozen=True)
+class OrientedPair:
+    setting: str          # "<dataset>-<backbone>"
+    shared: str           # the schedule both losses ran at
+    metric: str
+    first: str            # the loss of the first kind (e.g. the WEINCE entry)
+    second: str
+    t: TInference | None  # first − second over seeds
+    per_seed: dict[str, float]
+
+
+def oriented_pairs(paired: dict[str, Any], loss_kinds: dict[str, str], first: str, second: str,
+                   metrics: Iterable[str]) -> list[OrientedPair]:
+    """Every comparison of a ``first``-kind loss with a ``second``-kind loss on ``metrics``,
+    oriented first − second whichever order the study listed them in."""
+    wanted = set(metrics)
+    out = []
+    for c in comparisons(paired):
+        kinds = (loss_kinds.get(c.a), loss_kinds.get(c.b))
+        if set(kinds) != {first, second} or first == second or c.metric not in wanted:
+            continue
+        sign = 1.0 if kinds[0] == first else -1.0
+        t = TInference.from_json(c.pair["t"]) if c.pair.get("t") else None
+        if t is not None and sign < 0:
+            t = TInference(-t.mean, t.se, t.df, t.n)
+        per_seed = {k: sign * v for k, v in (c.pair.get("per_seed") or {}).items()}
+        a, b = (c.a, c.b) if sign > 0 else (c.b, c.a)
+        out.append(OrientedPair(c.setting, c.shared, c.metric, a, b, t, per_seed))
+    return out
+
+
+def pooled_over_schedules(pairs: list[OrientedPair]) -> dict[tuple[str, str, str, str],
+                                                                 TInference | None]:
+    """Per (setting, metric, first, second): the difference pooled over the schedules, seeds as
+    the unit (None with one seed or when the schedules ran different seeds)."""
+    blocks: dict[tuple[str, str, str, str], dict[str, dict[str, float]]] = defaultdict(dict)
+    for p in pairs:
+        blocks[(p.setting, p.metric, p.first, p.second)][p.shared] = p.per_seed
+    out: dict[tuple[str, str, str, str], TInference | None] = {}
+    for key, by_schedule in blocks.items():
+        try:
+            out[key] = block_pooled_difference(by_schedule)
+        except ValueError:
+            out[key] = None
+    return out
+
+
+def points(t: TInference | None, **kw: Any) -> Estimate:
+    """A paired accuracy difference in points, signed, two decimals."""
+    return Estimate.from_t(t, scale=POINTS, unit="points", digits=2, signed=True, **kw)

@@ -1,0 +1,98 @@
+"""Wang & Isola (2020, §5 and the essay's reading of it), measured on the study's encoders:
+accuracy falls with alignment *and* uniformity (a least-squares fit over the trained encoders,
+errors clustered by configuration; the random initialisations are a labelled reference), and
+optimising the two directly (DirectAU) is competitive with InfoNCE (non-inferiority, paired over
+seeds, pooled over schedules, Holm within the claim)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infonce_lab.report.sections._paired import oriented_pairs, points, pooled_over_schedules
+from infonce_lab.report.verdicts import (
+    Below,
+    Case,
+    ClaimRow,
+    Estimate,
+    NonInferior,
+    all_cases,
+    claim,
+    decide_family,
+    not_run_row,
+)
+
+SECTION = "au"
+METRICS = {"linear.test_acc": "linear probe", "knn.test_acc": "kNN"}
+# "Competitive": DirectAU at most one accuracy point below InfoNCE — the resolution at which the
+# paper's own tables separate methods (its CIs are ±0.2–0.3 points over 4 seeds; one point is
+# several times that, and well below the gains the contrastive papers report).
+NONINFERIORITY_POINTS = 1.0
+
+RULES = {
+    "plane_slope": Below(0.0, what="slope of accuracy on the coordinate"),
+    "direct_au": NonInferior(NONINFERIORITY_POINTS, unit="points", what="DirectAU − InfoNCE"),
+}
+
+PLANE_CLAIM = ("Accuracy falls with alignment and uniformity together: the best encoders sit "
+               "lowest-left in the plane (§5; the essay's 'both properties matter')")
+PLANE_QUANTITY = ("least squares of test accuracy on (alignment, uniformity) over the trained "
+                  "encoders (every seed), errors clustered by configuration (t with "
+                  "configurations − 1 df); both slopes must be negative")
+
+
+def _slope(block: dict[str, Any], name: str) -> Estimate:
+    b = block[name]
+    return Estimate(b["coef"], b["ci_low"], b["ci_high"], signed=True,
+                    note=f"Spearman ρ alone {b['spearman']:+.2f}")
+
+
+def plane_rows(au: dict[str, Any] | None) -> list[ClaimRow]:
+    rule = RULES["plane_slope"]
+    cases: list[Case] = []
+    for dataset, entry in (au or {}).items():
+        for metric, label in METRICS.items():
+            block = entry.get(metric)
+            if block is None:
+                continue
+            ref = entry.get(f"{metric}.with_random_init")
+            ref_text = "" if ref is None else (
+                f"; with the {entry['n_random_init']} random inits (reference, not the claim's "
+                f"data): {ref['alignment']['coef']:+.3f} and {ref['uniformity']['coef']:+.3f}, "
+                f"R² {ref['r2']:.2f}")
+            for coord in ("alignment", "uniformity"):
+                e = _slope(block, coord)
+                cases.append(Case(
+                    f"{dataset}, {label}: {coord} slope", f"{e}; R² {block['r2']:.2f}, "
+                    f"{entry['n_encoders']} encoders in {block['clusters']} configurations"
+                    + (ref_text if coord == "uniformity" else ""), rule.decide(e)))
+    if not cases:
+        return [not_run_row(SECTION, "Trained encoders", PLANE_CLAIM, PLANE_QUANTITY, rule,
+                            "≥ 4 trained configurations with alignment and uniformity")]
+    return [claim(SECTION, "Trained encoders", PLANE_CLAIM, PLANE_QUANTITY, rule, cases,
+                  combine=all_cases)]
+
+
+def direct_au_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[ClaimRow]:
+    rule = RULES["direct_au"]
+    text = ("Optimising alignment + uniformity directly is competitive with the contrastive loss "
+            "(§5, Table 1; DirectAU here)")
+    quantity = ("DirectAU − InfoNCE on the test split, paired over seeds: pooled over the "
+                "schedules (each seed's mean difference) and per schedule (Holm within the claim)")
+    pairs = oriented_pairs(paired, loss_kinds, "direct_au", "info_nce", METRICS)
+    if not pairs:
+        return [not_run_row(SECTION, "Paired over seeds", text, quantity, rule,
+                            "list an InfoNCE-kind and a direct_au-kind loss in study.losses")]
+    pooled = pooled_over_schedules(pairs)
+    pooled_cases = decide_family(
+        rule, [points(t) for t in pooled.values()],
+        [f"{s} {METRICS[m]}, pooled over schedules" for s, m, _, _ in pooled])
+    per = decide_family(rule, [points(p.t) for p in pairs],
+                        [f"{p.setting} {METRICS[p.metric]} @ {p.shared}" for p in pairs])
+    verdict = all_cases([c.verdict for c in pooled_cases])
+    return [claim(SECTION, "Paired over seeds", text, quantity, rule, pooled_cases + per,
+                  verdict=verdict, result="pooled: " + "; ".join(c.result for c in pooled_cases))]
+
+
+def claim_rows(au: dict[str, Any] | None, paired: dict[str, Any],
+               loss_kinds: dict[str, str]) -> list[ClaimRow]:
+    return plane_rows(au) + direct_au_rows(paired, loss_kinds)

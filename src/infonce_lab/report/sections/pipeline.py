@@ -1,0 +1,42 @@
+"""What every other number rests on: a trained encoder's frozen features beat those of the same
+network at its random initialisation (the run's own starting point, same seed) by more than the
+study's stated margin (``report.min_gain_over_random``), paired over seeds, Holm within the
+claim."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infonce_lab.evaluation.stats import TInference
+from infonce_lab.report.sections._paired import POINTS
+from infonce_lab.report.verdicts import Above, ClaimRow, Estimate, claim, decide_family, not_run_row
+
+SECTION, TOPIC = "pipeline", "Does contrastive pretraining learn anything?"
+METRICS = {"linear.test_acc": "linear probe", "knn.test_acc": "kNN"}
+DEFAULT_MARGIN = 0.10  # params.yaml report.min_gain_over_random
+
+
+def gain_rule(margin: float) -> Above:
+    return Above(POINTS * margin, unit="points", what="trained − its random init")
+
+
+RULES = {"gain_over_random": gain_rule(DEFAULT_MARGIN)}
+
+
+def claim_rows(summary: dict[str, dict[str, Any]], margin: float = DEFAULT_MARGIN
+               ) -> list[ClaimRow]:
+    rule = gain_rule(margin)
+    text = (f"Pretraining learns: frozen features of every trained configuration beat its own "
+            f"random initialisation by more than {POINTS * margin:g} points")
+    quantity = "trained − random init (same backbone and seed), test split, paired over seeds"
+    estimates, names = [], []
+    for group, s in summary.items():
+        for metric, gain in s.get("gain_over_random_init", {}).items():
+            t = TInference.from_json(gain["t"]) if gain.get("t") else None
+            estimates.append(Estimate.from_t(t, scale=POINTS, unit="points", digits=1,
+                                             signed=True))
+            names.append(f"{group}, {METRICS.get(metric, metric)}")
+    if not estimates:
+        return [not_run_row(SECTION, TOPIC, text, quantity, rule,
+                            "list random_init in study.baselines")]
+    return [claim(SECTION, TOPIC, text, quantity, rule, decide_family(rule, estimates, names))]

@@ -1,0 +1,56 @@
+"""Wang & Isola's empirical claims: the plane fit on trained encoders, DirectAU non-inferiority."""
+
+from __future__ import annotations
+
+from infonce_lab.evaluation.stats import t_mean
+from infonce_lab.report.sections.au_empirical import claim_rows, direct_au_rows, plane_rows
+from infonce_lab.report.verdicts import Estimate, Outcome
+
+FIXTURES = {
+    "plane_slope": (Estimate(-0.2, -0.3, -0.1), Estimate(0.1, 0.02, 0.18)),
+    "direct_au": (Estimate(-0.3, -0.8, 0.2), Estimate(-2.0, -3.0, -1.2)),
+}
+
+
+def _slope(coef: float, half: float) -> dict:
+    return {"coef": coef, "se": half / 2, "ci_low": coef - half, "ci_high": coef + half,
+            "p": 0.01, "spearman": -0.4, "spearman_p": 0.1}
+
+
+def _au(a, u, with_ref=True):
+    block = {"r2": 0.5, "dof": 8, "clusters": 9, "n": 18,
+             "alignment": _slope(*a), "uniformity": _slope(*u)}
+    entry = {"n_encoders": 18, "n_configurations": 9, "n_random_init": 2,
+             "linear.test_acc": block}
+    if with_ref:
+        entry["linear.test_acc.with_random_init"] = {**block, "r2": 0.9}
+    return {"digits": entry}
+
+
+def test_plane_needs_both_slopes_negative_on_trained_encoders():
+    assert plane_rows(_au((-0.2, 0.05), (-0.1, 0.05)))[0].verdict.outcome is Outcome.REPRODUCED
+    row = plane_rows(_au((-0.05, 0.09), (0.09, 0.07)))[0]  # the committed study's linear fit
+    assert row.verdict.outcome is Outcome.NOT_REPRODUCED
+    assert "random inits (reference" in row.cases[1].result
+    assert plane_rows(_au((-0.2, 0.3), (-0.1, 0.05)))[0].verdict.outcome is Outcome.INCONCLUSIVE
+    assert plane_rows(None)[0].verdict.outcome is Outcome.NOT_RUN
+
+
+def _pair(sched: str, diffs: dict[int, float]):
+    t = t_mean(list(diffs.values()))
+    return (f"digits-r/infonce_vs_directau@{sched}/linear.test_acc",
+            {"a": "a", "b": "b", "metric": "linear.test_acc", "diff": {"mean": t.mean},
+             "t": t.to_json(), "per_seed": {str(k): v for k, v in diffs.items()}})
+
+
+KINDS = {"infonce": "info_nce", "directau": "direct_au"}
+
+
+def test_direct_au_orientation_and_margin():
+    # the file holds InfoNCE − DirectAU; the claim reads DirectAU − InfoNCE
+    close = dict(_pair(s, {1: 0.002, 2: 0.001, 3: 0.003, 4: 0.002}) for s in ("f", "c"))
+    assert direct_au_rows(close, KINDS)[0].verdict.outcome is Outcome.REPRODUCED
+    far = dict(_pair(s, {1: 0.03, 2: 0.032, 3: 0.028, 4: 0.031}) for s in ("f", "c"))
+    row = direct_au_rows(far, KINDS)[0]
+    assert row.verdict.outcome is Outcome.NOT_REPRODUCED and row.result.startswith("pooled: -3.")
+    assert claim_rows(None, {}, KINDS)[-1].verdict.outcome is Outcome.NOT_RUN

@@ -1,0 +1,73 @@
+"""WEINCE's accuracy claims: the gain rule, pooling over schedules, Holm within the claim, and
+the selection-inflation row."""
+
+from __future__ import annotations
+
+import pytest
+
+from infonce_lab.evaluation.stats import t_mean
+from infonce_lab.report.sections.weince_accuracy import claim_rows, gain_rows, selection_row
+from infonce_lab.report.verdicts import Estimate, Outcome
+
+
+def _pts(lo: float, hi: float) -> Estimate:
+    return Estimate((lo + hi) / 2, lo, hi, unit="points")
+
+
+FIXTURES = {
+    "gain": (_pts(0.5, 2.5), _pts(-1.5, 0.6)),        # above 0 / excludes a 1-point gain
+    "selection": (_pts(0.1, 0.6), _pts(1.2, 2.0)),   # inflation below / above 1 point
+}
+
+
+def _pair(a: str, b: str, sched: str, diffs: dict[int, float], metric: str = "linear.test_acc"):
+    t = t_mean(list(diffs.values()))
+    return (f"digits-resnet_digits/{a}_vs_{b}@{sched}/{metric}",
+            {"a": f"x-{a}-{sched}", "b": f"x-{b}-{sched}", "metric": metric,
+             "diff": {"mean": t.mean}, "t": t.to_json(),
+             "per_seed": {str(k): v for k, v in diffs.items()}})
+
+
+KINDS = {"infonce": "info_nce", "weince": "weince", "directau": "direct_au"}
+
+
+def test_a_consistent_gain_is_reproduced_whichever_order_the_losses_are_listed():
+    gain = {1: 0.03, 2: 0.035, 3: 0.032, 4: 0.028}
+    paired = dict([_pair("infonce", "weince", "fixed", {k: -v for k, v in gain.items()}),
+                   _pair("weince", "infonce", "cosine", gain)])
+    row = gain_rows(paired, KINDS)[0]
+    assert row.verdict.outcome is Outcome.REPRODUCED
+    assert row.result.startswith("pooled: +3.")
+    names = [c.name for c in row.cases]
+    assert names[0].endswith("pooled over schedules") and any("@ fixed" in n for n in names)
+    assert all(c.verdict.outcome is Outcome.REPRODUCED for c in row.cases)
+    assert "Holm" in row.cases[1].p  # two per-schedule cases share the family
+
+
+def test_no_gain_is_not_reproduced_and_the_paper_settings_are_not_run():
+    paired = dict([_pair("weince", "infonce", s, {1: 0.001, 2: -0.002, 3: 0.0005, 4: -0.001})
+                   for s in ("fixed", "cosine")])
+    rows = gain_rows(paired, KINDS)
+    assert rows[0].verdict.outcome is Outcome.NOT_REPRODUCED
+    assert rows[1].verdict.outcome is Outcome.NOT_RUN and "paper_vision" in rows[1].verdict.why
+
+
+def test_two_seeds_that_disagree_are_inconclusive():
+    paired = dict([_pair("weince", "infonce", "fixed", {1: 0.05, 2: -0.02})])
+    assert gain_rows(paired, KINDS)[0].verdict.outcome is Outcome.INCONCLUSIVE
+
+
+def test_without_both_losses_every_claim_says_what_to_list():
+    rows = claim_rows({}, KINDS, None)
+    assert rows[0].verdict.outcome is Outcome.NOT_RUN and "study.losses" in rows[0].verdict.why
+    assert rows[-1].verdict.outcome is Outcome.NOT_RUN
+
+
+@pytest.mark.parametrize(("value", "lo", "hi", "expected"), [
+    (0.5, 0.1, 0.9, Outcome.REPRODUCED), (1.5, 1.2, 1.9, Outcome.NOT_REPRODUCED),
+    (0.9, 0.2, 1.6, Outcome.INCONCLUSIVE)])
+def test_selection_row(value, lo, hi, expected):
+    sel = {"inflation_points": {"value": value, "low": lo, "high": hi}, "rho": 0.7,
+           "sd_test": 0.008, "encoders": 18, "configurations": 9}
+    row = selection_row(sel)
+    assert row.verdict.outcome is expected and "ρ = 0.70" in row.result

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from infonce_lab.schedules import Fixed, LogAnneal
+from infonce_lab.schedules import Fixed
 from infonce_lab.simulation import (
     double_well_barrier,
     double_well_energy,
@@ -21,7 +21,6 @@ from infonce_lab.simulation import (
     escape_hazard_fit,
     in_trap_basin,
     langevin,
-    run_s0,
     trap_exponent,
     trap_probability,
     wilson_interval,
@@ -219,15 +218,3 @@ def test_trap_probability_limits():
     assert lo[-1] - 0.02 <= gibbs_trap <= hi[-1] + 0.02
     assert np.all(np.diff(hot.p_surv) <= 0) and np.all(hot.p_surv <= hot.p_trap)
     assert hot.times[-1] == pytest.approx(20.0) and hot.times.size == 101
-
-
-def test_run_s0_smoke():
-    res = run_s0(chains=40, horizon=1.0, c_ratios=(0.5, 2.0), checkpoints=(0.5, 1.0))
-    names = {"log_c0.5", "log_c2", "sqrt", "linear", "geometric", "cosine_T0.1", "cosine_T1"}
-    assert set(res.curves) == names
-    assert res.summary["c_star"] == pytest.approx(1 / 1.53125)
-    assert res.chain_steps == 40 * 100 * len(names)
-    cp = res.summary["checkpoints"]["log_c2"]
-    assert [c["t"] for c in cp] == pytest.approx([0.5, 1.0])
-    sched = LogAnneal(c=0.5 / 1.53125, K=math.e, time_per_step=1e-2, tau_max=1e6)
-    assert 1 / sched.tau(0) == pytest.approx(0.5 / 1.53125)  # β(0) = c·ln K = c

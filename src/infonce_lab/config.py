@@ -444,20 +444,84 @@ Dynamics = Literal["P1", "P2"]
 PosFloat = Annotated[float, Field(gt=0.0)]
 
 
+class S0ScheduleConfig(Strict):
+    """The fast schedules of S0 (SPECS D.5, D.8): β = β0 + r·√t, β0 + r·t, β0·r^t (capped at
+    beta_max) and cosine-τ from 1/β0 to τ_min over each horizon T_c, held there after; β0 = c*."""
+
+    sqrt_rate: PosFloat = 1.0
+    linear_rate: PosFloat = 0.5
+    geometric_rate: Annotated[float, Field(gt=1.0)] = 1.5
+    beta_max: PosFloat = 100.0
+    cosine_tau_min: PosFloat = 0.01
+    cosine_horizons: list[PosFloat] = [100.0, 1000.0]
+
+
+class _TimeAverage(Strict):
+    chains: Annotated[int, Field(ge=4, multiple_of=2)] = 512
+    horizon: PosFloat = 1000.0
+    burn_in: Annotated[float, Field(ge=0.0)] = 100.0
+
+    @model_validator(mode="after")
+    def _burn_in_inside(self) -> _TimeAverage:
+        if self.burn_in >= self.horizon:
+            raise ValueError(f"burn_in = {self.burn_in}: expected below horizon ({self.horizon})")
+        return self
+
+
+class S0ErgodicityConfig(_TimeAverage):
+    """Paper §3.1: at fixed β, time averages from both wells against the Gibbs mass of each
+    dynamics' stationary law (P2: exp(−β·U); P1: exp(−β²·U))."""
+
+    p2_beta: PosFloat = 2.25
+    p1_beta: PosFloat = 1.5
+
+
+class S0SgdConfig(_TimeAverage):
+    """Paper §4: SGD with injected noise (P1 update, gradient error s·N(0, 1)) at η, η/2, η/4."""
+
+    chains: Annotated[int, Field(ge=4, multiple_of=2)] = 2048
+    horizon: PosFloat = 600.0
+    beta: PosFloat = 1.5
+    eta: PosFloat = 0.05
+    grad_noise_sd: Annotated[float, Field(ge=0.0)] = 1.3
+
+
+class S0ArrheniusConfig(Strict):
+    """App. B.4: escape rates out of the trap at fixed β against Kramers–Arrhenius exp(−β·ΔE)."""
+
+    betas: Annotated[list[PosFloat], Field(min_length=2)] = [2.0, 3.0, 4.0]
+    chains: Annotated[int, Field(ge=10)] = 256
+    horizon: PosFloat = 400.0
+    transient: Annotated[float, Field(ge=0.0)] = 1.0
+
+
 class S0Config(Strict):
-    """SPECS D.8 S0: the double well on S¹ with a closed-form barrier (P2-type dynamics)."""
+    """SPECS D.8 S0: the double well on S¹ with a closed-form barrier, annealed (P2 by default),
+    every verdict quantity at dt and dt/2; fixed-β ergodicity and SGD against the SDE."""
 
     a: Annotated[float, Field(gt=0.0, lt=4.0)] = 0.5
-    chains: Annotated[int, Field(ge=10)] = 500
-    dt: PosFloat = 1e-2
-    horizon: PosFloat = 1000.0
+    chains: Annotated[int, Field(ge=10)] = 400
+    dt: PosFloat = 0.05
+    horizon: PosFloat = 10_000.0
     K: Annotated[float, Field(gt=1.0)] = math.e
     c_ratios: Annotated[list[PosFloat], Field(min_length=1)] = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0]
     fast: bool = True  # also the sqrt, linear, geometric and cosine-τ schedules
+    schedule: S0ScheduleConfig = S0ScheduleConfig()
     dynamics: Dynamics = "P2"
-    scheme: Literal["projected", "expmap"] = "projected"
-    check_every: Annotated[int, Field(ge=1)] = 10
+    check_dt: PosFloat = 0.5
+    freeze_crossings: PosFloat = 0.1
+    hazard_min_barrier: Annotated[float, Field(ge=0.0)] = 3.0
+    hazard_min_events: Annotated[int, Field(ge=1)] = 5
+    hazard_bins: Annotated[int, Field(ge=3)] = 12
     angle_sd: Annotated[float, Field(ge=0.0)] = 0.05
+    bootstrap: Annotated[int, Field(ge=100)] = 2000
+    curve_points: Annotated[int, Field(ge=2)] = 120
+    precision: Literal["float32", "float64"] = "float32"
+    scheme: Literal["lm", "em"] = "lm"
+    ergodicity: S0ErgodicityConfig = S0ErgodicityConfig()
+    arrhenius: S0ArrheniusConfig = S0ArrheniusConfig()
+    sgd: S0SgdConfig = S0SgdConfig()
+    workers: Annotated[int, Field(ge=1, le=2)] = 2
     seed: int = 0
 
 

@@ -1,9 +1,11 @@
 """Simulations of the theory papers' claims (SPECS D–F), pure and vectorised over chains and
 particles: annealed Langevin dynamics on products of spheres (``langevin``), the S0 double well
-(``double_well``) and trapping estimators (``trapping``); the InfoNCE landscape of S1
-(``landscape``; in angle coordinates of (S¹)^N, ``circle``), its watershed barriers and quenches
-(``barriers``) and the S1 trapping run (``s1``); Riemannian Hessians (``hessian``), Prop. C.2's
-minimizers (``minimizers``) and barriers against the number of negatives (``negatives``); large-N limits (``large_batch``); Gibbs equilibrium
+(``double_well``), its angle integrator on S¹ (``angle_langevin``) and experiment (``s0``), and
+trapping estimators (``trapping``); the InfoNCE landscape of S1 (``landscape``; in angle
+coordinates of (S¹)^N, ``circle``), its watershed barriers and quenches (``barriers``) and the S1
+trapping run (``s1``); Riemannian Hessians (``hessian``), Prop. C.2's minimizers (``minimizers``)
+and barriers against the number of negatives (``negatives``); large-N limits (``large_batch``);
+Gibbs equilibrium
 and the modality gap (``population``). ``experiments`` maps each simulate-stage experiment to
 its library call."""
 
@@ -25,11 +27,8 @@ from infonce_lab.simulation.langevin import LangevinResult, langevin, normalize,
 from infonce_lab.simulation.trapping import (
     ExponentFit,
     HazardFit,
-    S0Result,
     TrapCurve,
     escape_hazard_fit,
-    run_s0,
-    s0_schedules,
     trap_exponent,
     trap_probabilities,
     trap_probability,
@@ -45,7 +44,6 @@ __all__ = [
     "ExponentFit",
     "HazardFit",
     "LangevinResult",
-    "S0Result",
     "TrapCurve",
     "double_well_barrier",
     "double_well_energy",
@@ -60,8 +58,6 @@ __all__ = [
     "langevin",
     "normalize",
     "tangent",
-    "run_s0",
-    "s0_schedules",
     "trap_exponent",
     "trap_probabilities",
     "trap_probability",

@@ -13,10 +13,11 @@ c* = 1/ΔE (SPECS D.2 A5).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate
+from scipy import integrate, optimize
 
 
 def _check_a(a: float) -> None:
@@ -116,3 +117,68 @@ def double_well_trap_mass(beta_eff: float, a: float = 0.5) -> float:
     ts = double_well_barrier(a).theta_saddle
     probs = double_well_gibbs_bin_probs(np.array([-np.pi, -ts, ts, np.pi]), beta_eff, a)
     return float(probs[0] + probs[2])
+
+
+def double_well_curvatures(a: float = 0.5) -> tuple[float, float, float]:
+    """U''(θ) = 4 cos 2θ + a cos θ at the global minimum (4 + a), the trap (4 − a) and the saddles
+    (4 cos 2θ_s + a cos θ_s = a²/4 − 4, negative)."""
+    _check_a(a)
+    return 4.0 + a, 4.0 - a, a * a / 4.0 - 4.0
+
+
+def kramers_prefactor(a: float = 0.5, well: str = "trap") -> float:
+    """Kramers' escape rate r = A·exp(−β·ΔE) out of a well of the P2 dynamics dθ = −U′dt +
+    √(2/β)dW, over both saddles: A = 2·√(U″_well·|U″_saddle|)/(2π). Exact as β·ΔE → ∞ (the
+    relative correction is O(1/(β·ΔE)); tests hold it against the generator's spectral gap)."""
+    u_glob, u_trap, u_sad = double_well_curvatures(a)
+    curv = u_trap if well == "trap" else u_glob
+    return 2.0 * math.sqrt(curv * abs(u_sad)) / (2.0 * math.pi)
+
+
+def double_well_barrier_numerical(a: float = 0.5) -> dict[str, float]:
+    """The barrier out of the trap found numerically from U alone — the saddle as the root of U′ on
+    (π/2, π) by Brent's method, the trap minimum by bounded minimisation — independently of the
+    closed form of :func:`double_well_barrier` (the self-check compares the two)."""
+    _check_a(a)
+
+    def du(t: float) -> float:
+        return float(2.0 * np.sin(2.0 * t) + a * np.sin(t))
+
+    # U′ = sin θ·(4 cos θ + a) is > 0 just above 0 and < 0 just below π (0 < a < 4): one root.
+    theta_s = optimize.brentq(du, 1e-6, math.pi - 1e-6, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    res = optimize.minimize_scalar(lambda t: float(double_well_energy_theta(t, a)),
+                                   bounds=(theta_s, 2 * math.pi - theta_s), method="bounded",
+                                   options={"xatol": 1e-12})
+    u_s = float(double_well_energy_theta(theta_s, a))
+    return {"theta_saddle": float(theta_s), "theta_trap": float(res.x),
+            "delta_e": u_s - float(res.fun)}
+
+
+_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(96)
+
+
+def _log_well_integral(beta: np.ndarray, centre: float, half: float, curv: float, u_min: float,
+                       a: float) -> np.ndarray:
+    """log ∫ exp(−β(U − u_min)) over [centre − half, centre + half] for every β: Gauss–Legendre on
+    a window around the minimum that shrinks as 1/√β (14 Gaussian widths; beyond it the integrand
+    is below e^{-30} of its peak, since U − u_min ≥ 0.42·U″d²/2 inside a well), so the sharp peak at
+    large β is resolved as well as the broad integrand at small β."""
+    w = np.minimum(half, 14.0 / np.sqrt(np.maximum(beta, 1e-300) * curv))
+    x = centre + w[:, None] * _GL_NODES[None, :]
+    f = -beta[:, None] * (double_well_energy_theta(x, a) - u_min)
+    peak = f.max(axis=1, keepdims=True)
+    return (np.log(np.exp(f - peak) @ _GL_WEIGHTS) + peak[:, 0] + np.log(w))
+
+
+def double_well_log_trap_mass(beta_eff: np.ndarray | float, a: float = 0.5) -> np.ndarray | float:
+    """log of the Gibbs mass of the trap basin under ∝ exp(−β_eff·U), vectorised over β_eff and
+    accurate from β_eff → 0 to β_eff in the thousands (log space: no underflow); the same quantity
+    as :func:`double_well_trap_mass`, which integrates each β with adaptive quadrature."""
+    bar = double_well_barrier(a)
+    b = np.atleast_1d(np.asarray(beta_eff, dtype=np.float64))
+    u_glob, u_trap, _ = double_well_curvatures(a)
+    ts = bar.theta_saddle
+    log_t = _log_well_integral(b, math.pi, math.pi - ts, u_trap, bar.u_trap, a) - b * (bar.u_trap - bar.u_global)
+    log_g = _log_well_integral(b, 0.0, ts, u_glob, bar.u_global, a)
+    out = (log_t - np.logaddexp(log_t, log_g)).reshape(np.shape(beta_eff))
+    return out if np.ndim(beta_eff) else float(out)

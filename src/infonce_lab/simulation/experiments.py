@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from infonce_lab.config import (
     GibbsConfig,
     HessianConfig,
@@ -24,29 +22,9 @@ from infonce_lab.config import (
 
 
 def s0(cfg: S0Config) -> dict[str, Any]:
-    from infonce_lab.simulation.s1 import _curve_json
-    from infonce_lab.simulation.trapping import run_s0
+    from infonce_lab.simulation.s0 import run_s0
 
-    res = run_s0(**cfg.model_dump())
-    return {**res.summary, "curves": [_thin(_curve_json(c)) for c in res.curves.values()],
-            "chain_steps": res.chain_steps}
-
-
-def _thin(curve: dict[str, Any], points: int = 200) -> dict[str, Any]:
-    """Keep ~``points`` check times, log-spaced, first and last included: the curves are for
-    log-time plots, and all 10⁴ checks of the default run would make a 20 MB git-tracked file.
-    Every fit in the summary is computed from the full curves before thinning."""
-    n = len(curve["t"])
-    keep = np.unique(np.r_[0, np.round(np.geomspace(1, n - 1, points)).astype(int)]) if n > points else np.arange(n)
-
-    def pick(v: Any) -> Any:
-        if isinstance(v, list) and len(v) == n:
-            return [v[i] for i in keep]
-        if isinstance(v, list) and v and isinstance(v[0], list):
-            return [pick(x) for x in v]
-        return v
-
-    return {k: pick(v) for k, v in curve.items()}
+    return run_s0(**cfg.model_dump())
 
 
 def s1(cfg: S1Config) -> dict[str, Any]:

@@ -10,7 +10,6 @@ import typer
 
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.io import atomic_dir, read_json, write_bytes_atomic, write_text_atomic
-from infonce_lab.report import _legacy_rows
 from infonce_lab.report.figures import (
     accuracy_bars,
     alignment_uniformity_plane,
@@ -18,8 +17,10 @@ from infonce_lab.report.figures import (
     sim_figures,
     tail_figures,
     temperature_curves,
+    text_figure,
     training_curves,
 )
+from infonce_lab.report.loaders import load_sims, representative_plots
 from infonce_lab.report.render import (
     build_context,
     load_curves,
@@ -30,23 +31,17 @@ from infonce_lab.report.render import (
     stage_timings,
 )
 from infonce_lab.report.sections import (
+    annealing_s0,
     annealing_s1,
     au_empirical,
+    geometry,
     paper_scale,
     pipeline,
     weince_accuracy,
+    weince_tails,
+    weince_text,
     weince_theory,
 )
-from infonce_lab.report.sims import (
-    SIM_TITLES,
-    load_sims,
-    sims_context,
-)
-from infonce_lab.report.tails import (
-    representative_plots,
-    tails_context,
-)
-from infonce_lab.report.text import text_context, text_figure
 
 app = typer.Typer(add_completion=False)
 
@@ -73,63 +68,62 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
     lam = lambda_curves(curves)
     if lam is not None:
         figures["lambda"] = lam
-    # Summaries written before the diagnose stage existed have no "tails": omit the section.
+    kinds = {n: c.kind for n, c in params.losses.items()}
+    placements = list(params.tails.link.placements)
+    # Summaries written before the diagnose stage existed have no "tails": the rows read 'not run'.
     tails = full.get("tails")
-    tails_ctx = None
     noise_path = out / "tails" / "noise_floor.json"
     noise = read_json(noise_path) if noise_path.is_file() else None
     if noise is None:
         print(f"note: {noise_path} missing; noise-floor figure and verdict omitted")
+    representative = None
     if tails:
-        placements = list(params.tails.link.placements)
         representative = representative_plots(out / "tails" / "plots", run_ids)
         if representative is None:
             print(f"note: no plots file in {out / 'tails' / 'plots'}; per-run tail figures omitted")
         figures.update(tail_figures(tails, placements[0], representative, noise))
-        tails_ctx = tails_context(tails, noise, placements, representative)
-    # Simulations: whichever listed experiments have a file; none at all omits the section.
+    # Simulations: whichever listed experiments have a file; a missing one's claims read 'not run'.
     listed = list(params.simulation.experiments)
     sims = load_sims(out / "sims", listed)
     missing = [e for e in listed if e not in sims]
-    if not sims:
-        print(f"note: no simulation files in {out / 'sims'}; simulations section omitted")
-    elif missing:
+    if missing:
         print(f"note: no {out / 'sims'} file for {', '.join(missing)}; their claims read 'not run'")
     figures.update(sim_figures(sims))
-    text_ctx = text_context(
-        full.get("text"),
-        {n: params.text.datasets[n].kind for n in params.text.study.datasets},
-        {n: params.text.encoders[n].source for n in params.text.study.encoders},
-        {n: params.losses[n].kind for n in params.text.study.losses})
-    if text_ctx is None:
-        print("note: no text results in the summary; text section omitted")
-    else:
+    text = full.get("text")
+    text_args = {
+        "losses": {n: c.model_dump() for n, c in params.losses.items()},
+        "taus": {n: float(c.tau) for n, c in params.schedules.items() if c.kind == "fixed"}}
+    if text and text.get("groups"):
         text_curves = load_curves(out / "text" / "train", [r.id for r in params.text_runs()])
-        figures["text"] = text_figure(full["text"], text_curves)
+        figures["text"] = text_figure(text, text_curves)
+    else:
+        print("note: no text results in the summary; their claims read 'not run'")
     with atomic_dir(out / "figures") as fig_dir:
         for name, png in figures.items():
             write_bytes_atomic(fig_dir / f"{name}.png", png)
     context = build_context(params, summary, figures, train_dir)
-    context["paired"] = full.get("paired", {})
-    kinds = {n: c.kind for n, c in params.losses.items()}
     paired = full.get("paired", {})
+    context["paired"] = paired
     context["selection"] = full.get("selection", {})
-    context["tails"] = tails_ctx
-    # Experiments whose claims a section module decides; the rest still go through report/sims.py.
-    converted = {"s1", "hessian", "link_theory"}
-    context["sims"] = sims_context({e: s for e, s in sims.items() if e not in converted},
-                                   [e for e in listed if e not in converted])
+    context["tails"] = weince_tails.context(tails, kinds, placements)
+    context["tails_representative"] = representative
+    context["text"] = weince_text.context(
+        text, kinds, **text_args,
+        datasets={n: params.text.datasets[n].kind for n in params.text.study.datasets},
+        encoders={n: params.text.encoders[n].source for n in params.text.study.encoders})
+    context["s0"] = annealing_s0.context(sims)
     context["s1ctx"] = annealing_s1.context(sims)
-    context["text"] = text_ctx
+    context["geometry"] = geometry.context(sims)
     context["theory"] = weince_theory.context(sims.get("link_theory"), noise)
     context["claim_rows"] = (
         weince_accuracy.claim_rows(paired, kinds, full.get("selection_inflation"))
-        + _legacy_rows.text_rows((text_ctx or {}).get("claims", []))
-        + _legacy_rows.tails_rows((tails_ctx or {}).get("verdicts", []))
+        + weince_text.claim_rows(text, kinds, **text_args, dataset_kinds={
+            n: c.kind for n, c in params.text.datasets.items()})
+        + weince_tails.claim_rows(tails, kinds, placements)
         + weince_theory.claim_rows(sims.get("link_theory"), noise)
+        + annealing_s0.claim_rows(sims)
         + annealing_s1.claim_rows(sims)
-        + _legacy_rows.sims_rows([r for r in (context["sims"] or {}).get("verdicts", [])
-                                  if r["experiment"] not in {SIM_TITLES.get(e) for e in converted}])
+        + geometry.claim_rows(sims)
         + au_empirical.claim_rows(full.get("alignment_uniformity"), paired, kinds)
         + pipeline.claim_rows(summary, params.report.min_gain_over_random)
         + paper_scale.claim_rows())

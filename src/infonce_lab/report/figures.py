@@ -383,6 +383,37 @@ def tail_figures(tails: dict[str, Any], placement: str, representative: dict[str
     return figures
 
 
+# ------------------------------------------------------------------------- sentence embeddings
+def text_figure(text: dict[str, Any], curves: dict[str, dict[str, pd.DataFrame]]) -> bytes:
+    """Left: STS Spearman per configuration (95% t-interval over seeds); right: training loss."""
+    groups = text["groups"]
+    names = list(groups)
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 0.5 * len(names) + 2.2))
+    colors = {"trained": "#1f77b4", "untuned": "#ff7f0e", "tfidf": "#7f7f7f"}
+    means = [groups[g]["sts.test_spearman"]["mean"] for g in names]
+    errs = [groups[g]["sts.test_spearman"]["ci95"] or 0.0 for g in names]
+    ax.barh(range(len(names)), means, xerr=errs, capsize=3,
+            color=[colors.get(groups[g]["kind"], "#333") for g in names])
+    for i, m in enumerate(means):
+        ax.text(m, i, f" {m:.1f}", va="center", fontsize=8)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("Spearman × 100 (cosine vs gold)")
+    ax.set_title("STS test Spearman", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    for label, series in _by_group(curves, "loss").items():
+        ax2.plot(series["step"], series["value"], label=label.split("-", 1)[-1])
+    ax2.set_xlabel("step")
+    ax2.set_ylabel("training loss")
+    if curves:  # InfoNCE at τ = 0.05 sits orders of magnitude below WEINCE
+        ax2.set_yscale("log")
+    ax2.set_title("Unsupervised SimCSE: loss per step (mean over seeds)", fontsize=10)
+    if curves:
+        ax2.legend(fontsize=7)
+    ax2.grid(alpha=0.3)
+    return _png(fig)
+
+
 # ---------------------------------------------------------------------------------- simulations
 def _positive_t(curve: dict[str, Any]) -> tuple[list[float], list[float], list[float], list[float]]:
     """(t, P_trap, Wilson low, Wilson high) at t > 0: the log time axis has no t = 0."""
@@ -1007,7 +1038,21 @@ SIM_FIGURES = {
 
 
 def sim_figures(sims: dict[str, dict[str, Any]]) -> dict[str, bytes]:
-    """Every simulation figure whose experiment has a file, keyed by figure name."""
-    drawn = {name: draw(sims[exp]) for exp, figs in SIM_FIGURES.items() if exp in sims
-             for name, draw in figs.items()}
-    return {name: png for name, png in drawn.items() if png is not None}
+    """Every simulation figure whose experiment has a file, keyed by figure name. A file written
+    by an older simulate stage lacks keys a figure reads: that figure is left out with a note
+    (the section's rows say to re-run the experiment)."""
+    out: dict[str, bytes] = {}
+    for exp, figs in SIM_FIGURES.items():
+        if exp not in sims:
+            continue
+        for name, draw in figs.items():
+            try:
+                png = draw(sims[exp])
+            except KeyError as e:
+                plt.close("all")
+                print(f"note: reports/sims/{exp}.json has no {e}; figure {name} omitted "
+                      f"(re-run simulate@{exp})")
+                continue
+            if png is not None:
+                out[name] = png
+    return out

@@ -17,9 +17,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from infonce_lab.config import Params, params_hash
 from infonce_lab.evaluation.stats import holm
 from infonce_lab.io import read_json
-from infonce_lab.report._legacy import fmt_ci, fmt_p
 from infonce_lab.report.paired import comparisons
-from infonce_lab.report.verdicts import ClaimRow, Outcome, md_cell, verdict_class
+from infonce_lab.report.verdicts import ClaimRow, Outcome, fmt_p, md_cell, verdict_class
 
 PACKAGES = ("infonce-lab", "torch", "torchvision", "numpy", "scipy", "scikit-learn", "pandas",
             "dvc", "dvclive", "pydantic", "matplotlib", "transformers", "gensim",
@@ -27,6 +26,15 @@ PACKAGES = ("infonce-lab", "torch", "torchvision", "numpy", "scipy", "scikit-lea
 
 
 PIPELINE_OUTPUTS = ("reports", "dvc.lock")
+
+
+def fmt_ci(m: dict[str, Any] | None, digits: int = 3) -> str:
+    """A summary.json metric ({"mean", "ci95"}) as "mean ± half-width" (the page's ``ci`` filter)."""
+    if m is None:
+        return "—"
+    if m.get("ci95") is None:
+        return f"{m['mean']:.{digits}f}"
+    return f"{m['mean']:.{digits}f} ± {m['ci95']:.{digits}f}"
 
 
 def load_curves(train_dir: Path, run_ids: list[str]) -> dict[str, dict[str, pd.DataFrame]]:

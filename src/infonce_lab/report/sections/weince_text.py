@@ -340,9 +340,13 @@ COLUMNS = [(METRIC, "STS Spearman×100", 2), ("linear.test_acc", "probe test", 3
 
 def context(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], *,
             losses: dict[str, dict[str, Any]] | None = None,
-            taus: dict[str, float] | None = None) -> dict[str, Any] | None:
+            taus: dict[str, float] | None = None,
+            datasets: dict[str, str] | None = None,
+            encoders: dict[str, str] | None = None) -> dict[str, Any] | None:
     """The table of configurations (loss, candidate set, the temperature each run trains at —
-    WEINCE's effective one measured — and the metrics) and every paired STS comparison."""
+    WEINCE's effective one measured — and the metrics) and every paired STS comparison.
+    ``datasets`` (name → kind) and ``encoders`` (name → source) are passed through for the
+    narrative, as ``datasets`` and ``encoders``."""
     text = text_summary or {}
     groups = text.get("groups", {})
     if not groups:
@@ -369,4 +373,4 @@ def context(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], *,
     pairs = [{"comparison": name, "a": p["a"], "b": p["b"], "result": str(_difference(p)),
               "per_seed": p.get("per_seed", {})} for name, p in text.get("paired", {}).items()]
     return {"rows": rows, "columns": COLUMNS, "paired": pairs, "paper": PAPER,
-            "note": LEE_NOT_STSB}
+            "note": LEE_NOT_STSB, "datasets": dict(datasets or {}), "encoders": dict(encoders or {})}

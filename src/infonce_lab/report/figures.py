@@ -429,58 +429,6 @@ def _trap_band(ax: plt.Axes, curve: dict[str, Any], color: Any, label: str, **st
     ax.fill_between(t, lo, hi, color=color, alpha=0.15, lw=0)
 
 
-def s0_trap_curves(s0: dict[str, Any]) -> bytes:
-    """S0: P_trap(t) with Wilson 95% bands per schedule (log time axis): log schedules coloured by
-    c/c* with the Gibbs trap mass at β(t) at the checkpoints (squares), fast schedules beside."""
-    fits = s0["log_fits"]
-    curves = {c["name"]: c for c in s0["curves"]}
-    log_names = [n for n in fits if n in curves]
-    fast_names = [n for n in curves if n not in fits]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
-    cmap = plt.get_cmap("viridis")
-    ax = axes[0]
-    for i, name in enumerate(log_names):
-        colour = cmap(i / max(len(log_names) - 1, 1))
-        f = fits[name]
-        _trap_band(ax, curves[name], colour, f"c/c* = {f['c_ratio']:g}")
-        cps = s0["checkpoints"][name]
-        ax.plot([c["t"] for c in cps], f["gibbs_trap_mass"], "s", ms=5, mfc="none", color=colour)
-    ax.plot([], [], "s", ms=5, mfc="none", color="k", label="Gibbs trap mass at β(t)")
-    ax.set_title(f"log schedules β = c·ln(t+K), c* = {s0['c_star']:.3f}", fontsize=10)
-    ax = axes[1]
-    for i, name in enumerate(fast_names):
-        _trap_band(ax, curves[name], f"C{i}", name)
-    ax.set_title("fast schedules", fontsize=10)
-    for ax in axes:
-        ax.set_xscale("log")
-        ax.set_xlabel("time t")
-        ax.set_ylim(-0.02, 1.02)
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
-    axes[0].set_ylabel("P_trap(t) (Wilson 95% band)")
-    fig.suptitle(f"S0, {s0['chains']} chains per schedule, {s0['dynamics']} dynamics", fontsize=9)
-    fig.tight_layout()
-    return _png(fig)
-
-
-def s0_hazard_slopes(s0: dict[str, Any]) -> bytes:
-    """S0: the fitted escape-hazard slope (± 2 s.e.) against c/c*, with the prediction −c/c*."""
-    fits = [f for f in s0["log_fits"].values() if f["hazard"] is not None]
-    ratios = [f["c_ratio"] for f in s0["log_fits"].values()]
-    fig, ax = plt.subplots(figsize=(6.0, 4.0))
-    ax.errorbar([f["c_ratio"] for f in fits], [f["hazard"]["slope"] for f in fits],
-                yerr=[2 * f["hazard"]["stderr"] for f in fits], fmt="o", color="C0", capsize=3,
-                label="fitted slope ± 2 s.e.")
-    xs = [0.0, max(ratios) * 1.05]
-    ax.plot(xs, [-x for x in xs], "k:", lw=1.2, label="prediction −c/c*")
-    ax.axvline(1.0, color="#999999", lw=0.8)
-    ax.set_xlabel("c/c*")
-    ax.set_ylabel("slope of log hazard vs log(t+K)")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
-    return _png(fig)
-
-
 def _ci_bar(ax: plt.Axes, x: float, est: dict[str, Any] | None, **style: Any) -> None:
     """One estimate (results-file convention) as a point with its 95% interval; nothing if
     undefined."""
@@ -776,64 +724,6 @@ def large_batch_consistency(lb: dict[str, Any]) -> bytes:
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
     fig.tight_layout()
-    return _png(fig)
-
-
-def gibbs_masses(g: dict[str, Any]) -> bytes:
-    """Mass within the wells' radius against τ: trained particles (mean ± SEM, seeds as dots) per
-    KDE bandwidth against the Gibbs law (± Monte-Carlo SE); grey: the uniform law's mass."""
-    fig, ax = plt.subplots(figsize=(7.0, 4.2))
-    ax.errorbar(g["tau"], g["gibbs_mass"], yerr=[2 * s for s in g["gibbs_se"]], fmt="k-",
-                lw=1.6, capsize=2, label="Gibbs law ρ* ∝ exp(−U/τ) (± 2 MC s.e.)", zorder=3)
-    for i, b in enumerate(g["by_bandwidth"]):
-        colour = f"C{i}"
-        ax.errorbar(b["tau"], b["trained_mean"], yerr=b["trained_sem"], fmt="o--", ms=4,
-                    capsize=2, color=colour, label=f"trained, h = {b['h']:g}")
-        for t, seeds in zip(b["tau"], b["trained_per_seed"], strict=True):
-            ax.plot([t] * len(seeds), seeds, ".", ms=3, color=colour, alpha=0.5)
-        parted = [(t, m) for t, m in zip(b["tau"], b["trained_mean"], strict=True)
-                  if t in b["parted_at_tau"]]
-        if parted:
-            ax.plot(*zip(*parted, strict=True), "o", ms=11, mfc="none", color="C3")
-    ax.plot([], [], "o", ms=11, mfc="none", color="C3", label="parted (> tol, > 3 SE)")
-    ax.axhline(g["uniform_mass"], color="#999999", lw=0.8, label="uniform law")
-    ax.set_xscale("log")
-    ax.invert_xaxis()  # colder to the right
-    ax.set_xlabel("temperature τ")
-    ax.set_ylabel(f"mass within geodesic radius {g['radius']:g} of a well")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3, which="both")
-    return _png(fig)
-
-
-def modality_gap_curves(mg: dict[str, Any]) -> bytes:
-    """D_sym against σ_mis on a log axis: mean ± SEM (as published), the median, the mean over
-    non-collapsed seeds, every seed as a dot and the outliers marked by their diagnosis."""
-    sig = mg["sigma_mis"]
-    fig, ax = plt.subplots(figsize=(7.0, 4.2))
-    for s, seeds in zip(sig, mg["d_sym_per_seed"], strict=True):
-        ax.plot([s] * len(seeds), seeds, ".", ms=4, color="#777777", alpha=0.6)
-    ax.plot([], [], ".", color="#777777", label="seeds")
-    # outliers split by the file's collapse flag: the diagnosis is visible at a glance
-    for collapsed, marker, colour, label in ((True, "o", "C3", "outlier, collapsed encoder"),
-                                             (False, "D", "C4", "outlier, not collapsed")):
-        pts = [(o["sigma_mis"], o["d_sym"]) for o in mg["outliers"]
-               if mg["collapsed_per_seed"][sig.index(o["sigma_mis"])][o["seed"]] == collapsed]
-        if pts:
-            ax.plot(*zip(*pts, strict=True), marker, ms=9, mfc="none", color=colour, label=label)
-    ax.errorbar(sig, mg["d_sym_mean"], yerr=mg["d_sym_sem"], fmt="s-", ms=4, capsize=2,
-                color="C0", label="mean ± SEM (as published)")
-    ax.plot(sig, mg["d_sym_median"], "o-", ms=4, color="C2", label="median")
-    clean = [(s, m) for s, m in zip(sig, mg["d_sym_mean_non_collapsed"], strict=True)
-             if m is not None]
-    if clean:
-        ax.plot(*zip(*clean, strict=True), "^--", ms=4, color="C1",
-                label="mean, collapsed seeds left out")
-    ax.set_yscale("log")
-    ax.set_xlabel("σ_mis (compatibility perturbation)")
-    ax.set_ylabel("D_sym = KL(p‖q) + KL(q‖p)")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3, which="both")
     return _png(fig)
 
 

@@ -156,10 +156,6 @@ def _log_name(entry: dict[str, Any]) -> str:
     return f"log, c/c* = {entry['c_ratio']:g}"
 
 
-def _last(d: dict[str, Any]) -> Any:
-    return d[list(d)[-1]]
-
-
 def _gibbs_text(entry: dict[str, Any], ends: list[float]) -> str:
     t = f"{ends[-1]:g}"
     occ = _est(entry["occupancy"]["step"].get(t), digits=3)

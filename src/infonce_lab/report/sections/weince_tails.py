@@ -232,10 +232,6 @@ def _seed_value(group: Mapping[str, Any], epoch: int, key: str, seed: str) -> An
     return _values(group, epoch, key).get(seed)
 
 
-def _seeds(group: Mapping[str, Any], epoch: int, key: str) -> list[str]:
-    return sorted(_values(group, epoch, key), key=int)
-
-
 def combine(values: Mapping[str, SeedValue], **fmt: Any) -> Estimate:
     """A configuration's estimate from its runs.
 

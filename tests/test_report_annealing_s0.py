@@ -215,7 +215,9 @@ def test_swapping_the_labels_of_c_0_25_and_c_1_5_flips_both_verdicts():
     rows = _rows(s0)
     for key in ("log_slow_converges", "log_fast_traps"):
         v = rows[key].verdict
-        assert v.outcome is Outcome.NOT_REPRODUCED and "1 of" in v.why, (key, v)
+        assert v.outcome is Outcome.NOT_REPRODUCED, (key, v)
+    # c/c* = 0.25 is one case of several below c*; c/c* = 1.5 may be the one testable case above
+    assert "1 of" in rows["log_slow_converges"].verdict.why
 
 
 def test_a_half_step_that_moves_the_estimate_is_not_converged():

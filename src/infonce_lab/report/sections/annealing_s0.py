@@ -311,6 +311,9 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     return rows
 
 
+SCHEMES = {"lm": "Leimkuhler–Matthews", "em": "Euler–Maruyama"}
+
+
 def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     """Numbers for the section's narrative table (one row per schedule), the ergodicity and SGD
     tables, and the cost; None without the S0 file."""
@@ -335,6 +338,7 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
         table.append(r)
     return {"a": s0["a"], "delta_e": s0["delta_e"], "c_star": s0["c_star"], "chains": s0["chains"],
             "horizon": s0["horizon"], "K": s0["K"], "dynamics": s0["dynamics"],
+            "scheme": SCHEMES.get(s0.get("scheme"), s0.get("scheme")),
             "convergence": s0["convergence"], "window_ends": s0["window_ends"],
             "freeze": s0["freeze"], "schedules": table,
             "ergodicity": s0["ergodicity"], "sgd": s0["sgd"], "chain_steps": s0["chain_steps"],

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,26 @@ def test_stage_timings_sum_per_kind_and_skip_stale_files(tmp_path: Path):
     assert kinds["pretrain"] == {"kind": "pretrain", "count": 2, "seconds": 30.0,
                                  "process_seconds": 37.0, "max_seconds": 20.0}
     assert t["stages_total"] == {"seconds": 31.0, "process_seconds": 40.5}
+
+
+def _stamp(seconds: float) -> str:
+    return datetime.fromtimestamp(1.8e9 + seconds, UTC).isoformat().replace("+00:00", "Z")
+
+
+def test_fixed_fraction_is_one_minus_work_over_the_span_of_one_run(tmp_path: Path):
+    # (name, work, process, end): starts at 0, 15 and 40 (end − process); the span is 0 → 43.5
+    for name, sec, proc, end in (("pretrain@r1", 10.0, 13.0, 13.0), ("pretrain@r2", 20.0, 24.0, 39.0),
+                                 ("aggregate", 1.0, 3.5, 43.5)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(
+            {"stage": name, "seconds": sec, "process_seconds": proc, "finished": _stamp(end)}))
+    total = stage_timings(tmp_path, ["pretrain@r1", "pretrain@r2", "aggregate"])["stages_total"]
+    assert total["wall_seconds"] == pytest.approx(43.5, abs=1e-3)
+    assert total["fixed_fraction"] == pytest.approx(1 - 31.0 / 43.5, abs=1e-4)
+    # aggregate re-run by hand ten minutes later: the stages are not one run, no fraction
+    (tmp_path / "aggregate.json").write_text(json.dumps(
+        {"stage": "aggregate", "seconds": 1.0, "process_seconds": 3.5, "finished": _stamp(643.5)}))
+    total = stage_timings(tmp_path, ["pretrain@r1", "pretrain@r2", "aggregate"])["stages_total"]
+    assert "fixed_fraction" not in total and "wall_seconds" not in total
 
 
 _STAGE = """

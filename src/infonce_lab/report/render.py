@@ -63,6 +63,9 @@ def stage_names(params: Params) -> list[str]:
     return names
 
 
+MAX_GAP_S = 60.0  # seconds between stages beyond which they were not one `dvc repro`
+
+
 def stage_timings(timings_dir: Path, names: list[str]) -> dict[str, Any]:
     """Per instance, per kind (the part before "@") and in total, from reports/timings/."""
     stages = [read_json(f) for n in names if (f := timings_dir / f"{n}.json").is_file()]
@@ -75,9 +78,30 @@ def stage_timings(timings_dir: Path, names: list[str]) -> dict[str, Any]:
         k["seconds"] += st["seconds"]
         k["process_seconds"] += st.get("process_seconds") or st["seconds"]
         k["max_seconds"] = max(k["max_seconds"], st["seconds"])
-    total = {"seconds": sum(k["seconds"] for k in kinds.values()),
-             "process_seconds": sum(k["process_seconds"] for k in kinds.values())}
+    total: dict[str, Any] = {"seconds": sum(k["seconds"] for k in kinds.values()),
+                             "process_seconds": sum(k["process_seconds"] for k in kinds.values())}
+    # The fixed fraction: 1 − Σ work / (last end − first start), the share of the wall time that
+    # is interpreter start-up, imports and DVC's bookkeeping between stages. It describes the
+    # study only when every stage ran in one `dvc repro`: a stage that starts more than
+    # MAX_GAP_S after all earlier ones ended was run apart, and then no fraction is given.
+    spans = sorted((end - (st.get("process_seconds") or st["seconds"]), end) for st in stages
+                   if (end := _epoch(st.get("finished"))) is not None)
+    if spans:
+        ends = [e for _, e in spans]
+        apart = any(start - max(ends[:i]) > MAX_GAP_S for i, (start, _) in enumerate(spans) if i)
+        wall = max(ends) - spans[0][0]
+        if not apart and wall > 0:
+            total["wall_seconds"] = wall
+            total["fixed_fraction"] = 1.0 - total["seconds"] / wall
     return {"stages": stages, "stage_kinds": list(kinds.values()), "stages_total": total}
+
+
+def _epoch(stamp: str | None) -> float | None:
+    """Seconds since the epoch of a timings file's "finished" (ISO 8601, UTC)."""
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() if stamp else None
+    except ValueError:  # a hand-written or older file: no time to place it by
+        return None
 
 
 def cpu_model() -> str:

@@ -100,6 +100,7 @@ def run_record(*, xi: float = -0.45, endpoint: float | None = 0.995, u: float = 
                lambda_f: float = -1.1, lambda_f_se: float = 1.0, r2: float = 0.987,
                hard_lam: float = -0.28, hard_delta: float = -0.03, pool_lam: float = 0.35,
                tv_gap: float = 0.18, share: float = 0.50, batches: dict[str, float] | None = None,
+               pool_points: int = 5,
                ) -> dict[str, Any]:
     """One run's final-epoch record, shaped like the diagnose stage's (the keys the section reads)."""
     taus = ["tau_1", "tau_0.5", "tau_0.2", "tau_0.1", "tau_0.07"]
@@ -123,7 +124,7 @@ def run_record(*, xi: float = -0.45, endpoint: float | None = 0.995, u: float = 
                     "delta_joint_vs_weibull": 1e-9, "lambda_frechet_joint": 0.0},
         "ablations": {"hardness_lambda_slope": hard_lam, "hardness_delta_slope": hard_delta,
                       "hardness_delta_slope_se": 0.003, "hardness_delta_slope_df": 5,
-                      "pool_lambda_slope": pool_lam},
+                      "pool_lambda_slope": pool_lam, "pool_lambda_points": pool_points},
         "allocation": {"tv_gap": tv_gap, "tv_gap_se": 0.02, "tv_gap_ci_low": tv_gap - 0.04,
                        "tv_gap_ci_high": tv_gap + 0.04},
         "repulsion": {"df": 11, "share": dict(zip(taus, shares, strict=True)),
@@ -236,6 +237,15 @@ def test_lambda_interval_wider_than_its_range_is_undefined():
     g = group("infonce", {60: {1: run_record(lam=0.05, lam_se=0.2), 2: run_record(lam=0.9)}})
     e = wt.lambda_estimate(g, 60, "inside")
     assert not e.defined and "wider than λ's range" in e.undefined
+
+
+def test_pool_slope_through_too_few_pools_is_undefined():
+    # one seed kept only 3 of the 5 pools (the others had a degenerate softmax fit)
+    g = group("infonce", {60: {1: run_record(pool_points=3), 2: run_record()}})
+    e = wt.pool_lambda_estimate(g, 60)
+    assert not e.defined and "3 pools" in e.undefined
+    g = group("infonce", {60: {1: run_record(pool_lam=0.30), 2: run_record(pool_points=4)}})
+    assert wt.pool_lambda_estimate(g, 60).defined
 
 
 def test_lrt_at_its_floor_is_printed_as_a_bound(default_rows):

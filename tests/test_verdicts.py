@@ -130,6 +130,7 @@ def test_family_is_holm_adjusted_both_ways():
     assert [c.verdict.outcome for c in cases] == [Outcome.REPRODUCED, Outcome.INCONCLUSIVE,
                                                   Outcome.INCONCLUSIVE]
     assert "Holm" in cases[1].p
+    assert "Holm-adjusted p" in cases[1].verdict.why  # the reason is the adjustment, not the width
     alone = decide_family(Above(0.0), ests[1:2], ["b"])
     assert alone[0].verdict.outcome is Outcome.REPRODUCED and "Holm" not in alone[0].p
     # the failing direction is adjusted too
@@ -137,6 +138,7 @@ def test_family_is_holm_adjusted_both_ways():
                         ["a", "b", "c"])
     assert [c.verdict.outcome for c in bad] == [Outcome.NOT_REPRODUCED, Outcome.INCONCLUSIVE,
                                                 Outcome.INCONCLUSIVE]
+    assert "against the claim" in bad[1].verdict.why
 
 
 def test_all_cases_combination():

@@ -203,7 +203,17 @@ class Rule:
             failed = p_fail < ALPHA / 2
         else:
             failed = any(r.reached_by_interval(e) for r in self.fails)
-        return not_reproduced() if failed else inconclusive(self.inconclusive_why)
+        if failed:
+            return not_reproduced()
+        # With Holm the adjusted p decides, not the unadjusted interval: say so where the
+        # interval alone would have passed (or failed) the case.
+        if p_pass is not None and all(r.reached_by_interval(e) for r in self.passes):
+            return inconclusive(f"Holm-adjusted p = {fmt_p(p_pass)} ≥ α/2 = {ALPHA / 2:g} "
+                                f"within the family")
+        if p_fail is not None and any(r.reached_by_interval(e) for r in self.fails):
+            return inconclusive(f"Holm-adjusted p = {fmt_p(p_fail)} ≥ α/2 = {ALPHA / 2:g} "
+                                f"against the claim within the family")
+        return inconclusive(self.inconclusive_why)
 
     def p_pass(self, e: Estimate) -> float | None:
         """p of the pass direction: every pass region must be reached (intersection-union, so

@@ -265,8 +265,15 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
              "below a stretched exponential at large t. The stretched exponential describes "
              "survival (never having left the trap, −log S = ∫r); occupancy returns to "
              "the trap at the equilibrium rate.")
-    _contradicted(rate, "the trap occupancy (a lower bound of the error probability) decays "
-                  "polynomially, following the Gibbs trap mass, not stretched-exponentially")
+    if rate.verdict.outcome is Outcome.NOT_REPRODUCED:
+        # An upper bound with a free constant C cannot be broken at a finite T (a small enough C
+        # fits any finite curve); what the data show is the decay's shape, which breaks the
+        # bound only asymptotically (Laplace's method for the Gibbs mass, in the note).
+        rate.verdict = inconclusive(
+            f"at T ≤ {s0['horizon']:g} the bound cannot fail (its C is free); the trap "
+            "occupancy, a lower bound of the error probability, decays polynomially here, "
+            "following the Gibbs trap mass (g < 0.5: not stretched-exponentially) — "
+            "asymptotically that breaks the bound, by the analysis in the note, not by the data")
 
     erg = s0["ergodicity"]["cases"]
     erg_cases = []

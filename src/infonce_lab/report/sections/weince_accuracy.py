@@ -84,8 +84,15 @@ def gain_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[ClaimR
                             [f"{p.setting} {p.first} − {p.second} @ {p.shared}" for p in pairs])
         verdict = all_cases([c.verdict for c in pooled_cases])
         result = "; ".join(c.result for c in pooled_cases)
+        losses = sorted({p.first for p in pairs} | {p.second for p in pairs})
+        n_seeds = max((p.t.n for p in pairs), default=0)
         rows.append(claim(SECTION, TOPIC, text, quantity, rule, pooled_cases + per,
-                          verdict=verdict, result=f"pooled: {result}"))
+                          verdict=verdict, result=f"pooled: {result}",
+                          note=f"The variant and setting decided: losses {', '.join(losses)} as "
+                               f"params.yaml defines them, the study's schedules, {n_seeds} "
+                               f"seeds; the paper's recipe (weince_recipe, with its control "
+                               f"infonce_topm) and τ = 0.5 are params entries not in the "
+                               f"default study."))
         rows.append(_paper_rows(metric, label, paper))
     return rows
 

@@ -10,6 +10,7 @@ FIXTURES = {
     "coco_shuffle": (Estimate(0.01, -0.02, 0.03), Estimate(0.3, 0.2, 0.4)),
     "coco_corruption": (Estimate(0.2, 0.1, 0.3), Estimate(-0.2, -0.3, -0.1)),
     "negatives": (Estimate(0.2, 0.1, 0.3), Estimate(-0.2, -0.3, -0.1)),
+    "stl10_au": (Estimate(83.0, 82.5, 83.6), Estimate(70.0, 68.0, 72.0)),
 }
 
 

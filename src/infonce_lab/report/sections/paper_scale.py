@@ -14,6 +14,9 @@ RULES = {
     "coco_shuffle": Equivalent(0.05, what="relative change of the energy gap under shuffling"),
     # E.5(5): the gap rises with the corruption probability p (slope over p ∈ {0 … 1}).
     "coco_corruption": Above(0.0, what="slope of the centroid gap against p"),
+    # Wang & Isola's released STL-10 example: 83.19% linear (fc7) validation accuracy.
+    "stl10_au": Equivalent(1.0, center=83.19, unit="points",
+                           what="linear validation accuracy on fc7"),
     # Essay: probe accuracy still rises with negatives past the log M saturation.
     "negatives": Above(0.0, what="slope of probe accuracy on log M where L ≈ 0 (saturated)"),
 }
@@ -40,6 +43,15 @@ def claim_rows() -> list[ClaimRow]:
                     "the modality gap (§5)",
                     "centroid and energy gaps after 5,000 steps of head fine-tuning, p ∈ "
                     "{0, 0.25, 0.5, 0.75, 1}", RULES["coco_corruption"], COCO),
+        not_run_row("au", "The released STL-10 example (F.4)",
+                    "Training on L_align(α = 2) + L_uniform(t = 2) alone (AlexNet-variant encoder, "
+                    "batch 768, 200 epochs) gives 83.19% linear validation accuracy on fc7 "
+                    "(SsnL/align_uniform, examples/stl10)",
+                    "linear-probe validation accuracy of the fc7 features, over seeds",
+                    RULES["stl10_au"],
+                    "STL-10 (the internet once: `python -m infonce_lab.profiles apply "
+                    "paper_vision` lists it), the AlexNet-variant encoder of the example (not "
+                    "implemented; the study's backbones are ResNets and ViT-S) and a GPU"),
         not_run_row("au", "Number of negatives",
                     "Linear-probe accuracy keeps rising with the number of negatives M past the "
                     "point where the InfoNCE bound log M saturates (the essay: MoCo, M = 256 → "

@@ -57,6 +57,16 @@ def test_two_seeds_that_disagree_are_inconclusive():
     assert gain_rows(paired, KINDS)[0].verdict.outcome is Outcome.INCONCLUSIVE
 
 
+def test_one_seed_has_no_interval_and_the_row_names_the_setting():
+    # one seed: aggregate writes no t-inference
+    pair = {"a": "x-weince-fixed", "b": "x-infonce-fixed", "metric": "linear.test_acc",
+            "diff": {"mean": 0.05}, "t": None, "per_seed": {"1": 0.05}}
+    row = gain_rows({"digits-resnet_digits/weince_vs_infonce@fixed/linear.test_acc": pair},
+                    KINDS)[0]
+    assert row.verdict.outcome is Outcome.INCONCLUSIVE
+    assert "weince" in row.note and "1 seeds" in row.note
+
+
 def test_without_both_losses_every_claim_says_what_to_list():
     rows = claim_rows({}, KINDS, None)
     assert rows[0].verdict.outcome is Outcome.NOT_RUN and "study.losses" in rows[0].verdict.why

@@ -85,7 +85,7 @@ def gain_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[ClaimR
         verdict = all_cases([c.verdict for c in pooled_cases])
         result = "; ".join(c.result for c in pooled_cases)
         losses = sorted({p.first for p in pairs} | {p.second for p in pairs})
-        n_seeds = max((p.t.n for p in pairs), default=0)
+        n_seeds = max((len(p.per_seed) for p in pairs), default=0)
         rows.append(claim(SECTION, TOPIC, text, quantity, rule, pooled_cases + per,
                           verdict=verdict, result=f"pooled: {result}",
                           note=f"The variant and setting decided: losses {', '.join(losses)} as "

@@ -5,13 +5,13 @@ blocks (each seed's mean difference over the schedules, then a t-test over seeds
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from infonce_lab.evaluation.stats import TInference, block_pooled_difference
 from infonce_lab.report.paired import comparisons
-from infonce_lab.report.verdicts import Estimate
+from infonce_lab.report.verdicts import Case, Estimate, Rule, Verdict, all_cases, decide_family
 
 POINTS = 100.0  # accuracies are fractions in the files and points on the page
 
@@ -66,3 +66,20 @@ def pooled_over_schedules(pairs: list[OrientedPair]) -> dict[tuple[str, str, str
 def points(t: TInference | None, **kw: Any) -> Estimate:
     """A paired accuracy difference in points, signed, two decimals."""
     return Estimate.from_t(t, scale=POINTS, unit="points", digits=2, signed=True, **kw)
+
+
+PooledKey = tuple[str, str, str, str]  # (setting, metric, first, second)
+
+
+def decide_pooled_and_per_schedule(
+    rule: Rule, pairs: list[OrientedPair], pooled_name: Callable[[PooledKey], str],
+    pair_name: Callable[[OrientedPair], str],
+) -> tuple[list[Case], list[Case], Verdict]:
+    """A claim made across schedules: the pooled differences decide (one Holm family), the
+    per-schedule ones are shown as a second family. Returns (pooled cases, per-schedule cases,
+    the verdict: every pooled case must hold)."""
+    pooled = pooled_over_schedules(pairs)
+    pooled_cases = decide_family(rule, [points(t) for t in pooled.values()],
+                                 [pooled_name(k) for k in pooled])
+    per = decide_family(rule, [points(p.t) for p in pairs], [pair_name(p) for p in pairs])
+    return pooled_cases, per, all_cases([c.verdict for c in pooled_cases])

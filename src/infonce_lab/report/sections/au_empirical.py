@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infonce_lab.report.sections._paired import oriented_pairs, points, pooled_over_schedules
+from infonce_lab.report.sections._paired import decide_pooled_and_per_schedule, oriented_pairs
 from infonce_lab.report.verdicts import (
     Below,
     Case,
@@ -17,7 +17,6 @@ from infonce_lab.report.verdicts import (
     NonInferior,
     all_cases,
     claim,
-    decide_family,
     not_run_row,
 )
 
@@ -82,13 +81,9 @@ def direct_au_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[C
     if not pairs:
         return [not_run_row(SECTION, "Paired over seeds", text, quantity, rule,
                             "list an InfoNCE-kind and a direct_au-kind loss in study.losses")]
-    pooled = pooled_over_schedules(pairs)
-    pooled_cases = decide_family(
-        rule, [points(t) for t in pooled.values()],
-        [f"{s} {METRICS[m]}, pooled over schedules" for s, m, _, _ in pooled])
-    per = decide_family(rule, [points(p.t) for p in pairs],
-                        [f"{p.setting} {METRICS[p.metric]} @ {p.shared}" for p in pairs])
-    verdict = all_cases([c.verdict for c in pooled_cases])
+    pooled_cases, per, verdict = decide_pooled_and_per_schedule(
+        rule, pairs, lambda k: f"{k[0]} {METRICS[k[1]]}, pooled over schedules",
+        lambda p: f"{p.setting} {METRICS[p.metric]} @ {p.shared}")
     return [claim(SECTION, "Paired over seeds", text, quantity, rule, pooled_cases + per,
                   verdict=verdict, result="pooled: " + "; ".join(c.result for c in pooled_cases))]
 

@@ -13,16 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from infonce_lab.report.sections._paired import oriented_pairs, points, pooled_over_schedules
+from infonce_lab.report.sections._paired import decide_pooled_and_per_schedule, oriented_pairs
 from infonce_lab.report.verdicts import (
     Above,
     Below,
     Case,
     ClaimRow,
     Estimate,
-    all_cases,
     claim,
-    decide_family,
     not_run_row,
 )
 
@@ -76,13 +74,9 @@ def gain_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[ClaimR
             rows.append(not_run_row(SECTION, TOPIC, text, quantity, rule,
                                     "list an InfoNCE-kind and a WEINCE-kind loss in study.losses"))
             continue
-        pooled = pooled_over_schedules(pairs)
-        pooled_cases = decide_family(
-            rule, [points(t) for t in pooled.values()],
-            [f"{s} {a} − {b}, pooled over schedules" for s, _, a, b in pooled])
-        per = decide_family(rule, [points(p.t) for p in pairs],
-                            [f"{p.setting} {p.first} − {p.second} @ {p.shared}" for p in pairs])
-        verdict = all_cases([c.verdict for c in pooled_cases])
+        pooled_cases, per, verdict = decide_pooled_and_per_schedule(
+            rule, pairs, lambda k: f"{k[0]} {k[2]} − {k[3]}, pooled over schedules",
+            lambda p: f"{p.setting} {p.first} − {p.second} @ {p.shared}")
         result = "; ".join(c.result for c in pooled_cases)
         losses = sorted({p.first for p in pairs} | {p.second for p in pairs})
         n_seeds = max((len(p.per_seed) for p in pairs), default=0)

@@ -38,6 +38,7 @@ browser:
 repro: setup
 	$(BIN)/python -m infonce_lab.config params.yaml
 	$(BIN)/python -m infonce_lab.report.dvc_plots
+	$(BIN)/python -m infonce_lab.devtools.deps
 	$(BIN)/python -m infonce_lab.devtools.lock
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
 

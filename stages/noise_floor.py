@@ -4,12 +4,11 @@ depend on any run."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.io import write_json_atomic
+from infonce_lab.pipeline import paths
 from infonce_lab.tails.noise_floor import noise_floor
 
 app = typer.Typer(add_completion=False)
@@ -21,7 +20,7 @@ def main() -> None:
     cfg = params_or_exit().tails.noise_floor
     result = noise_floor(scores=tuple(cfg.scores), beta=cfg.beta, ns=tuple(cfg.ns),
                          replicates=cfg.replicates, seed=cfg.seed)
-    write_json_atomic(Path("reports/tails/noise_floor.json"), {"params": cfg.model_dump(), **result})
+    write_json_atomic(paths.noise_floor(), {"params": cfg.model_dump(), **result})
     n = str(max(cfg.ns))
     ratio_w = result["estimates"]["weibit_n_mse_over_c"][n]["value"]
     ratio_s = result["estimates"]["softmax_mse_over_floor"][n]["value"]

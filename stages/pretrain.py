@@ -1,6 +1,6 @@
 """pretrain: train one encoder (dataset × backbone × loss × schedule × seed).
 
-Writes models/<run>/model.pt (+ checkpoints/epoch_XXXX.pt) and DVCLive telemetry under
+Writes models/vision/<dataset>/<run>/model.pt (+ checkpoints/epoch_XXXX.pt) and DVCLive telemetry under
 reports/train/<run>/. Outputs are replaced only when training finishes. With
 ``training.checkpoint_every_steps`` the full training state is kept in .resume/<run>/ (outside
 DVC's outputs): a killed stage, run again with the same params, resumes from it and ends with the
@@ -25,6 +25,7 @@ from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.config import Run
 from infonce_lab.data import load_raw
 from infonce_lab.io import atomic_dir, write_json_atomic
+from infonce_lab.pipeline import paths
 from infonce_lab.runtime import is_rank0
 from infonce_lab.training import Resume, train_encoder
 
@@ -64,7 +65,7 @@ def main(dataset: str = typer.Option(...), backbone: str = typer.Option(...),
     run = Run(dataset=dataset, backbone=backbone, loss=loss, schedule=schedule, seed=seed)
     if run not in params.runs():
         raise ValueError(f"run {run.id} is not part of the study in params.yaml (study: …)")
-    data = load_raw(Path("data/raw") / dataset)
+    data = load_raw(paths.raw_dir(dataset))
     bb_cfg = params.backbones[backbone]
     meta = {"run": run.model_dump(), "backbone": bb_cfg.model_dump(mode="json"),
             "in_channels": int(data.train_x.shape[1])}
@@ -100,7 +101,7 @@ def main(dataset: str = typer.Option(...), backbone: str = typer.Option(...),
     ckpt_dir = work / "checkpoints"
     from dvclive import Live
 
-    with atomic_dir(Path("models") / run.id) as model_dir, \
+    with atomic_dir(paths.model_dir(run)) as model_dir, \
             atomic_dir(Path("reports/train") / run.id) as live_dir:
         (model_dir / "checkpoints").mkdir()
         with Live(dir=str(live_dir), save_dvc_exp=False, dvcyaml=None, report=None) as live:

@@ -78,9 +78,11 @@ def main(out: Path = typer.Option(Path("reports"))) -> None:
         print(f"note: {noise_path} missing; noise-floor figure and verdict omitted")
     representative = None
     if tails:
-        representative = representative_plots(out / "tails" / "plots", run_ids)
+        # the figures show the first dataset of the study
+        plots_dir = out / "tails" / "plots" / params.study.datasets[0]
+        representative = representative_plots(plots_dir, run_ids)
         if representative is None:
-            print(f"note: no plots file in {out / 'tails' / 'plots'}; per-run tail figures omitted")
+            print(f"note: no plots file in {plots_dir}; per-run tail figures omitted")
         figures.update(tail_figures(tails, placements[0], representative, noise))
     # Simulations: whichever listed experiments have a file; a missing one's claims read 'not run'.
     listed = list(params.simulation.experiments)

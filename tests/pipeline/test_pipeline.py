@@ -120,21 +120,21 @@ def repo(tmp_path_factory, repo_root) -> Repo:
     r.run("git", "add", "-A")
     r.run("git", "commit", "-qm", "tiny profile")
     ran, _ = r.repro()
-    assert {f"pretrain@{RUNS['infonce']}", f"pretrain@{RUNS['wnce']}", f"diagnose@{RUNS['wnce']}",
+    assert {f"pretrain@{RUNS['infonce']}", f"pretrain@{RUNS['wnce']}", "diagnose@digits",
             "noise_floor", "simulate@s0", "download_text@gensim_lee",
-            f"text_pretrain@{TEXT_RUNS['wnce']}", f"text_evaluate@{TEXT_RUNS['infonce']}",
-            "text_baselines@gensim_lee", "aggregate", "report"} <= ran
+            f"text_pretrain@{TEXT_RUNS['wnce']}", "evaluate@digits", "text_evaluate@gensim_lee",
+            "aggregate", "report"} <= ran
     return r
 
 
 def test_outputs_and_sane_metrics(repo):
     root = repo.root
     for run in RUNS.values():
-        assert (root / "models" / run / "model.pt").is_file()
-        assert (root / "models" / run / "checkpoints" / "epoch_0001.pt").is_file()
-        assert (root / "data" / "features" / run / "test.npz").is_file()
+        assert (root / "models/vision/digits" / run / "model.pt").is_file()
+        assert (root / "models/vision/digits" / run / "checkpoints" / "epoch_0001.pt").is_file()
+        assert (root / "data/features/vision/digits" / run / "test.npz").is_file()
         assert (root / "reports" / "train" / run / "plots" / "metrics" / "train" / "loss.tsv").is_file()
-        m = json.loads((root / "reports" / "metrics" / "runs" / f"{run}.json").read_text())
+        m = json.loads((root / "reports/metrics/runs/digits" / f"{run}.json").read_text())
         for section in ("linear", "knn"):
             for split in ("val_acc", "test_acc"):
                 assert 0.15 < m[section][split] <= 1.0  # well above chance (0.1) even when tiny
@@ -151,7 +151,7 @@ def test_report_numbers_equal_the_metrics(repo):
     html = (root / "reports" / "index.html").read_text()
     md = (root / "reports" / "REPORT.md").read_text()
     for loss, run in RUNS.items():
-        m = json.loads((root / "reports" / "metrics" / "runs" / f"{run}.json").read_text())
+        m = json.loads((root / "reports/metrics/runs/digits" / f"{run}.json").read_text())
         g = groups[f"digits-tiny-{loss}-fixed_t05"]
         assert g["linear.test_acc"]["mean"] == pytest.approx(np.mean([m["linear"]["test_acc"]]))
         assert f"{m['linear']['test_acc']:.3f}" in html and f"{m['linear']['test_acc']:.3f}" in md
@@ -163,7 +163,7 @@ def test_report_numbers_equal_the_metrics(repo):
 def test_tail_diagnostics_per_checkpoint(repo):
     root = repo.root
     for run in RUNS.values():
-        m = json.loads((root / "reports" / "tails" / f"{run}.json").read_text())
+        m = json.loads((root / "reports/tails/runs/digits" / f"{run}.json").read_text())
         assert m["final_epoch"] == 2 and set(m) == {"epoch_1", "epoch_2", "final_epoch"}
         for epoch in ("epoch_1", "epoch_2"):
             assert -1.0 < m[epoch]["pot"]["xi"] <= 1.0
@@ -172,7 +172,7 @@ def test_tail_diagnostics_per_checkpoint(repo):
             assert pot["endpoint"] is None or pot["u"] < pot["endpoint"] < 1.1
             for placement in ("inside", "outside"):
                 assert 0.0 <= m[epoch]["link"][placement]["lambda_hat"] <= 1.0
-        plots = json.loads((root / "reports" / "tails" / "plots" / f"{run}.json").read_text())
+        plots = json.loads((root / "reports/tails/plots/digits" / f"{run}.json").read_text())
         assert len(plots["epoch_2"]["pot"]["qq"]["p"]) == 99
     tails = json.loads((root / "reports" / "summary.json").read_text())["tails"]
     assert tails["digits-tiny-wnce-fixed_t05"]["epochs"] == [1, 2]
@@ -185,10 +185,11 @@ def test_text_study_outputs(repo):
     manifest = json.loads((root / "data/raw/text/gensim_lee/MANIFEST.json").read_text())
     assert manifest["counts"]["n_train"] == 300 and manifest["counts"]["n_sts_test_pairs"] == 1225
     for run in TEXT_RUNS.values():
-        assert (root / "models/text" / run / "model.safetensors").is_file()
+        assert (root / "models/text/gensim_lee" / run / "model.safetensors").is_file()
+        assert (root / "data/features/text/gensim_lee" / run / "features.npz").is_file()
         loss = (root / "reports/text/train" / run / "plots/metrics/train/loss.tsv").read_text()
         assert len(loss.splitlines()) == 4  # header + 3 steps
-        m = json.loads((root / "reports/metrics/text/runs" / f"{run}.json").read_text())
+        m = json.loads((root / "reports/metrics/text/runs/gensim_lee" / f"{run}.json").read_text())
         assert -100.0 <= m["sts"]["test_spearman"] <= 100.0 and m["sts"]["n_test_pairs"] == 1225
         assert 0.0 <= m["linear"]["test_acc"] <= 1.0 and m["encoder"]["step"] == 3
     base = json.loads((root / "reports/metrics/text/baselines/gensim_lee.json").read_text())
@@ -198,7 +199,8 @@ def test_text_study_outputs(repo):
                                    "gensim_lee-tiny_bert-wnce-fixed_t05",
                                    "gensim_lee-tiny_bert-untuned", "gensim_lee-tfidf"}
     html = (root / "reports/index.html").read_text()
-    m = json.loads((root / "reports/metrics/text/runs" / f"{TEXT_RUNS['wnce']}.json").read_text())
+    m = json.loads((root / "reports/metrics/text/runs/gensim_lee"
+                    / f"{TEXT_RUNS['wnce']}.json").read_text())
     assert "Sentence embeddings" in html and f"{m['sts']['test_spearman']:.2f}" in html
 
 
@@ -221,12 +223,13 @@ def test_changing_one_loss_reruns_only_its_run(repo):
     repo.edit_params(lambda raw: raw["losses"]["wnce"].update(kappa_rho=5.0))
     status = repo.status()
     assert f"pretrain@{RUNS['wnce']}" in status and RUNS["infonce"] not in status
-    assert "baselines" not in status and "download" not in status
+    assert "download" not in status and "simulate" not in status
     ran, _ = repo.repro()
-    # The text study shares the loss section: its WEINCE run re-trains too, nothing else of it.
-    assert ran == {f"pretrain@{RUNS['wnce']}", f"evaluate@{RUNS['wnce']}",
-                   f"diagnose@{RUNS['wnce']}", f"text_pretrain@{TEXT_RUNS['wnce']}",
-                   f"text_evaluate@{TEXT_RUNS['wnce']}", "aggregate", "report"}
+    # The text study shares the loss section: its WEINCE run re-trains too, nothing else of it;
+    # each dataset's evaluation and diagnostics (one stage each for all its runs) follow.
+    assert ran == {f"pretrain@{RUNS['wnce']}", "evaluate@digits", "diagnose@digits",
+                   f"text_pretrain@{TEXT_RUNS['wnce']}", "text_evaluate@gensim_lee",
+                   "aggregate", "report"}
 
 
 def test_invalid_params_keep_outputs(repo):

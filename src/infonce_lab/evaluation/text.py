@@ -106,7 +106,7 @@ def tfidf_embeddings(corpus: Any, cfg: TextEvaluationConfig) -> dict[str, np.nda
     distances, singular values and kNN are unchanged, and the probe's logits never see an
     all-zero column (it stays at zero after standardisation and gets no gradient) — only its
     initialisation, scaled 1/√d by the width, follows the kept columns. The 30k-wide probe was
-    ≈ 20 CPU-s of text_baselines' 25.
+    ≈ 20 CPU-s of the baselines' 25.
     """
     from sklearn.feature_extraction.text import TfidfVectorizer
 

@@ -24,6 +24,7 @@ def final_plot_epoch(record: dict[str, Any]) -> int:
 def representative_plots(plots_dir: Path, run_ids: list[str]) -> dict[str, Any] | None:
     """The first run (``params.runs()`` order) with a plots file, its final epoch, and the
     final-epoch plot data of every seed of its configuration whose file exists (ablation figure).
+    ``plots_dir`` holds the diagnose stage's files of one dataset (reports/tails/plots/<dataset>).
     """
     present = [r for r in run_ids if (plots_dir / f"{r}.json").is_file()]
     if not present:

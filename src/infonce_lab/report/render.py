@@ -53,12 +53,11 @@ def stage_names(params: Params) -> list[str]:
     runs = [r.id for r in params.runs()]
     text_runs = [r.id for r in params.text_runs()]
     names = [f"download@{d}" for d in params.study.datasets]
-    for kind in ("pretrain", "evaluate", "diagnose"):
-        names += [f"{kind}@{r}" for r in runs]
-    names += ["noise_floor"] + [f"baselines@{d}" for d in params.study.datasets]
+    names += [f"pretrain@{r}" for r in runs] + [f"evaluate@{d}" for d in params.study.datasets]
+    names += [f"diagnose@{d}" for d in params.study.datasets] + ["noise_floor"]
     names += [f"download_text@{d}" for d in params.text.study.datasets]
-    names += [f"text_pretrain@{r}" for r in text_runs] + [f"text_evaluate@{r}" for r in text_runs]
-    names += [f"text_baselines@{d}" for d in params.text.study.datasets]
+    names += [f"text_pretrain@{r}" for r in text_runs]
+    names += [f"text_evaluate@{d}" for d in params.text.study.datasets]
     names += [f"simulate@{e}" for e in params.simulation.experiments] + ["aggregate"]
     return names
 

@@ -126,14 +126,18 @@ def _default_starts(model: str, placement: str) -> list[np.ndarray]:
 def _loglik(w: np.ndarray, f: torch.Tensor, t: torch.Tensor, order: int = 1,
             ) -> tuple[float, np.ndarray | None, np.ndarray | None]:
     """ℓ(w) and, up to ``order``, its gradient T − Σ_i E_p[f_i] and Hessian −Σ_i Cov_p(f_i).
-    In torch (float64): its kernels use both cores, 3.5× numpy's time on these passes."""
+    In torch (float64): its kernels use both cores, 3.5× numpy's time on these passes. One exp
+    per pass serves both the log-normaliser and the probabilities (torch.logsumexp would take a
+    second; with the accepted Newton step below, the link test runs 1.3× faster, same maximum)."""
     wt = torch.from_numpy(w)
     logits = torch.tensordot(wt, f, dims=1)
-    lse = torch.logsumexp(logits, dim=1)
-    ll = float(wt @ t - lse.sum())
+    top = logits.amax(dim=1, keepdim=True)
+    e = torch.exp(logits - top)
+    z = e.sum(dim=1)
+    ll = float(wt @ t - (top.squeeze(1) + torch.log(z)).sum())
     if order == 0:
         return ll, None, None
-    fp = f * torch.exp(logits - lse[:, None])  # f weighted by the link's probabilities
+    fp = f * (e / z[:, None])  # f weighted by the link's probabilities
     mean = fp.sum(dim=2)  # E_p[f_i] per anchor
     grad = (t - mean.sum(dim=1)).numpy()
     if order == 1:
@@ -160,19 +164,25 @@ def _newton(f: torch.Tensor, t: torch.Tensor, x0: np.ndarray, lo: np.ndarray, hi
         step[free] = np.linalg.lstsq(h, grad[free], rcond=None)[0]
         if grad[free] @ step[free] < 1e-10:  # Newton decrement: ℓ is within ~1e-10 nats of its max
             break
+        # The full step is almost always taken: evaluate it to second order at once, so an
+        # accepted step costs one data pass, not a line-search pass and then a Newton pass.
+        x_new = np.clip(x + step, lo, hi)
+        ll_new, grad_new, hess_new = _loglik(x_new, f, t, order=2)
         size = 1.0
-        while True:
+        while not (ll_new >= ll + 1e-4 * grad @ (x_new - x) or size < 1e-10):
+            size *= 0.5
             x_new = np.clip(x + size * step, lo, hi)
             ll_new = _loglik(x_new, f, t, order=0)[0]
-            if ll_new >= ll + 1e-4 * grad @ (x_new - x) or size < 1e-10:
-                break
-            size *= 0.5
+            grad_new = None
         converged = ll_new - ll <= 1e-13 * max(1.0, abs(ll)) and np.abs(x_new - x).max() <= 1e-9 * (
             1.0 + np.abs(x).max())
         if ll_new < ll:  # no ascent left: at the maximum to round-off
             break
         x = x_new
-        ll, grad, hess = _loglik(x, f, t, order=2)
+        if grad_new is None:  # the line search shortened the step
+            ll, grad, hess = _loglik(x, f, t, order=2)
+        else:
+            ll, grad, hess = ll_new, grad_new, hess_new
         if converged:
             break
     return x, ll

@@ -1,0 +1,90 @@
+"""Where each stage's files live, in one place (dvc.yaml's outs and deps spell the same paths).
+
+Per-run files sit under a folder per dataset, so a stage that works on every run of a dataset at
+once (evaluate, text_evaluate) can depend on that one folder and write one folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from infonce_lab.config import Run, TextRun
+
+RAW = Path("data/raw")
+MODELS = Path("models")
+FEATURES = Path("data/features")
+METRICS = Path("reports/metrics")
+
+
+def raw_dir(dataset: str) -> Path:
+    return RAW / dataset
+
+
+def text_raw_dir(dataset: str) -> Path:
+    return RAW / "text" / dataset
+
+
+def model_dir(run: Run) -> Path:
+    return MODELS / "vision" / run.dataset / run.id
+
+
+def text_model_dir(run: TextRun) -> Path:
+    return MODELS / "text" / run.dataset / run.id
+
+
+def features_dir(dataset: str) -> Path:
+    """The evaluate stage's output: one sub-folder of frozen features per run."""
+    return FEATURES / "vision" / dataset
+
+
+def text_features_dir(dataset: str) -> Path:
+    return FEATURES / "text" / dataset
+
+
+def run_metrics_dir(dataset: str) -> Path:
+    """The evaluate stage's metrics: one <run>.json per run of the dataset."""
+    return METRICS / "runs" / dataset
+
+
+def run_metrics(run: Run) -> Path:
+    return run_metrics_dir(run.dataset) / f"{run.id}.json"
+
+
+def baseline_metrics(dataset: str) -> Path:
+    return METRICS / "baselines" / f"{dataset}.json"
+
+
+def text_run_metrics_dir(dataset: str) -> Path:
+    return METRICS / "text" / "runs" / dataset
+
+
+def text_run_metrics(run: TextRun) -> Path:
+    return text_run_metrics_dir(run.dataset) / f"{run.id}.json"
+
+
+def text_baseline_metrics(dataset: str) -> Path:
+    return METRICS / "text" / "baselines" / f"{dataset}.json"
+
+
+TAILS = Path("reports/tails")
+
+
+def tails_metrics_dir(dataset: str) -> Path:
+    """The diagnose stage's metrics: one <run>.json per run of the dataset."""
+    return TAILS / "runs" / dataset
+
+
+def tails_metrics(run: Run) -> Path:
+    return tails_metrics_dir(run.dataset) / f"{run.id}.json"
+
+
+def tails_plots_dir(dataset: str) -> Path:
+    return TAILS / "plots" / dataset
+
+
+def tails_plots(run: Run) -> Path:
+    return tails_plots_dir(run.dataset) / f"{run.id}.json"
+
+
+def noise_floor() -> Path:
+    return TAILS / "noise_floor.json"

@@ -190,7 +190,8 @@ def test_rows_on_the_default_study_shape(default_rows):
     # identifiability: a Fréchet weight of ±2.5 fits the data
     fr = rows["frechet_none"]
     assert fr.verdict.outcome is Outcome.INCONCLUSIVE and "not identifiable" in fr.verdict.why
-    assert "Δ = 0 by construction" in fr.note.replace("Δ̄", "Δ")
+    assert "Δ_WF−W = 0 by construction" in fr.note.replace("Δ̄", "Δ")
+    assert "e-" not in fr.note  # no round-off printed as a number beside "by construction"
     assert rows["hardness_dilutes"].verdict.outcome is Outcome.INCONCLUSIVE  # λ̂ slope: df 1
     for rid, row in rows.items():
         assert row.rule == wt.RULES[rid].text
@@ -325,6 +326,9 @@ def test_run_table_shows_every_run_with_its_own_numbers():
     dau = runs[2]
     assert dau["endpoint"].startswith("undefined (x̂_F > 1")
     assert dau["delta"].startswith("undefined") and dau["lambda_inside"].startswith("undefined")
+    # degenerate fits: the gains' and the likelihood ratio's p-values are round-off, not numbers
+    assert dau["t_p"] == dau["lrt_p"] == "undefined (H1 = H0)"
+    assert runs[0]["t_p"] != "undefined (H1 = H0)"
     assert runs[0]["lambda_outside"].startswith("undefined")
     configs = ctx["configurations"]
     assert [c["configuration"] for c in configs] == ["infonce · fixed", "directau · fixed"]

@@ -691,8 +691,11 @@ def _lrt_note(counted: list[tuple[str, str, Mapping[str, Any]]], placement: str)
         e = final_epoch(g)
         ps = _values(g, e, f"link.{placement}.lrt_pvalue")
         floors = _values(g, e, f"link.{placement}.lrt_floor")
+        degenerate = _values(g, e, f"link.{placement}.delta_degenerate")
         for seed in sorted(ps, key=int):
-            if ps[seed] is not None:
+            if degenerate.get(seed):
+                parts.append(f"{n} seed {seed}: undefined (H1 = H0)")
+            elif ps[seed] is not None:
                 parts.append(f"{n} seed {seed}: {fmt_p(ps[seed], floor=floors.get(seed))}")
     if not parts:
         return ""
@@ -706,8 +709,9 @@ def _frechet_note(counted: list[tuple[str, str, Mapping[str, Any]]]) -> str:
         for seed, v in sorted(_values(g, e, "frechet.delta_joint_vs_weibull").items(),
                               key=lambda kv: int(kv[0])):
             lam_j = _seed_value(g, e, "frechet.lambda_frechet_joint", seed)
-            tag = " (λ̂_F = 0 on its bound: Δ̄ = 0 by construction)" if lam_j == 0.0 else ""
-            deltas.append(f"{n} seed {seed}: Δ̄_WF−W = {v:+.1e}{tag}")
+            # λ̂_F = 0: the joint fit is the Weibull fit and what is left of Δ̄ is round-off
+            deltas.append(f"{n} seed {seed}: Δ̄_WF−W = 0 by construction (λ̂_F = 0 on its bound)"
+                          if lam_j == 0.0 else f"{n} seed {seed}: Δ̄_WF−W = {v:+.1e}")
     return ("The paper's own quantity, held out, per run: " + "; ".join(deltas)) if deltas else ""
 
 
@@ -795,10 +799,15 @@ def run_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
                     lams[p] = _fmt(lam) + ("" if se is None else f" ± {se:.3f} (se)")
             d = f"link.{primary}"
             if v(f"{d}.delta_degenerate", seed):
+                # H1 = H0: the held-out gains and the likelihood ratio are 0 up to round-off, so
+                # their p-values are round-off too (they moved by 0.2 between two builds).
                 delta = "undefined (degenerate fits: H1 = H0)"
+                t_p = lrt_p = "undefined (H1 = H0)"
             else:
                 delta = _ci(v(f"{d}.delta_mean", seed), v(f"{d}.delta_ci_low", seed),
                             v(f"{d}.delta_ci_high", seed), 4, True)
+                t_p = fmt_p(v(f"{d}.t_pvalue", seed))
+                lrt_p = fmt_p(v(f"{d}.lrt_pvalue", seed), floor=v(f"{d}.lrt_floor", seed))
             lf = v("frechet.frechet_lambda_score", seed)
             lf_se = v("frechet.frechet_lambda_score_se", seed)
             rep_keys = repulsion_taus(g, e)
@@ -810,8 +819,8 @@ def run_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
                 "endpoint": endpoint,
                 **{f"lambda_{p}": lams[p] for p in placements},
                 "delta": delta,
-                "t_p": fmt_p(v(f"{d}.t_pvalue", seed)),
-                "lrt_p": fmt_p(v(f"{d}.lrt_pvalue", seed), floor=v(f"{d}.lrt_floor", seed)),
+                "t_p": t_p,
+                "lrt_p": lrt_p,
                 "frechet_lambda": "—" if lf is None else
                 f"{lf:+.2f}" + ("" if lf_se is None else f" ± {lf_se:.2f} (se)"),
                 "frechet_r2": _fmt(v("frechet.frechet_collinearity_r2", seed), 4),

@@ -37,7 +37,7 @@ browser:
 
 repro: setup
 	$(BIN)/python -m infonce_lab.config params.yaml
-	$(BIN)/python -m infonce_lab.report.dvc_plots
+	$(BIN)/python -m infonce_lab.devtools.dvc_plots
 	$(BIN)/python -m infonce_lab.devtools.deps
 	$(BIN)/python -m infonce_lab.devtools.lock
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
@@ -53,7 +53,7 @@ bench: setup
 
 # dvc.yaml's top-level plots: from params.yaml's study, then `dvc plots show` (offline HTML).
 plots: setup
-	$(BIN)/python -m infonce_lab.report.dvc_plots
+	$(BIN)/python -m infonce_lab.devtools.dvc_plots
 	$(BIN)/dvc plots show
 
 lint: setup

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from infonce_lab.config import DigitsAugment, ResNetConfig
-from infonce_lab.data.augment import two_views
+from infonce_lab.data.views import make_views
 from infonce_lab.evaluation.knn import topk_cosine
 from infonce_lab.io import write_json_atomic
 from infonce_lab.losses import info_nce, weince
@@ -56,7 +56,7 @@ def bench_training(batch: int, repeats: int) -> dict[str, float]:
     x = torch.rand(batch, 1, 8, 8)
     gen = torch.Generator().manual_seed(0)
     aug = DigitsAugment()
-    v = torch.cat(two_views(x, aug, gen))
+    v = torch.cat(make_views(x, aug, gen))
 
     def bare() -> None:
         _, z = enc(v)
@@ -64,7 +64,7 @@ def bench_training(batch: int, repeats: int) -> dict[str, float]:
         enc.zero_grad(set_to_none=True)
 
     def step() -> None:
-        a, b = two_views(x, aug, gen)
+        a, b = make_views(x, aug, gen)
         _, z = enc(torch.cat([a, b]))
         loss, _ = info_nce(*z.chunk(2), 0.2)
         opt.zero_grad(set_to_none=True)
@@ -72,7 +72,7 @@ def bench_training(batch: int, repeats: int) -> dict[str, float]:
         opt.step()
 
     t_bare, t_step = median_seconds(bare, repeats), median_seconds(step, repeats)
-    t_aug = median_seconds(lambda: two_views(x, aug, gen), repeats)
+    t_aug = median_seconds(lambda: make_views(x, aug, gen), repeats)
     z1, z2 = torch.randn(batch, 64, requires_grad=True), torch.randn(batch, 64, requires_grad=True)
 
     def loss_fb() -> None:

@@ -3,7 +3,8 @@ from __future__ import annotations
 import torch
 
 from infonce_lab.config import DigitsAugment
-from infonce_lab.data.augment import augment_batch, two_views
+from infonce_lab.data.augment import augment_batch
+from infonce_lab.data.views import make_views
 
 OFF = DigitsAugment(rotate_deg=0, scale=0, shear_deg=0, translate_px=0, contrast=0,
                     brightness=0, noise_std=0, erase_prob=0)
@@ -29,9 +30,9 @@ def test_pure_translation_by_whole_pixels_shifts_the_image():
 
 def test_reproducible_from_the_generator_and_different_across_seeds():
     x, cfg = _batch(), DigitsAugment()
-    a1, a2 = two_views(x, cfg, torch.Generator().manual_seed(5))
-    b1, b2 = two_views(x, cfg, torch.Generator().manual_seed(5))
-    c1, _ = two_views(x, cfg, torch.Generator().manual_seed(6))
+    a1, a2 = make_views(x, cfg, torch.Generator().manual_seed(5))
+    b1, b2 = make_views(x, cfg, torch.Generator().manual_seed(5))
+    c1, _ = make_views(x, cfg, torch.Generator().manual_seed(6))
     assert torch.equal(a1, b1) and torch.equal(a2, b2)
     assert not torch.equal(a1, c1)
     assert not torch.equal(a1, a2)

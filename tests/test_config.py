@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from infonce_lab.config import ConfigError, load_params, parse_params, run_id
-from infonce_lab.evaluation.protocol import check_knn_k
+from infonce_lab.pipeline.protocol import check_knn_k
 
 
 def _error(raw: dict) -> str:
@@ -195,3 +195,35 @@ def test_text_keys_are_checked(raw, patch, key):
             else:
                 raw["text"][section][name] = sub
     assert key in _error(raw)
+
+
+def _tagged_entries(raw: dict) -> list[tuple[str, ...]]:
+    """(section…, entry name) of every shipped entry that carries a ``kind`` tag."""
+    out = []
+    for path in (("datasets",), ("backbones",), ("losses",), ("schedules",),
+                 ("text", "datasets"), ("text", "encoders")):
+        section = raw
+        for p in path:
+            section = section[p]
+        out += [(*path, name) for name, entry in section.items()
+                if isinstance(entry, dict) and "kind" in entry]
+    return out
+
+
+def test_an_error_inside_any_entry_names_that_entry(raw, config_error):
+    entries = _tagged_entries(raw)
+    assert ("schedules", "cosine") in entries and ("datasets", "digits") in entries
+    for path in entries:
+        broken = copy.deepcopy(raw)
+        node = broken
+        for p in path:
+            node = node[p]
+        node["no_such_key"] = 1
+        assert f"  - {'.'.join(path)}.no_such_key: unknown key" in config_error(broken), path
+
+
+@pytest.mark.parametrize("name", ["cosine", "fixed", "weince", "log_anneal", "digits"])
+def test_an_entry_named_like_a_kind_keeps_its_name(raw, config_error, name):
+    # a cosine schedule named like its own kind, another schedule kind, a loss kind, a dataset
+    raw["schedules"][name] = {**raw["schedules"]["cosine"], "tau_min": -1.0}
+    assert f"  - schedules.{name}.tau_min = -1.0" in config_error(raw)

@@ -1,7 +1,7 @@
 """dvc.yaml's top-level plots and the offline HTML template of `dvc plots show/diff`.
 
 The plots section lists every run's TSV (DVC's top-level plots have no foreach/matrix or globs):
-it must equal what `infonce_lab.report.dvc_plots` writes from params.yaml. `dvc plots show` and
+it must equal what `infonce_lab.devtools.dvc_plots` writes from params.yaml. `dvc plots show` and
 `dvc plots diff HEAD` run in a scratch git repository holding dvc.yaml, params.yaml, .dvc/config,
 .dvc/plots and the plots' data files (git-tracked outputs of the default study).
 """
@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from infonce_lab.config import load_params
-from infonce_lab.report import dvc_plots, vega_offline
+from infonce_lab.devtools import dvc_plots, vega_offline
 
 REPO = Path(__file__).resolve().parents[1]
 LIBS = [lib.spec for lib in vega_offline.VENDORED]
@@ -97,7 +97,7 @@ def test_plots_section_is_generated_from_the_study():
     assert section, f"dvc.yaml has no '{dvc_plots.MARKER}' section"
     params = load_params(REPO / "params.yaml")
     assert section == dvc_plots.render(params), (
-        "dvc.yaml's plots section is stale: run `python -m infonce_lab.report.dvc_plots`")
+        "dvc.yaml's plots section is stale: run `python -m infonce_lab.devtools.dvc_plots`")
     assert "plots" not in yaml.safe_load(stages)  # the section is the only top-level plots:
     listed = dvc_plots.listed_runs(text)
     runs = {r.id for r in params.runs()}

@@ -13,8 +13,8 @@ import yaml
 from scipy import stats
 
 from infonce_lab.config import LinkTheoryConfig, NoiseFloorConfig, load_params
+from infonce_lab.pipeline.simulate import EXPERIMENTS
 from infonce_lab.simulation import link_theory as lt
-from infonce_lab.simulation.experiments import EXPERIMENTS
 
 
 def _binomial_ok(wins: int, trials: int, p: float, z: float = 4.5) -> bool:

@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 
 from infonce_lab.config import S1Config, SimulationConfig
+from infonce_lab.pipeline.simulate import EXPERIMENTS, run_experiment
 from infonce_lab.schedules import BetaGrowth, Fixed, LogAnneal
 from infonce_lab.simulation.barriers import s1_quench
 from infonce_lab.simulation.circle import (
@@ -22,7 +23,6 @@ from infonce_lab.simulation.circle import (
     s1_model,
 )
 from infonce_lab.simulation.double_well import double_well_gibbs_bin_probs, double_well_loss_grad
-from infonce_lab.simulation.experiments import EXPERIMENTS, run_experiment
 from infonce_lab.simulation.landscape import infonce_grad, infonce_loss, s1_angles_to_z, u0
 from infonce_lab.simulation.langevin import (
     StepRule,

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from infonce_lab.config import TailsConfig
+from infonce_lab.pipeline.diagnose import diagnose_encoder
 from infonce_lab.tails.ablations import frechet_ablation, hardness_ablation, pool_size_ablation
 from infonce_lab.tails.banks import link_bank, pool_order, pool_scores, pot_scores
-from infonce_lab.tails.diagnose import diagnose_encoder
 from infonce_lab.tails.link import features, split_batches
 
 IMAGES = torch.rand(200, 1, 8, 8, generator=torch.Generator().manual_seed(0))

@@ -17,12 +17,7 @@ from infonce_lab.config_text import (
     TransformerEncoderConfig,
 )
 from infonce_lab.evaluation.geometry import effective_rank
-from infonce_lab.evaluation.text import (
-    evaluate_text,
-    pair_cosines,
-    sts_spearman,
-    text_geometry,
-)
+from infonce_lab.evaluation.text import pair_cosines, sts_spearman, text_geometry
 from infonce_lab.models.text import (
     build_sentence_encoder,
     encode,
@@ -33,6 +28,7 @@ from infonce_lab.models.text import (
     tokenize,
     use_offline_hub_if_local,
 )
+from infonce_lab.pipeline.text_protocol import evaluate_text
 from infonce_lab.text_training import total_steps, train_sentence_encoder
 
 TINY = {"num_hidden_layers": 2, "hidden_size": 32, "num_attention_heads": 2,
@@ -422,7 +418,7 @@ def test_tfidf_keeps_only_the_terms_each_set_uses() -> None:
 
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from infonce_lab.evaluation.text import tfidf_embeddings
+    from infonce_lab.pipeline.text_protocol import tfidf_embeddings
 
     sts = SimpleNamespace(texts=SENTENCES[:6], pairs=np.array([[i, j] for i in range(6)
                                                                 for j in range(i + 1, 6)]))

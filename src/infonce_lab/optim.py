@@ -8,7 +8,6 @@ adaptation; Adam and AdamW get every parameter in one group, as in the paper's c
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
@@ -129,21 +128,3 @@ def build_optimizer(name: OptimizerName, model: nn.Module, lr: float, weight_dec
         return LARS(param_groups(model, weight_decay, True), lr=lr, momentum=momentum,
                     weight_decay=weight_decay)
     raise ValueError(f"unknown optimizer {name!r}; expected adam, adamw, sgd or lars")
-
-
-def warmup_cosine(step: int, total: int, warmup: int, base: float) -> float:
-    """Learning rate for the 0-based ``step`` of ``total``.
-
-    Linear warmup base/warmup, 2·base/warmup, …, base over steps 0…warmup−1 (so step 0 never
-    runs at lr 0 and wastes a batch), then a half cosine from base at step ``warmup`` to 0 at step
-    ``total``; steps past ``total`` stay at 0.
-    """
-    if total <= 0 or not 0 <= warmup <= total:
-        raise ValueError(f"need total > 0 and 0 <= warmup <= total; got total={total}, "
-                         f"warmup={warmup}")
-    if step < warmup:
-        return base * (step + 1) / warmup
-    if step >= total:
-        return 0.0
-    progress = (step - warmup) / (total - warmup)
-    return 0.5 * base * (1.0 + math.cos(math.pi * progress))

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
-
-import numpy as np
+from typing import Any, Protocol
 
 from infonce_lab.config import (
     BetaGrowthSchedule,
@@ -105,25 +104,22 @@ class NoTemperature:
         return math.nan
 
 
-def build_schedule(cfg: ScheduleConfig, total_steps: int, steps_per_epoch: int = 1) -> Schedule:
-    """``total_steps`` is the run's horizon (for schedules that place themselves on it)."""
-    if isinstance(cfg, FixedSchedule):
-        return Fixed(cfg.tau)
-    if isinstance(cfg, LogAnnealSchedule):
-        return LogAnneal(cfg.c, cfg.K, cfg.time_per_step, cfg.tau_max)
-    if isinstance(cfg, CosineSchedule):
-        return Cosine(cfg.tau_min, cfg.tau_max, cfg.period_epochs * steps_per_epoch)
-    if isinstance(cfg, BetaGrowthSchedule):
-        form = cfg.kind.removesuffix("_beta")
-        return BetaGrowth(form, cfg.beta0, cfg.rate, cfg.time_per_step, cfg.beta_max)
-    if isinstance(cfg, StepSchedule):
-        return Piecewise(tuple(cfg.taus),
-                         tuple(m * steps_per_epoch for m in cfg.milestones_epochs))
-    if isinstance(cfg, NoSchedule):
-        return NoTemperature()
-    raise ValueError(f"unknown schedule config {type(cfg).__name__}")
+# One builder per schema kind (tests/test_registries.py holds it against the ScheduleConfig
+# union); each takes the config and the run's steps per epoch.
+SCHEDULES: dict[type, Callable[[Any, int], Schedule]] = {
+    FixedSchedule: lambda c, spe: Fixed(c.tau),
+    LogAnnealSchedule: lambda c, spe: LogAnneal(c.c, c.K, c.time_per_step, c.tau_max),
+    CosineSchedule: lambda c, spe: Cosine(c.tau_min, c.tau_max, c.period_epochs * spe),
+    BetaGrowthSchedule: lambda c, spe: BetaGrowth(c.kind.removesuffix("_beta"), c.beta0, c.rate,
+                                                  c.time_per_step, c.beta_max),
+    StepSchedule: lambda c, spe: Piecewise(tuple(c.taus),
+                                           tuple(m * spe for m in c.milestones_epochs)),
+    NoSchedule: lambda c, spe: NoTemperature(),
+}
 
 
-def taus(schedule: Schedule, steps: int) -> np.ndarray:
-    """τ at every step of a run (precomputed once; schedules are pure)."""
-    return np.array([schedule.tau(s) for s in range(steps)], dtype=np.float64)
+def build_schedule(cfg: ScheduleConfig, steps_per_epoch: int = 1) -> Schedule:
+    """The schedule of a config; epoch-based knobs become steps through ``steps_per_epoch``."""
+    if type(cfg) not in SCHEDULES:
+        raise ValueError(f"unknown schedule config {type(cfg).__name__}")
+    return SCHEDULES[type(cfg)](cfg, steps_per_epoch)

@@ -86,7 +86,7 @@ def train_sentence_encoder(
                          f"{len(sentences)} training sentences")
     encoder = encoder.to(device)
     loss_fn = build_loss(loss)
-    sched = build_schedule(schedule, total, per_epoch)
+    sched = build_schedule(schedule, per_epoch)
     opt_cls = torch.optim.AdamW if training.optimizer == "adamw" else torch.optim.Adam
     # The fused kernel is the same update as the per-tensor loop in one pass over all parameters
     # (equal to float rounding): ≈ 0.04 instead of ≈ 0.25 CPU-s per MiniLM step (≈ 3% of it).

@@ -143,7 +143,7 @@ def train_encoder(
     if channels_last:
         encoder = encoder.to(memory_format=torch.channels_last)
     loss_fn = build_loss(loss)
-    sched = build_schedule(schedule, total, steps_per_epoch)
+    sched = build_schedule(schedule, steps_per_epoch)
     opt = build_optimizer(encoder.parameters(), encoder, training)
     gen = torch.Generator(device=device).manual_seed(seed)
     warmup = training.warmup_epochs * steps_per_epoch

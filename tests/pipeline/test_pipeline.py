@@ -266,8 +266,8 @@ def test_push_wipe_pull_roundtrip(repo, tmp_path):
 
 def test_dvc_plots_follow_the_study(repo):
     """dvc.yaml's top-level plots, regenerated for the tiny study, draw every run offline."""
-    repo.run(sys.executable, "-m", "infonce_lab.report.dvc_plots")
-    repo.run(sys.executable, "-m", "infonce_lab.report.dvc_plots", "--check")
+    repo.run(sys.executable, "-m", "infonce_lab.devtools.dvc_plots")
+    repo.run(sys.executable, "-m", "infonce_lab.devtools.dvc_plots", "--check")
     shown = json.loads(repo.run(*repo.dvc, "plots", "show", "--json").stdout)
     assert "errors" not in shown, shown.get("errors")
 

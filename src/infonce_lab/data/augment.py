@@ -71,9 +71,3 @@ def augment_batch(x: torch.Tensor, cfg: DigitsAugment, gen: torch.Generator) -> 
     if cfg.noise_std > 0:
         out = out + cfg.noise_std * torch.randn(out.shape, generator=gen, device=dev, dtype=out.dtype)
     return out.clamp_(0.0, 1.0)
-
-
-def two_views(
-    x: torch.Tensor, cfg: DigitsAugment, gen: torch.Generator
-) -> tuple[torch.Tensor, torch.Tensor]:
-    return augment_batch(x, cfg, gen), augment_batch(x, cfg, gen)

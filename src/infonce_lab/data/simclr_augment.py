@@ -414,11 +414,3 @@ def simclr_augment(x: torch.Tensor, cfg: SimCLRAugment, gen: torch.Generator) ->
             for i in range(0, n, chunk)
         ]
     )
-
-
-def simclr_views(
-    x: torch.Tensor, cfg: SimCLRAugment, gen: torch.Generator
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Two independent views of the batch, drawn in one call over the doubled batch."""
-    both = simclr_augment(torch.cat([x, x]), cfg, gen)
-    return both[: x.shape[0]], both[x.shape[0] :]

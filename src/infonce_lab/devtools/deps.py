@@ -1,11 +1,15 @@
-"""The import closure of each stage script, held against dvc.yaml's ``deps:``.
+"""dvc.yaml's code deps, generated from each stage script's import closure.
 
 A stage's result depends on every module of this package it imports, directly or through other
 modules (function-level imports included). DVC re-runs a stage only when a listed dep changes, so
-a module missing from the list leaves cached results stale when it is edited. ``missing_deps``
-reads the imports statically (``ast``: nothing is imported or run) and reports, per stage, the
-package files its command's script reaches that no dep covers (a dep covers a file when it is the
-file or a folder above it). ``python -m infonce_lab.devtools.deps`` prints them and exits 1.
+a module missing from the list leaves cached results stale when it is edited, and a module listed
+but not imported re-runs the stage for nothing. The imports are read statically (``ast``: nothing
+is imported or run). A folder every module of which the stage reaches is listed as the folder (one
+lock entry, package data included); the rest file by file.
+
+``python -m infonce_lab.devtools.deps`` reports any drift and exits 1 (``make repro`` runs it
+first, a test runs it); ``--write`` regenerates the lists in place. Non-code deps (data, models,
+reports) are kept as written, after the code.
 """
 
 from __future__ import annotations
@@ -59,36 +63,130 @@ def import_closure(script: Path, src: Path) -> set[Path]:
     return seen
 
 
-def _covered(path: str, deps: list[str]) -> bool:
-    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in deps)
+def _is_code(dep: str) -> bool:
+    return dep.startswith(("src/", "stages/"))
 
 
-def missing_deps(root: Path) -> dict[str, list[str]]:
-    """{stage: [package files it imports that its deps do not cover]} for every dvc.yaml stage
-    whose command runs a script under stages/."""
+def code_deps(script: Path, root: Path) -> list[str]:
+    """The code deps of a stage: its script, then the package files it reaches, each folder
+    whose every module it reaches written as the folder, the rest file by file; a data folder
+    (not a package: templates) of a package the stage reaches counts as reached."""
+    src = root / "src"
+    reached = {f.relative_to(root) for f in import_closure(script, src)}
+    package = src / PACKAGE
+
+    def whole(folder: Path) -> bool:
+        mods = [f.relative_to(root) for f in folder.rglob("*.py") if "__pycache__" not in f.parts]
+        return bool(mods) and all(m in reached for m in mods)
+
+    out: list[str] = []
+
+    def visit(folder: Path) -> None:
+        used = any(m.parent == folder.relative_to(root) for m in reached)
+        for child in sorted(folder.iterdir()):
+            if child.is_dir() and (child / "__init__.py").is_file():
+                if whole(child):
+                    out.append(str(child.relative_to(root)))
+                else:
+                    visit(child)
+            elif child.is_dir() and child.name != "__pycache__" and used:
+                out.append(str(child.relative_to(root)))  # package data (templates) of a module
+            elif child.suffix == ".py" and child.relative_to(root) in reached:
+                out.append(str(child.relative_to(root)))
+
+    visit(package)
+    return [str(script.relative_to(root)), *out]
+
+
+def _stage_script(cmd: str) -> str | None:
+    m = re.search(r"stages/\w+\.py", cmd)
+    return m.group(0) if m else None
+
+
+def expected_deps(root: Path) -> dict[str, list[str]]:
+    """{stage: deps} with the code deps generated and every other dep (data, models, reports)
+    kept as dvc.yaml lists it, after the code."""
     stages = yaml.safe_load((root / "dvc.yaml").read_text())["stages"]
-    out: dict[str, list[str]] = {}
+    out = {}
     for name, spec in stages.items():
         body = spec.get("do", spec)
-        m = re.search(r"stages/\w+\.py", body["cmd"])
-        if not m:
+        script = _stage_script(body["cmd"])
+        if script is None:
             continue
-        deps = [d if isinstance(d, str) else next(iter(d)) for d in body.get("deps", [])]
-        files = import_closure(root / m.group(0), root / "src")
-        rel = sorted(str(f.relative_to(root)) for f in files)
-        lacking = [f for f in rel if not _covered(f, deps)]
-        if not _covered(m.group(0), deps):
-            lacking.insert(0, m.group(0))
-        if lacking:
-            out[name] = lacking
+        listed = [d if isinstance(d, str) else next(iter(d)) for d in body.get("deps", [])]
+        out[name] = [*code_deps(root / script, root), *(d for d in listed if not _is_code(d))]
     return out
 
 
-def main() -> int:
-    missing = missing_deps(Path.cwd())
-    for stage, files in missing.items():
-        print(f"dvc.yaml: stage '{stage}' imports files its deps do not list: {', '.join(files)}")
-    return 1 if missing else 0
+def drift(root: Path) -> dict[str, tuple[list[str], list[str]]]:
+    """{stage: (code deps missing from dvc.yaml, code deps dvc.yaml lists in excess)} — empty
+    when dvc.yaml's deps are exactly what the imports give."""
+    stages = yaml.safe_load((root / "dvc.yaml").read_text())["stages"]
+    out = {}
+    for name, want in expected_deps(root).items():
+        body = stages[name].get("do", stages[name])
+        have = [d if isinstance(d, str) else next(iter(d)) for d in body.get("deps", [])]
+        missing = [d for d in want if _is_code(d) and d not in have]
+        extra = [d for d in have if _is_code(d) and d not in want]
+        if missing or extra:
+            out[name] = (missing, extra)
+    return out
+
+
+def write(root: Path) -> list[str]:
+    """Rewrite each stage's ``deps:`` list in dvc.yaml (text edit: comments and layout stay);
+    returns the stages whose list changed."""
+    want = expected_deps(root)
+    lines = (root / "dvc.yaml").read_text().splitlines(keepends=True)
+    out: list[str] = []
+    changed: list[str] = []
+    stage = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = re.match(r"^  (\w+):", line)
+        if m:
+            stage = m.group(1)
+        if re.match(r"^\s+deps:\s*$", line) and stage in want:
+            out.append(line)
+            j = i + 1
+            item = re.match(r"^(\s+)- ", lines[j]) if j < len(lines) else None
+            indent = item.group(1) if item else " " * (len(line) - len(line.lstrip()) + 2)
+            old = []
+            while j < len(lines) and re.match(rf"^{indent}- ", lines[j]):
+                old.append(lines[j])
+                j += 1
+            new = [f"{indent}- {d}\n" for d in want[stage]]
+            if new != old:
+                changed.append(stage)
+            out.extend(new)
+            i = j
+            continue
+        out.append(line)
+        i += 1
+    if changed:
+        tmp = root / ".dvc.yaml.tmp"
+        tmp.write_text("".join(out))
+        tmp.replace(root / "dvc.yaml")
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    root = Path.cwd()
+    if "--write" in args:
+        for stage in write(root):
+            print(f"dvc.yaml: deps of '{stage}' regenerated from its imports")
+        return 0
+    problems = drift(root)
+    for stage, (missing, extra) in problems.items():
+        if missing:
+            print(f"dvc.yaml: stage '{stage}' imports what its deps do not list: {', '.join(missing)}")
+        if extra:
+            print(f"dvc.yaml: stage '{stage}' lists deps it does not import: {', '.join(extra)}")
+    if problems:
+        print("run `python -m infonce_lab.devtools.deps --write` to regenerate them")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

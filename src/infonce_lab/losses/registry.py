@@ -7,6 +7,7 @@ names the candidate set a loss scores (telemetry describes the same set).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import torch
@@ -129,16 +130,19 @@ class WeinceLoss:
         self.beta_t = float(state.get("beta_t", self.beta_t))
 
 
+# One builder per schema kind (tests/test_registries.py holds it against the LossConfig union).
+LOSSES: dict[type, Callable[[Any], Loss]] = {
+    InfoNCEConfig: InfoNCELoss,
+    WeinceConfig: WeinceLoss,
+    DirectAUConfig: DirectAULoss,
+    SymmetricInfoNCEConfig: SymmetricInfoNCELoss,
+}
+
+
 def build_loss(cfg: LossConfig) -> Loss:
-    if isinstance(cfg, InfoNCEConfig):
-        return InfoNCELoss(cfg)
-    if isinstance(cfg, WeinceConfig):
-        return WeinceLoss(cfg)
-    if isinstance(cfg, DirectAUConfig):
-        return DirectAULoss(cfg)
-    if isinstance(cfg, SymmetricInfoNCEConfig):
-        return SymmetricInfoNCELoss(cfg)
-    raise ValueError(f"unknown loss config {type(cfg).__name__}")
+    if type(cfg) not in LOSSES:
+        raise ValueError(f"unknown loss config {type(cfg).__name__}")
+    return LOSSES[type(cfg)](cfg)
 
 
 def summarise_stats(stats: dict[str, torch.Tensor]) -> dict[str, float]:

@@ -88,3 +88,7 @@ def tails_plots(run: Run) -> Path:
 
 def noise_floor() -> Path:
     return TAILS / "noise_floor.json"
+
+
+def sim_result(experiment: str) -> Path:
+    return Path("reports/sims") / f"{experiment}.json"

@@ -29,18 +29,18 @@ def dataset_text_runs(params: Params, dataset: str) -> list[TextRun]:
 
 def evaluate_text_dataset(params: Params, dataset: str) -> None:
     from infonce_lab.data.text import load_text_raw
-    from infonce_lab.evaluation.protocol import check_knn_k
-    from infonce_lab.evaluation.text import (
-        embed_corpus,
-        evaluate_text,
-        labelled_split,
-        tfidf_embeddings,
-    )
     from infonce_lab.models.text import (
         build_sentence_encoder,
         load_sentence_encoder,
         load_tokenizer,
         use_offline_hub_if_local,
+    )
+    from infonce_lab.pipeline.protocol import check_knn_k
+    from infonce_lab.pipeline.text_protocol import (
+        embed_corpus,
+        evaluate_text,
+        labelled_split,
+        tfidf_embeddings,
     )
 
     study = params.text.study

@@ -8,8 +8,8 @@ folders of runs no longer in the study, which ``persist: true`` keeps). So the s
 ids, and this module writes it from params.yaml: everything in dvc.yaml from :data:`MARKER` to
 the end is replaced.
 
-    python -m infonce_lab.report.dvc_plots           # rewrite dvc.yaml's plots section
-    python -m infonce_lab.report.dvc_plots --check   # exit 1 if it does not match params.yaml
+    python -m infonce_lab.devtools.dvc_plots           # rewrite dvc.yaml's plots section
+    python -m infonce_lab.devtools.dvc_plots --check   # exit 1 if it does not match params.yaml
 
 A test runs ``--check``, so a study change that forgets to regenerate the section fails.
 """
@@ -50,7 +50,7 @@ SUMMARIES = (
 
 HEADER = f"""{MARKER}
 # `dvc plots show` / `dvc plots diff` (rendered offline: .dvc/config's plots.html_template).
-# Written by `python -m infonce_lab.report.dvc_plots` from params.yaml's study lists; do not edit
+# Written by `python -m infonce_lab.devtools.dvc_plots` from params.yaml's study lists; do not edit
 # by hand. DVC's top-level plots have no foreach/matrix or globs, and a directory plot gives one
 # plot per file, so every run's file is listed; a test checks the list matches params.yaml.
 # Keep this section last: the generator replaces everything from the marker line to the end.
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         if section != wanted:
             print(f"{args.dvc_yaml}: the plots section does not match {args.params}'s study; "
-                  "run `python -m infonce_lab.report.dvc_plots`", file=sys.stderr)
+                  "run `python -m infonce_lab.devtools.dvc_plots`", file=sys.stderr)
             return 1
         return 0
     if section != wanted:

@@ -1,13 +1,15 @@
-"""One entry point per simulation experiment: params section in, JSON-ready result out.
-
-The simulate stage looks an experiment up here by name; each function only maps its config onto
-the library call and turns arrays into lists (no file I/O).
+"""The simulate stage: one entry point per simulation experiment, params section in, JSON-ready
+result out (each maps its config onto the simulation package's call), and ``simulate``, which
+runs one and writes ``paths.sim_result(experiment)``.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
+
+import torch
 
 from infonce_lab.config import (
     GibbsConfig,
@@ -15,10 +17,13 @@ from infonce_lab.config import (
     LargeBatchConfig,
     LinkTheoryConfig,
     ModalityGapConfig,
+    Params,
     S0Config,
     S1Config,
     SimulationConfig,
 )
+from infonce_lab.io import write_json_atomic
+from infonce_lab.pipeline import paths
 
 
 def s0(cfg: S0Config) -> dict[str, Any]:
@@ -77,3 +82,16 @@ def run_experiment(name: str, cfg: SimulationConfig) -> dict[str, Any]:
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}: expected one of {sorted(EXPERIMENTS)}")
     return EXPERIMENTS[name](getattr(cfg, name))
+
+
+def simulate(params: Params, experiment: str) -> dict[str, Any]:
+    if experiment not in EXPERIMENTS:
+        raise ValueError(f"--experiment {experiment!r}: expected one of {', '.join(EXPERIMENTS)}")
+    torch.set_num_threads(params.training.threads)
+    t0 = time.perf_counter()
+    result = run_experiment(experiment, params.simulation)
+    result = {"experiment": experiment,
+              "params": getattr(params.simulation, experiment).model_dump(),
+              "seconds": time.perf_counter() - t0, **result}
+    write_json_atomic(paths.sim_result(experiment), result)
+    return result

@@ -1,6 +1,6 @@
 """Profiles: named overrides of params.yaml (``profiles/<name>.yaml``), merged in place.
 
-``python -m infonce_lab.profiles apply paper_vision`` deep-merges the profile into params.yaml
+``python -m infonce_lab.devtools.profiles apply paper_vision`` deep-merges the profile into params.yaml
 (mappings merge key by key; lists and scalars are replaced), keeps params.yaml's comments
 (ruamel.yaml round trip — DVC's own YAML library), validates the result before writing it, and
 writes atomically, then rewrites dvc.yaml's generated top-level ``plots:`` for the new study.
@@ -53,7 +53,7 @@ def apply(name: str, params: Path = Path("params.yaml"), profiles: Path = PROFIL
     write_text_atomic(params, buf.getvalue())
     dvc_yaml = params.parent / "dvc.yaml"
     if dvc_yaml.is_file():  # the top-level plots list the study's runs: follow the new study
-        from infonce_lab.report import dvc_plots
+        from infonce_lab.devtools import dvc_plots
 
         dvc_plots.main(["--params", str(params), "--dvc-yaml", str(dvc_yaml)])
     return str(path)
@@ -72,7 +72,7 @@ def main(argv: list[str]) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         return 0
-    print("usage: python -m infonce_lab.profiles list | apply <name>", file=sys.stderr)
+    print("usage: python -m infonce_lab.devtools.profiles list | apply <name>", file=sys.stderr)
     return 2
 
 

@@ -10,8 +10,8 @@ placeholder: DVC would put the CDN ``<script src>`` tags there.
 
 Rebuild it (needs ``npm`` and the npm registry) after changing a version below::
 
-    python -m infonce_lab.report.vega_offline            # writes .dvc/plots/offline.html
-    python -m infonce_lab.report.vega_offline --check    # the shipped file matches VENDORED
+    python -m infonce_lab.devtools.vega_offline            # writes .dvc/plots/offline.html
+    python -m infonce_lab.devtools.vega_offline --check    # the shipped file matches VENDORED
 
 The three libraries are BSD-3-Clause (University of Washington Interactive Data Lab); their
 licences are in ``.dvc/plots/LICENSES/``.
@@ -64,7 +64,7 @@ _HEAD = """<!DOCTYPE html>
 {refresh_tag}
 <title>DVC Plot</title>
 <!-- Offline template for `dvc plots show/diff` (set in .dvc/config: plots.html_template).
-     Built by `python -m infonce_lab.report.vega_offline`; do not edit by hand.
+     Built by `python -m infonce_lab.devtools.vega_offline`; do not edit by hand.
      vega, vega-lite and vega-embed are inlined below instead of DVC's CDN script tags. -->
 """
 

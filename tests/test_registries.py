@@ -1,0 +1,36 @@
+"""Every kind of the params schema has exactly one builder, and every builder a schema kind: a
+kind added on one side only fails here, not in the middle of a study."""
+
+from __future__ import annotations
+
+import typing
+
+from infonce_lab.config import Experiment, LossConfig, ScheduleConfig, SimulationConfig
+from infonce_lab.losses.registry import LOSSES
+from infonce_lab.pipeline.simulate import EXPERIMENTS
+from infonce_lab.schedules import SCHEDULES
+
+
+def _members(annotated: object) -> set[type]:
+    union = typing.get_args(annotated)[0]  # Annotated[A | B | …, Field(discriminator=…)]
+    return set(typing.get_args(union))
+
+
+def test_every_loss_kind_has_a_builder_and_the_reverse():
+    assert _members(LossConfig) == set(LOSSES)
+
+
+def test_every_schedule_kind_has_a_builder_and_the_reverse():
+    assert _members(ScheduleConfig) == set(SCHEDULES)
+
+
+def test_every_experiment_has_a_runner_a_params_section_and_a_name():
+    names = set(typing.get_args(Experiment))
+    sections = set(SimulationConfig.model_fields) - {"experiments"}
+    assert names == set(EXPERIMENTS) == sections
+
+
+def test_the_check_sees_a_missing_builder():
+    missing = dict(LOSSES)
+    missing.pop(next(iter(missing)))
+    assert _members(LossConfig) != set(missing)

@@ -1,5 +1,6 @@
-"""simulate: one experiment of SPECS D–F (annealed Langevin trapping on S0 and S1, Hessian
-sharpening, large-N limits, Gibbs equilibrium, modality gap) into reports/sims/<experiment>.json."""
+"""simulate: one experiment on the annealing and geometry papers or Wang–Isola's Theorem 1
+(annealed Langevin trapping on S0 and S1, Hessian sharpening, large-N limits, Gibbs equilibrium,
+modality gap) into reports/sims/<experiment>.json."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Evaluation of sentence embeddings (SPECS C.4; Gao et al. 2021's protocol).
+"""Evaluation of sentence embeddings (WEINCE §4.2; Gao et al. 2021's protocol).
 
 - STS: Spearman×100 between the cosine similarity of each pair and the gold score (scipy).
 - Probe and kNN on labelled sentences through the image study's protocol (``evaluate_features``).

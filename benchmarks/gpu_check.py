@@ -7,7 +7,7 @@ reports/gpu_check.json) after every part, so a killed run still returns what it 
    WEINCE/InfoNCE ratio.
 3. *Training loop*: the real CUDA path on CIFAR-shaped random uint8 data — torchvision
    ResNet-18 (CIFAR stem), bf16 autocast, channels_last, SimCLR views made on the GPU — InfoNCE
-   and WEINCE at batch 256 (the paper's, SPECS C.5: +0.67% per step on an L40S) and 512, and
+   and WEINCE at batch 256 (the paper's, WEINCE §3: +0.67% per step on an L40S) and 512, and
    InfoNCE with torch.compile; samples/s and the WEINCE/InfoNCE step-time ratio.
 4. *SimCSE loop*: the text training loop on CUDA (bf16 autocast) with MiniLM-L6's architecture
    and tokenizer, random weights (the 91 MB weights file does not travel), batch 64 and 512,

@@ -110,8 +110,9 @@ def test_tau_scale_runs_infonce_at_the_scaled_temperature():
 # --------------------------------------------------------------------- cross_view WEINCE
 def slow_cross_view_weince(z1, z2, tau: float, frac=0.10, min_pts=32, q=0.2, k_rho=10.0,
                            k_aic=1.0, margin=2.0, eps=1e-6):
-    """SPECS A.4 read literally over SimCSE's candidates, one anchor (a row of view 1) at a time:
-    its negatives are the N − 1 other rows of view 2, the pivot ρ0 is over the N anchors."""
+    """WEINCE App. E (as the released code computes it) read literally over SimCSE's candidates,
+    one anchor (a row of view 1) at a time: its negatives are the N − 1 other rows of view 2, the
+    pivot ρ0 is over the N anchors."""
     a, b = F.normalize(z1.double(), dim=1), F.normalize(z2.double(), dim=1)
     sim = (a @ b.T).numpy()
     n = sim.shape[0]

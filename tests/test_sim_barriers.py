@@ -34,7 +34,7 @@ def _grid(n: int) -> np.ndarray:
 
 
 def _double_well(theta: np.ndarray, a: float) -> np.ndarray:
-    # SPECS D.8 S0: minima at 0 (−1 − a) and π (−1 + a), saddle where cos θ = −a/4 (1 + a²/8).
+    # Our S0: minima at 0 (−1 − a) and π (−1 + a), saddle where cos θ = −a/4 (1 + a²/8).
     return -np.cos(2.0 * theta) - a * np.cos(theta)
 
 
@@ -283,7 +283,7 @@ def test_u0_zero_when_positives_are_nearest_and_kappa_at_trap():
     assert u0(z, S1_PAIRS) == 0.0
     for kappa in (1.0, 2.5):
         trap = s1_angles_to_z(S1_TRAP_ANGLES)
-        assert u0(trap, S1_PAIRS, kappa) == pytest.approx(kappa, abs=1e-12)  # SPECS D.8
+        assert u0(trap, S1_PAIRS, kappa) == pytest.approx(kappa, abs=1e-12)  # our S1 trap
     # L/β → U_0 from above, within log(#candidates)/β.
     zz = _random_sphere(np.random.default_rng(4), (50, 4, 2))
     for beta in (5.0, 50.0, 500.0):

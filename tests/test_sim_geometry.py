@@ -1,4 +1,5 @@
-"""Hessian sharpening, large-batch limits and population geometry (SPECS D.6–D.8, E, F.3)."""
+"""Hessian sharpening, large-batch limits and population geometry (annealing paper §5, geometry
+paper, Wang–Isola)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def _unit(rng: np.random.Generator, *shape: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
-# Hessian (SPECS D.6, D.8)
+# Hessian (annealing paper §5, App. C.3)
 
 
 def test_tangent_basis_is_orthonormal_and_tangent():
@@ -83,7 +84,7 @@ def test_whole_loss_scaling_trap_minimizer_and_perturbed_trap():
 
 
 # ---------------------------------------------------------------------------------------------
-# Large-batch limits (SPECS E.1, E.5(1), E.6, F.3)
+# Large-batch limits (geometry paper Thm 3.1; Wang–Isola Theorem 1)
 
 
 @pytest.mark.parametrize("d", [3, 16, 128])
@@ -142,7 +143,7 @@ def test_value_gap_positive_in_denominator_adds_a_decaying_bias():
 
 
 # ---------------------------------------------------------------------------------------------
-# Population geometry (SPECS E.5(2), E.5(3))
+# Population geometry (the geometry paper's Gibbs and modality-gap experiments)
 
 
 def test_gibbs_mass_of_a_flat_potential_is_the_area_fraction():
@@ -215,7 +216,8 @@ def test_experiment_drivers_run_at_toy_sizes():
 
 
 # ---------------------------------------------------------------------------------------------
-# Convergence runs, the batched loss, the controls (SPECS E.5(2), E.5(3))
+# Convergence runs, the batched loss, the controls (the geometry paper's Gibbs and modality-gap
+# experiments)
 
 
 def test_doubled_steps_continue_the_step_run_bit_for_bit():
@@ -373,7 +375,7 @@ def test_wilson_estimates():
 
 
 # ---------------------------------------------------------------------------------------------
-# The lifted energy F^Sym (SPECS E.4)
+# The lifted energy F^Sym (geometry paper)
 
 
 def test_fourier_densities_against_scipy_and_direct_convolution():

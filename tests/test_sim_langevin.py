@@ -1,4 +1,5 @@
-"""Langevin simulator on spheres, the S0 double well and the trapping estimators (SPECS D)."""
+"""Langevin simulator on spheres, the S0 double well and the trapping estimators (annealing
+paper)."""
 
 from __future__ import annotations
 
@@ -47,8 +48,8 @@ def test_stationary_law_is_gibbs(scheme, dynamics, beta):
     """Chains started uniformly on S¹ and run for 30 time units (≈ 6 relaxation times of the
     well populations at β = 1; 15 left a 3σ excess in the trap with 5·10⁴ chains) are histogrammed
     once each (independent samples) against ∝ exp(−β_eff·U): β_eff = β for P2, β² for P1
-    (L = β·U, SPECS D.7(i)). dt = 5e-3 keeps the O(dt) bias of the invariant law below what these
-    samples resolve (at dt = 1e-2 the projected scheme's bias shows with 10⁵ samples)."""
+    (L = β·U; our P1/P2 analysis). dt = 5e-3 keeps the O(dt) bias of the invariant law below what
+    these samples resolve (at dt = 1e-2 the projected scheme's bias shows with 10⁵ samples)."""
     rng = np.random.default_rng(7)
     chains, dt = 8_000, 5e-3
     z0 = _circle(rng.uniform(-np.pi, np.pi, chains))
@@ -188,7 +189,8 @@ def test_trap_exponent_recovers_known_exponent(gamma):
 @pytest.mark.parametrize("alpha", [0.5, 1.0, 1.5])
 def test_escape_hazard_fit_recovers_rate_exponent(alpha):
     """Exit times drawn from the hazard r(t) = A·(t+K)^{−α} (inverse cumulative hazard of an
-    Exp(1) draw); the fitted slope of log r vs log(t+K) is −α (= c/c* in SPECS D.3(4))."""
+    Exp(1) draw); the fitted slope of log r vs log(t+K) is −α (= c/c* in the annealing paper's
+    App. B.4)."""
     K, A, n = math.e, 1.0, 20_000
     e = np.random.default_rng(5).exponential(size=n)
     if alpha == 1.0:

@@ -1,6 +1,6 @@
-"""S0 (SPECS D.8): the angle integrator on S¹, the double well's closed forms, and the estimators
-of ``simulation/s0.py`` — against quadrature, the generator's spectrum, gradient flow, brute-force
-bookkeeping and known-answer synthetic data."""
+"""S0 (our test of the annealing paper): the angle integrator on S¹, the double well's closed
+forms, and the estimators of ``simulation/s0.py`` — against quadrature, the generator's spectrum,
+gradient flow, brute-force bookkeeping and known-answer synthetic data."""
 
 from __future__ import annotations
 

@@ -163,7 +163,7 @@ def _double_well_angles(theta: np.ndarray, beta: np.ndarray, a: float = 0.5) -> 
 @pytest.mark.parametrize(("dynamics", "beta"), [("P2", 1.0), ("P1", 1.2)])
 def test_clocked_stationary_law_is_gibbs(dynamics, beta):
     """Angle-space chains with the stiffness rule, histogrammed once each against the Gibbs law
-    ∝ exp(−β_eff·U) (β_eff = β for P2, β² for P1; SPECS D.7(i)), as test_sim_langevin does for
+    ∝ exp(−β_eff·U) (β_eff = β for P2, β² for P1; our P1/P2 analysis), as test_sim_langevin does for
     the fixed-step integrator; the wrong law is rejected. The rule binds (dt ≈ 0.009 < dt_max)."""
     rng = np.random.default_rng(7)
     chains = 8_000

@@ -24,7 +24,7 @@ def _views(n: int, d: int, seed: int, dtype=torch.float64) -> tuple[torch.Tensor
 
 def slow_reference(sim: np.ndarray, n: int, tau: float, frac=0.10, min_pts=32, q=0.2,
                    k_rho=10.0, k_aic=1.0, margin=2.0, eps=1e-6):
-    """SPECS A.4 read literally, one anchor at a time."""
+    """WEINCE App. E (as the released code computes it) read literally, one anchor at a time."""
     m = 2 * n
     k_neg = m - 2
     k = min(max(max(min_pts, round(frac * k_neg)), 10), k_neg)
@@ -172,7 +172,7 @@ def test_recipe_terms_add_the_documented_cross_entropies():
 
 
 def test_tail_size_rule():
-    assert tail_size(510, 0.10, 32) == 51      # N = 256, as in SPECS A.4.1
+    assert tail_size(510, 0.10, 32) == 51      # N = 256: the released code's K_tail
     assert tail_size(62, 0.10, 32) == 32
     assert tail_size(14, 0.10, 32) == 14       # clipped to K_neg
     assert tail_size(100, 0.01, 3) == 10       # floor of 10

@@ -263,7 +263,7 @@ def selection_inflation(df: pd.DataFrame, metric: str = "linear", grid: int = 27
 
 def select_on_validation(df: pd.DataFrame, summary: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Per dataset × backbone (and per loss): the configuration with the best mean *validation*
-    score, and its test score — the only test figure a selection may report (SPECS C.7). kNN
+    score, and its test score — the only test figure a selection may report (WEINCE App. F.1). kNN
     metrics are selected separately per metric."""
     t = _trained(df)
     targets = {"linear.test_acc": "linear.val_acc", "knn.test_acc": "knn.val_acc"}

@@ -137,7 +137,7 @@ class AutoBetaConfig(Strict):
 
 
 class WeinceConfig(Strict):
-    """WEINCE (SPECS A). Defaults are the released code's; see params.yaml for the variants."""
+    """WEINCE (§3, App. E). Defaults are the released code's; see params.yaml for the variants."""
 
     kind: Literal["weince"] = "weince"
     tail_frac: Annotated[float, Field(gt=0.0, le=1.0)] = 0.10
@@ -202,7 +202,8 @@ class FixedSchedule(Strict):
 
 
 class LogAnnealSchedule(Strict):
-    """β(t) = c·ln(t + K) with t = step·time_per_step (SPECS D); τ = min(tau_max, 1/β)."""
+    """β(t) = c·ln(t + K) with t = step·time_per_step (annealing paper §2.2, A6);
+    τ = min(tau_max, 1/β)."""
 
     kind: Literal["log_anneal"] = "log_anneal"
     c: Annotated[float, Field(gt=0.0)] = 1.0
@@ -318,7 +319,8 @@ class KNNConfig(Strict):
 
 
 class EvaluationConfig(Strict):
-    """SPECS C.7. The probe trains on the split of ``split_seeds[0]``; kNN averages all splits."""
+    """WEINCE App. F.1, F.3–F.4. The probe trains on the split of ``split_seeds[0]``; kNN
+    averages all splits."""
 
     val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.2
     split_seeds: Annotated[list[int], Field(min_length=1)] = [1, 2, 3, 4, 5]
@@ -331,7 +333,8 @@ class EvaluationConfig(Strict):
 
 # ------------------------------------------------------------------------------ tail diagnostics
 class LinkBankConfig(Strict):
-    """SPECS B.1: ``batches`` batches of ``batch_images`` images, two views each (the paper: 32 × 256)."""
+    """WEINCE §2.3.2: ``batches`` batches of ``batch_images`` images, two views each (the paper:
+    32 × 256)."""
 
     batches: Annotated[int, Field(ge=4)] = 12
     batch_images: Annotated[int, Field(ge=8)] = 128
@@ -339,7 +342,8 @@ class LinkBankConfig(Strict):
 
 
 class POTConfig(Strict):
-    """SPECS B.8: first-view cosines of distinct pairs in ``repeats`` batches of ``batch_images``."""
+    """WEINCE §2.3.1, Fig. 3: first-view cosines of distinct pairs in ``repeats`` batches of
+    ``batch_images``."""
 
     repeats: Annotated[int, Field(ge=1)] = 16
     batch_images: Annotated[int, Field(ge=8)] = 257
@@ -351,7 +355,8 @@ class POTConfig(Strict):
 
 
 class LinkTestConfig(Strict):
-    """SPECS B.2–B.5. ``placements``: where 1/τ sits in H1 (both are unknowns of the paper)."""
+    """WEINCE §2.3.2, App. D.3–D.5. ``placements``: where 1/τ sits in H1 (the paper leaves it
+    open, so both are choices)."""
 
     placements: Annotated[list[Literal["inside", "outside"]], Field(min_length=1)] = ["inside", "outside"]
     held_in_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.5
@@ -363,7 +368,7 @@ class LinkTestConfig(Strict):
 
 
 class AblationConfig(Strict):
-    """SPECS B.6–B.7 (run with the first placement)."""
+    """WEINCE App. D.6, D.1 (run with the first placement)."""
 
     frechet: bool = True
     hardness_ks: list[Annotated[int, Field(ge=1)]] = [32, 64, 128, 254]
@@ -372,7 +377,8 @@ class AblationConfig(Strict):
 
 
 class AllocationConfig(Strict):
-    """SPECS B.9: random subsets of ``k`` negatives from a pool of ``pool`` per anchor."""
+    """WEINCE App. C.2, Fig. 6: random subsets of ``k`` negatives from a pool of ``pool`` per
+    anchor."""
 
     pool: Annotated[int, Field(ge=2)] = 1024
     k: Annotated[int, Field(ge=1)] = 127
@@ -391,7 +397,7 @@ class RepulsionConfig(Strict):
 
 
 class NoiseFloorConfig(Strict):
-    """SPECS B.10, the synthetic estimation experiment (independent of the runs)."""
+    """WEINCE App. C.1 (Fig. 5), the synthetic estimation experiment (independent of the runs)."""
 
     scores: Annotated[list[Annotated[float, Field(ge=-1.0, lt=1.0)]], Field(min_length=2)] = [0.15, 0.45, 0.70, 0.90]
     beta: Annotated[float, Field(gt=0.0)] = 0.8
@@ -445,8 +451,9 @@ PosFloat = Annotated[float, Field(gt=0.0)]
 
 
 class S0ScheduleConfig(Strict):
-    """The fast schedules of S0 (SPECS D.5, D.8): β = β0 + r·√t, β0 + r·t, β0·r^t (capped at
-    beta_max) and cosine-τ from 1/β0 to τ_min over each horizon T_c, held there after; β0 = c*."""
+    """The fast schedules of S0 (annealing paper §6, App. A.2): β = β0 + r·√t, β0 + r·t, β0·r^t
+    (capped at beta_max) and cosine-τ from 1/β0 to τ_min over each horizon T_c, held there after;
+    β0 = c*."""
 
     sqrt_rate: PosFloat = 1.0
     linear_rate: PosFloat = 0.5
@@ -496,8 +503,9 @@ class S0ArrheniusConfig(Strict):
 
 
 class S0Config(Strict):
-    """SPECS D.8 S0: the double well on S¹ with a closed-form barrier, annealed (P2 by default),
-    every verdict quantity at dt and dt/2; fixed-β ergodicity and SGD against the SDE."""
+    """S0, our test of the annealing paper's §3–4 (it has no experiments): the double well on S¹
+    with a closed-form barrier, annealed (P2 by default), every verdict quantity at dt and dt/2;
+    fixed-β ergodicity and SGD against the SDE."""
 
     a: Annotated[float, Field(gt=0.0, lt=4.0)] = 0.5
     chains: Annotated[int, Field(ge=10)] = 400
@@ -526,7 +534,8 @@ class S0Config(Strict):
 
 
 class S1Config(Strict):
-    """SPECS D.8 S1: InfoNCE on (S¹)^4 with two positive pairs, started in the interleaved trap.
+    """S1, our test of the annealing paper's §3.2: InfoNCE on (S¹)^4 with two positive pairs,
+    started in the interleaved trap.
 
     Each setting runs at dt_k = min(dt_max, h/(κ_s²β_k^p)) (p = 2 for P1, 1 for P2: the drift's
     stiffness at the trap) and again at half of it; see ``simulation/s1.py``."""
@@ -557,9 +566,9 @@ class S1Config(Strict):
 
 
 class HessianConfig(Strict):
-    """SPECS D.6/D.8: the Riemannian Hessian formula vs finite differences (and at half the FD
-    step); log‖H‖ vs log β, asymptotically; Prop. C.2 against quenched minimizers; the escape
-    barrier against the number of negatives (App. A.2)."""
+    """Annealing paper §5, App. C.3: the Riemannian Hessian formula vs finite differences (and at
+    half the FD step); log‖H‖ vs log β, asymptotically; Prop. C.2 against quenched minimizers; the
+    escape barrier against the number of negatives (App. A.2)."""
 
     n_random: Annotated[int, Field(ge=1)] = 100
     betas: Annotated[list[PosFloat], Field(min_length=2)] = [1, 2, 5, 10, 20, 50, 100, 200]
@@ -573,7 +582,8 @@ class HessianConfig(Strict):
 
 
 class LargeBatchConfig(Strict):
-    """SPECS F.3 (Wang–Isola limit) and E.5(1)/E.6 (large-batch gradient and value gaps)."""
+    """Wang–Isola's Theorem 1 and the geometry paper's Thm 3.1 (large-batch gradient and value
+    gaps)."""
 
     grad_seeds: Annotated[int, Field(ge=2)] = 20
     value_seeds: Annotated[int, Field(ge=2)] = 20
@@ -582,8 +592,8 @@ class LargeBatchConfig(Strict):
 
 
 class GibbsConfig(Strict):
-    """SPECS E.5(2): particles trained on the free energy vs the Gibbs law on S², at ``steps``
-    and at twice the steps."""
+    """The geometry paper's Gibbs experiment: particles trained on the free energy vs the Gibbs
+    law on S², at ``steps`` and at twice the steps."""
 
     taus: Annotated[list[PosFloat], Field(min_length=2)] = [10, 5, 2.5, 1, 0.5, 0.2, 0.1]
     bandwidth: PosFloat = 0.35
@@ -609,8 +619,9 @@ class GibbsConfig(Strict):
 
 
 class LiftedEnergyConfig(Strict):
-    """SPECS E.4: the symmetric InfoNCE's large-batch limit against the lifted energy F^Sym on S¹
-    (two von Mises-mixture marginals), Monte Carlo against quadrature."""
+    """The geometry paper's multimodal result: the symmetric InfoNCE's large-batch limit against
+    the lifted energy F^Sym on S¹ (two von Mises-mixture marginals), Monte Carlo against
+    quadrature."""
 
     kappa: PosFloat = 6.0
     weight: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.7
@@ -625,9 +636,9 @@ class LiftedEnergyConfig(Strict):
 
 
 class ModalityGapConfig(Strict):
-    """SPECS E.5(3): symmetric InfoNCE with two linear encoders on S¹, its identity and
-    one-directional controls, at ``steps`` and twice the steps; D_sym vs σ_mis. And E.4's lifted
-    energy check (``lifted_energy``)."""
+    """The geometry paper's modality-gap experiment: symmetric InfoNCE with two linear encoders
+    on S¹, its identity and one-directional controls, at ``steps`` and twice the steps; D_sym vs
+    σ_mis. And the check of the paper's lifted energy F^Sym (``lifted_energy``)."""
 
     sigmas: Annotated[list[Annotated[float, Field(ge=0.0)]], Field(min_length=2)] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
     seeds: Annotated[int, Field(ge=4)] = 12
@@ -709,7 +720,8 @@ Experiment = Literal["s0", "s1", "hessian", "large_batch", "gibbs", "modality_ga
 
 
 class SimulationConfig(Strict):
-    """The simulate stage: one DVC stage instance per listed experiment (SPECS D, E, F.3)."""
+    """The simulate stage: one DVC stage instance per listed experiment (the annealing and
+    geometry papers, Wang–Isola's Theorem 1)."""
 
     experiments: list[Experiment] = ["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap",
                                      "link_theory"]

@@ -54,7 +54,7 @@ class GensimTextDataset(_Strict):
 
 
 class SimCSEWikiDataset(_Strict):
-    """Online (SPECS C.4): SimCSE's 1M Wikipedia sentences; STS-B dev (selection) and test."""
+    """Online (WEINCE §4.2): SimCSE's 1M Wikipedia sentences; STS-B dev (selection) and test."""
 
     kind: Literal["simcse_wiki1m"] = "simcse_wiki1m"
     wiki_url: str = ("https://huggingface.co/datasets/princeton-nlp/datasets-for-simcse/"

@@ -1,4 +1,4 @@
-"""Typed params for the paper-scale image study (SPECS C.6–C.7): real datasets with SimCLR's
+"""Typed params for the paper-scale image study (WEINCE §4, App. F): real datasets with SimCLR's
 augmentation, torchvision ResNet-18/50 and ViT-S. ``config.py`` puts them into the ``datasets:``
 and ``backbones:`` unions beside the embedded default (digits, the small CIFAR-style ResNet)."""
 
@@ -16,7 +16,8 @@ class _Strict(BaseModel):
 
 
 class SimCLRAugmentConfig(_Strict):
-    """SimCLR's two-view augmentation, batched on tensors on the training device (SPECS C.6)."""
+    """SimCLR's two-view augmentation (WEINCE App. F.2), batched on tensors on the training
+    device."""
 
     size: Annotated[int, Field(ge=8)] | None = None   # None: the dataset's native size
     scale: tuple[Probability, Probability] = (0.08, 1.0)

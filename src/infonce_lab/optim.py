@@ -1,6 +1,6 @@
 """Optimizers for the image runs: Adam (the paper's), AdamW, SGD and LARS, plus warmup-cosine.
 
-SPECS A.7/C.6: the paper trains with Adam at lr 3e-4 (its code passes no weight decay; the paper
+WEINCE App. F.2: the paper trains with Adam at lr 3e-4 (its code passes no weight decay; the paper
 text says 1e-6 — the caller chooses). LARS and SGD are here for the large-batch SimCLR recipe,
 where biases and norm parameters are excluded from weight decay and from the layer-wise
 adaptation; Adam and AdamW get every parameter in one group, as in the paper's code.
@@ -117,7 +117,8 @@ def param_groups(model: nn.Module, weight_decay: float,
 
 def build_optimizer(name: OptimizerName, model: nn.Module, lr: float, weight_decay: float,
                     momentum: float = 0.9) -> torch.optim.Optimizer:
-    """Adam/AdamW over all parameters (SPECS A.7: Adam, lr 3e-4); SGD/LARS with the exclusion."""
+    """Adam/AdamW over all parameters (WEINCE App. F.2: Adam; lr 3e-4 as in its code); SGD/LARS
+    with the exclusion."""
     if name in ("adam", "adamw"):
         params = [p for p in model.parameters() if p.requires_grad]
         cls = torch.optim.Adam if name == "adam" else torch.optim.AdamW

@@ -2,8 +2,8 @@
 
 The same objects drive training and the Langevin simulator. :func:`build_schedule` turns a params
 section into one; ``steps_per_epoch`` places the epoch-based ones (cosine, step) on the step axis
-and ``time_per_step`` in the β-growth ones maps a step to the time t of the theory (SPECS D.4
-leaves that map open, so it is a param).
+and ``time_per_step`` in the β-growth ones maps a step to the time t of the theory (the
+annealing paper's §4 leaves that map open, so it is a param).
 """
 
 from __future__ import annotations

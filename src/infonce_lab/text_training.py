@@ -2,7 +2,7 @@
 
 The loss and the temperature schedule are the image study's own objects (``build_loss``,
 ``build_schedule``): SimCSE's InfoNCE at τ = 0.05 is ``losses.infonce`` with a fixed schedule,
-and WEINCE replaces only the logits, as in the paper (SPECS C.4). Like ``training.py`` the loop
+and WEINCE replaces only the logits, as in the paper (WEINCE §4.2). Like ``training.py`` the loop
 does no file I/O: telemetry, checkpoints and validation are callbacks.
 """
 

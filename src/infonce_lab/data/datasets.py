@@ -43,8 +43,8 @@ def stratified_split(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per class: shuffle with ``seed`` and put ⌊fraction·n_c⌋ items in the held-out part.
 
-    Returns (kept_idx, held_out_idx), each sorted. This is the protocol's validation split (SPECS
-    C.7) and also how we carve a test set out of a dataset that ships without one.
+    Returns (kept_idx, held_out_idx), each sorted. This is the protocol's validation split (WEINCE
+    App. F.1) and also how we carve a test set out of a dataset that ships without one.
     """
     rng = np.random.default_rng(seed)
     kept, held = [], []

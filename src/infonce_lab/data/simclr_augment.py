@@ -1,4 +1,4 @@
-"""SimCLR's augmentation (WEINCE paper, SPECS C.6), batched on tensors with per-image parameters.
+"""SimCLR's augmentation (WEINCE App. F.2), batched on tensors with per-image parameters.
 
 The reference pipeline (Spijkervet SimCLR) is torchvision's RandomResizedCrop → horizontal flip →
 RandomApply(ColorJitter(0.8, 0.8, 0.8, 0.2), p 0.8) → RandomGrayscale(0.2), called once per image

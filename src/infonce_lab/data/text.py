@@ -7,7 +7,7 @@ Two sources:
   and the Lee background corpus (300 news documents) for training; the Lee et al. (2005) document
   similarity set (50 news documents, 1,225 human-rated pairs) as the reported figure; and Pang &
   Lee's polarity sample (200 labelled sentences) for the probe and kNN.
-* **simcse_wiki1m** (online, SPECS C.4): the SimCSE paper's 1M Wikipedia sentences and STS-B
+* **simcse_wiki1m** (online, WEINCE §4.2): the SimCSE paper's 1M Wikipedia sentences and STS-B
   (dev for checkpoint selection, test for the reported figure), fetched with
   :func:`infonce_lab.data.fetch.fetch`.
 

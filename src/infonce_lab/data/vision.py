@@ -1,4 +1,4 @@
-"""Readers for the paper-scale image datasets (SPECS C.6), each into one in-memory format.
+"""Readers for the paper-scale image datasets (WEINCE §4.1), each into one in-memory format.
 
 Every reader parses a dataset's *published* on-disk layout (no network) into :class:`ImageSplits`:
 images as uint8 ``(n, C, H, W)`` and int64 labels. Images stay uint8 in memory and on disk because

@@ -1,4 +1,4 @@
-"""Linear probe on frozen features: one Linear layer, cross-entropy, Adam (SPECS C.7).
+"""Linear probe on frozen features: one Linear layer, cross-entropy, Adam (WEINCE App. F.3).
 
 The probe sees only feature tensors, never the encoder, so the backbone cannot be fine-tuned by
 accident (the bug that invalidated more than one public SimCLR repository).

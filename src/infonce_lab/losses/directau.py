@@ -1,4 +1,4 @@
-"""DirectAU: Wang & Isola's alignment + uniformity used directly as the training loss (SPECS F)."""
+"""DirectAU: Wang & Isola's alignment + uniformity used directly as the training loss (essay §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Wang & Isola's alignment and uniformity on L2-normalised rows (SPECS F.2): training losses
+"""Wang & Isola's alignment and uniformity on L2-normalised rows (essay §3.1–3.2): training losses
 (DirectAU) and evaluation metrics alike."""
 
 from __future__ import annotations

@@ -30,8 +30,9 @@ def info_nce(
     ``cross_view`` (SimCSE: the N rows of view 1 against the N rows of view 2).
     ``decoupled`` leaves the positive out of the denominator (DCL, Yeh et al. 2022).
     ``topm_weight`` > 0 adds that weight times the softmax cross-entropy over [positive | top_m
-    hardest negatives]: the control for WEINCE's released recipe (SPECS A.6), so a WEINCE gain
-    cannot be credited to its auxiliary hard-negative term.
+    hardest negatives]: the control for WEINCE's released recipe (its repository's script; the
+    paper, App. F.2, describes only the logits), so a WEINCE gain cannot be credited to its
+    auxiliary hard-negative term.
     """
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
@@ -60,7 +61,7 @@ def symmetric_info_nce(
     """CLIP's loss: ½[CE over rows of za·zbᵀ/τ + CE over its columns]; pairs are (za_i, zb_i).
 
     Unlike NT-Xent there are no within-modality candidates: each anchor's N candidates are the
-    other modality's rows (SPECS E.4).
+    other modality's rows (the geometry paper's symmetric InfoNCE).
     """
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")

@@ -1,4 +1,5 @@
-"""WEINCE: Weibull-corrected InfoNCE (SPECS A.2–A.6), vectorised over anchors.
+"""WEINCE: Weibull-corrected InfoNCE (WEINCE §3, Eqs 3.1–3.2, App. E; and the released code's
+recipe), vectorised over anchors.
 
 Each anchor i gets a logit that blends the softmax (Gumbel) coordinate and the Weibull shortfall
 coordinate,
@@ -15,7 +16,7 @@ The anchors and their candidates follow ``candidates`` (:mod:`infonce_lab.losses
 negatives, and ρ0 is taken over the 2N anchors; with ``cross_view`` (SimCSE's candidate set, the
 paper's §4.2 setting) the N rows of view 1 are the anchors, the tail sets hold their N − 1
 cross-view negatives and ρ0 is taken over the N anchors. Either way the statistics are
-stop-gradient (SPECS A.4.9).
+stop-gradient (WEINCE §4, App. F.2).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ class TailFit:
 
 
 def tail_size(k_neg: int, frac: float, min_points: int, floor: int = 10) -> int:
-    """K_tail = max(min_points, round(frac·K_neg)), clipped to [floor, K_neg] (SPECS A.4.1)."""
+    """K_tail = max(min_points, round(frac·K_neg)), clipped to [floor, K_neg]: the released code's
+    rule for the K_tail of WEINCE App. E."""
     k = max(min_points, int(round(frac * k_neg)))
     return max(1, min(max(k, floor), k_neg))
 
@@ -87,7 +89,8 @@ def tail_fit(
     eps: float = 1e-6,
     has_self: bool = True,
 ) -> TailFit:
-    """SPECS A.4.1–A.4.5 for every anchor at once, in float64. K_neg is the anchor's number of
+    """The tail statistics of WEINCE App. E (ρ_i, Weibull and Gumbel-proxy fits, ΔAIC; as in the
+    released code) for every anchor at once, in float64. K_neg is the anchor's number of
     negatives: 2N − 2 with the all-views candidates, N − 1 cross-view."""
     k_neg = n_negatives(sim.shape[1], has_self)
     k = tail_size(k_neg, tail_frac, min_tail_points)
@@ -112,8 +115,8 @@ def tail_fit(
 
 @torch.no_grad()
 def batch_pivot(rho: torch.Tensor, q: float) -> torch.Tensor:
-    """ρ0: the element at index round(q·(A − 1)) of the sorted ρ of the A anchors (SPECS A.4.6;
-    A = 2N with the all-views candidates, N cross-view)."""
+    """ρ0: the element at index round(q·(A − 1)) of the sorted ρ of the A anchors (the released
+    code's pivot for WEINCE App. E; A = 2N with the all-views candidates, N cross-view)."""
     idx = int(round(q * (rho.numel() - 1)))
     return rho.sort().values[idx]
 
@@ -143,7 +146,7 @@ def mixing_weights(
 
 
 def shortfall_logit(s: torch.Tensor, eps: float) -> torch.Tensor:
-    """−log(1 − s) with s clamped at 1 − ε (no gradient above the clamp; SPECS A.4.8)."""
+    """−log(1 − s) with s clamped at 1 − ε (the released code's clamp; no gradient above it)."""
     return -torch.log1p(-s.clamp(max=1.0 - eps))
 
 
@@ -152,7 +155,7 @@ def global_tail_index(
     sim: torch.Tensor, pos: torch.Tensor, frac: float = 0.05, min_points: int = 1024,
     eps: float = 1e-6, has_self: bool = True,
 ) -> tuple[float, float]:
-    """The batch-level Weibull slope of the released recipe (SPECS A.6): (β̂, R²).
+    """The batch-level Weibull slope of the released recipe (repository code only): (β̂, R²).
 
     All negatives of the batch are pooled; the K = max(min_points, frac·#negatives) smallest
     shortfalls get plotting positions k/(K+1), the first ⌊K/20⌋ are dropped, and log F̂ is
@@ -178,7 +181,7 @@ class _BlendedCrossEntropy(torch.autograd.Function):
     Hand-written because autograd would keep five m×m intermediates of the elementwise blend;
     here the forward keeps only the softmax (computed in place in the logit buffer) and the
     backward is dℓ/ds = a_i + b_i/(1 − s_ij) below the clamp, a_i above it. ``a`` and ``b`` are
-    stop-gradient by construction (SPECS A.4.9). Checked against autograd by gradcheck.
+    stop-gradient by construction (WEINCE App. F.2). Checked against autograd by gradcheck.
     """
 
     @staticmethod
@@ -231,9 +234,9 @@ def weince(
     """WEINCE loss (Eq. 3.1/3.2) and its detached statistics.
 
     ``beta="one"`` is the released code (β ≡ 1 in the shortfall logit); ``beta="per_anchor"`` uses
-    β̂_i clipped to ``beta_clip`` (the paper's Eq. 3.1; the clip is our choice, SPECS A.4.7).
+    β̂_i clipped to ``beta_clip`` (the paper's Eq. 3.1; it gives no clip, ours is a choice).
     ``weib_topm_weight``/``pl_topm_weight`` > 0 add the released recipe's two auxiliary terms over
-    [positive | top_m hardest negatives] with logits −β_t·log(1 − s) and s/τ (SPECS A.6); the
+    [positive | top_m hardest negatives] with logits −β_t·log(1 − s) and s/τ (repository code); the
     caller owns the EMA of ``beta_t`` (see :class:`infonce_lab.losses.registry.WeinceLoss`).
     ``candidates``: ``all_views`` (the released code) or ``cross_view`` (SimCSE's N candidates;
     tail sets, ρ0 and the top-M terms then use the cross-view negatives only).
@@ -284,7 +287,8 @@ def effective_inverse_temperature(sim: torch.Tensor, pos: torch.Tensor, a: torch
     (the tangent slope a_i + b_i/(1 − s) where the two coincide). A softmax is decided by logit
     gaps, so 1/κ_i is the InfoNCE temperature that gives anchor i the gap WEINCE gives it between
     the two candidates that decide its loss; for λ_i = 0 it is 1/τ exactly. Scores are clamped at
-    1 − ε as in the loss (SPECS A.4.8), and ``rho`` is the tail fit's ρ_i (floored at ε).
+    1 − ε as in the loss (the released code's clamp), and ``rho`` is the tail fit's ρ_i (floored
+    at ε).
     """
     rows = torch.arange(sim.shape[0], device=sim.device)
     cap = 1.0 - eps

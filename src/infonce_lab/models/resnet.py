@@ -2,7 +2,7 @@
 
 torchvision's ResNet hard-codes the ImageNet stem (7×7 stride 2 + max-pool), which turns an 8×8
 digit into a 2×2 map before the first block; the CIFAR stem is what the WEINCE code uses for
-small images (SPECS C.6). The basic block is written out here rather than imported from
+small images (WEINCE App. F.2). The basic block is written out here rather than imported from
 torchvision because importing torchvision costs about 2 s (it pulls in torch._dynamo), paid by
 every stage process that loads an encoder — minutes over a study of dozens of runs. It is the
 same block as torchvision's ``BasicBlock`` (3×3 conv-BN-ReLU, 3×3 conv-BN, identity or 1×1

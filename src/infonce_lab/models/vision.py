@@ -1,11 +1,12 @@
 """torchvision backbones (ResNet-18/50, ViT-S) for the image experiments, and the SimCLR head.
 
-SPECS C.6: the ResNets are torchvision's, trained from scratch, with fc replaced by identity so h
-is the pooled 512-d (R18) or 2048-d (R50) feature. Small images (CIFAR-10/100, ImageNet-32) get
-the CIFAR stem — 3×3 stride-1 conv, no max-pool — because the ImageNet stem (7×7 stride 2 +
-max-pool) would shrink a 32-px image to 8×8 before the first block; STL-10 (96 px) and
-ImageNet-style data keep the standard stem. The ViT-S recipe is UNKNOWN in SPECS; ViT-S/patch is
-the usual DeiT-S shape (12 layers, 6 heads, width 384, MLP 1536) with the class token as h.
+As in WEINCE's code (App. F.2): the ResNets are torchvision's, trained from scratch, with fc
+replaced by identity so h is the pooled 512-d (R18) or 2048-d (R50) feature. Small images
+(CIFAR-10/100, ImageNet-32) get the CIFAR stem — 3×3 stride-1 conv, no max-pool — because the
+ImageNet stem (7×7 stride 2 + max-pool) would shrink a 32-px image to 8×8 before the first block;
+STL-10 (96 px) and ImageNet-style data keep the standard stem. The paper gives no ViT-S recipe
+(§4, §4.1 only name it); ViT-S/patch is the usual DeiT-S shape (12 layers, 6 heads, width 384,
+MLP 1536) with the class token as h.
 
 torchvision is imported inside the builders, not at module level: importing it costs about 2 s
 (see models/resnet.py), and stages that only need the CIFAR ResNet import this package too.
@@ -27,8 +28,9 @@ VisionArch = Literal["resnet18", "resnet50", "vit_small"]
 VISION_ARCHS: tuple[str, ...] = ("resnet18", "resnet50", "vit_small")
 
 # ImageNet-32 and CIFAR are 32 px and take the CIFAR stem; STL-10 (96 px) and anything larger keep
-# the ImageNet stem (SPECS C.6). Sizes in between (e.g. 64-px Tiny-ImageNet, UNKNOWN in SPECS) are
-# on the standard-stem side of this threshold; pass cifar_stem explicitly to override.
+# the ImageNet stem (as in WEINCE's code, App. F.2). Sizes in between (e.g. 64-px Tiny-ImageNet,
+# whose pipeline the paper does not give) are on the standard-stem side of this threshold; pass
+# cifar_stem explicitly to override.
 CIFAR_STEM_MAX_SIZE = 32
 
 
@@ -83,7 +85,8 @@ def vit_small_backbone(image_size: int, patch_size: int,
 
 
 class ProjectionHead(nn.Sequential):
-    """SimCLR head (SPECS C.6): Linear(d_in→hidden) → ReLU → Linear(hidden→d_out), no biases.
+    """SimCLR head (WEINCE App. F.2): Linear(d_in→hidden) → ReLU → Linear(hidden→d_out), no
+    biases.
 
     ``hidden`` defaults to d_in, as in the paper's code. A Sequential so the state-dict keys
     (``0.weight``, ``2.weight``) match ``resnet.Encoder``'s head.

@@ -163,10 +163,10 @@ def diagnose_encoder(embed: Embed, images: torch.Tensor, augment: Augment,
 
 def pot_diagnostics(pairs: PotScores | np.ndarray, cfg: TailsConfig,
                     ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """SPECS B.8: threshold, profile-likelihood GPD fit, endpoint, the image-cluster bootstrap
-    intervals of ξ̂ and of the endpoint, scipy agreement, stability over thresholds, QQ data and
-    the exceedance density against the ξ = 0 fit. A bare score array (no image ids) gets no
-    bootstrap."""
+    """WEINCE §2.3.1 (Fig. 3): threshold, profile-likelihood GPD fit, endpoint, the image-cluster
+    bootstrap intervals of ξ̂ and of the endpoint, scipy agreement, stability over thresholds, QQ
+    data and the exceedance density against the ξ = 0 fit. A bare score array (no image ids) gets
+    no bootstrap."""
     from scipy import stats  # heavy import, only where used
 
     pot = cfg.pot
@@ -222,8 +222,8 @@ def pot_diagnostics(pairs: PotScores | np.ndarray, cfg: TailsConfig,
 def allocation_diagnostics(scores: np.ndarray, s_pos: np.ndarray, pool: np.ndarray,
                            held_in: np.ndarray, tau: float, image: np.ndarray, cfg: TailsConfig,
                            ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """SPECS B.9 with the fitted links' own parameters: the softmax at τ̂0 and the pure Weibit
-    link at its maximum-likelihood β̂ (both fitted on the held-in anchors). The gap
+    """WEINCE App. C.2 (Fig. 6) with the fitted links' own parameters: the softmax at τ̂0 and the
+    pure Weibit link at its maximum-likelihood β̂ (both fitted on the held-in anchors). The gap
     TV(softmax) − TV(Weibit) gets a percentile interval from resampling images (an anchor's
     subsets share its image; two views of one image share it too)."""
     al = cfg.allocation

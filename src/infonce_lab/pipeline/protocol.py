@@ -1,4 +1,4 @@
-"""The evaluation protocol on cached features (SPECS C.7, first version).
+"""The evaluation protocol on cached features (WEINCE §4, App. F.1, F.3–F.4; first version).
 
 A stratified validation split of the labelled train set (⌊val_fraction·n_c⌋ per class, shuffled
 with the split seed). The linear probe trains on the rest of the first split and is scored on

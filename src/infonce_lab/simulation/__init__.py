@@ -1,13 +1,12 @@
-"""Simulations of the theory papers' claims (SPECS D–F), pure and vectorised over chains and
-particles: annealed Langevin dynamics on products of spheres (``langevin``), the S0 double well
-(``double_well``), its angle integrator on S¹ (``angle_langevin``) and experiment (``s0``), and
-trapping estimators (``trapping``); the InfoNCE landscape of S1 (``landscape``; in angle
-coordinates of (S¹)^N, ``circle``), its watershed barriers and quenches (``barriers``) and the S1
-trapping run (``s1``); Riemannian Hessians (``hessian``), Prop. C.2's minimizers (``minimizers``)
+"""Simulations of the theory papers' claims (annealing, geometry, Wang–Isola), pure and vectorised
+over chains and particles: annealed Langevin dynamics on products of spheres (``langevin``), the S0
+double well (``double_well``), its angle integrator on S¹ (``angle_langevin``) and experiment
+(``s0``), and trapping estimators (``trapping``); the InfoNCE landscape of S1 (``landscape``; in
+angle coordinates of (S¹)^N, ``circle``), its watershed barriers and quenches (``barriers``) and the
+S1 trapping run (``s1``); Riemannian Hessians (``hessian``), Prop. C.2's minimizers (``minimizers``)
 and barriers against the number of negatives (``negatives``); large-N limits (``large_batch``);
-Gibbs equilibrium
-and the modality gap (``population``). ``experiments`` maps each simulate-stage experiment to
-its library call."""
+Gibbs equilibrium and the modality gap (``population``). ``experiments`` maps each simulate-stage
+experiment to its library call."""
 
 from infonce_lab.simulation.barriers import barrier_height, quench, s1_barrier
 from infonce_lab.simulation.double_well import (

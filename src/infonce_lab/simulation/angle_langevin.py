@@ -1,8 +1,8 @@
 """Langevin dynamics of one particle on the circle S¹, in its angle, for many chains at once.
 
-On S¹ the exponential map is θ ↦ θ + v, so the geodesic random walk of SPECS D.4 (tangent
-Gaussian increment, then the exponential map — ``langevin``'s "expmap" scheme) is exactly
-Euler–Maruyama in the angle:
+On S¹ the exponential map is θ ↦ θ + v, so the geodesic random walk (our variant of the paper's
+§4 update: tangent Gaussian increment, then the exponential map — ``langevin``'s "expmap" scheme)
+is exactly Euler–Maruyama in the angle:
 
     θ_{k+1} = θ_k − h·κ_k·(U′(θ_k) + s·ζ_k) + √(2h/β_k)·ξ_k,     ξ_k, ζ_k ~ N(0, 1),
 

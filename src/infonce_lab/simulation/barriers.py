@@ -1,4 +1,5 @@
-"""Energy barriers on periodic grids and basin membership by quenching (SPECS D.2 A5, D.8).
+"""Energy barriers on periodic grids and basin membership by quenching (annealing paper §2.2, A5;
+our S1).
 
 :func:`barrier_height` floods a potential sampled on a periodic n-dimensional grid (a torus) and
 returns its local minima, the level at which each basin merges into a basin with a lower minimum
@@ -255,8 +256,8 @@ def barrier_height(
 
 @dataclass(frozen=True)
 class S1Barrier:
-    """ΔE_max of F_β̄ and U_0 on the n³ quotient torus, c* = 1/ΔE_max(U_0) (SPECS D.2 A5) and the
-    trap basin's own escape barrier. Angles are (θ1, θ2, θ3) in radians with θ0 = 0."""
+    """ΔE_max of F_β̄ and U_0 on the n³ quotient torus, c* = 1/ΔE_max(U_0) (annealing paper, A5) and
+    the trap basin's own escape barrier. Angles are (θ1, θ2, θ3) in radians with θ0 = 0."""
 
     n: int
     beta_bar: float

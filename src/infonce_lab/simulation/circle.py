@@ -1,4 +1,4 @@
-"""InfoNCE on products of circles (S¹)^N in angle coordinates (SPECS D.1, D.8 "S1").
+"""InfoNCE on products of circles (S¹)^N in angle coordinates (annealing paper §2.1; our S1).
 
 A configuration is an array ``theta`` of shape ``(..., N)`` of angles; every leading axis is a
 batch of independent configurations (chains). Particle i sits at z_i = (cos θ_i, sin θ_i) and the
@@ -32,8 +32,9 @@ FloatArray = NDArray[np.float64]
 class CircleInfoNCE:
     """The InfoNCE loss of ``n`` particles on S¹ with ordered positive pairs ``pairs`` (P, 2).
 
-    Every anchor's candidates are all other particles (the positive among them, the anchor not),
-    as in SPECS D.1. Index tables are built once; the methods are vectorised over leading axes.
+    Every anchor's candidates are all other particles (the positive among them, the anchor not), as
+    in the annealing paper's §1–2.1. Index tables are built once; the methods are vectorised over
+    leading axes.
     """
 
     n: int
@@ -123,7 +124,7 @@ class CircleInfoNCE:
 
     def brackets(self, theta: ArrayLike) -> FloatArray:
         """Per pair: max over the *negatives* of s_ik − s_ij (..., P): < 0 iff the positive is the
-        anchor's unique most similar candidate (SPECS D.7(ii))."""
+        anchor's unique most similar candidate (then its U_0 bracket is 0)."""
         rows, pos = self._rows(np.cos(self._diffs(theta)))
         neg = rows.copy()
         np.put_along_axis(neg, np.broadcast_to(self._pos[:, None], rows.shape[:-1] + (1,)),
@@ -224,14 +225,14 @@ def circle_pairs(n_pairs: int) -> NDArray[np.int64]:
 
 
 def s1_model(kappa: float = 1.0) -> CircleInfoNCE:
-    """S1 of SPECS D.8: 4 particles, pairs (0,1), (1,0), (2,3), (3,2)."""
+    """Our S1: 4 particles, pairs (0,1), (1,0), (2,3), (3,2)."""
     return CircleInfoNCE(4, circle_pairs(2), kappa)
 
 
 def interleaved_trap(n_pairs: int) -> FloatArray:
     """The interleaved trap generalised to n pairs: pair p antipodal at p·π/n and p·π/n + π, so
     every anchor's positive is its least similar candidate and its two nearest candidates (at
-    ±π/n) are negatives that tie. For n = 2 this is SPECS D.8's (0°, 180°, 90°, 270°)."""
+    ±π/n) are negatives that tie. For n = 2 this is our S1 trap (0°, 180°, 90°, 270°)."""
     base = np.arange(n_pairs) * np.pi / n_pairs
     return np.stack([base, base + np.pi], axis=1).ravel()
 

@@ -1,12 +1,13 @@
-"""S0 of SPECS D.8: a double well on the circle whose barrier is known in closed form.
+"""S0, our test of the annealing paper: a double well on the circle whose barrier is known in
+closed form.
 
 U(θ) = −cos 2θ − a·cos θ, 0 < a < 4, on S¹ ∋ z = (cos θ, sin θ). Global minimum θ = 0
 (U = −1 − a), shallow ("trap") minimum θ = π (U = a − 1), saddles where cos θ = −a/4
 (U = 1 + a²/8). The escape cost of the trap is ΔE = 2 − a + a²/8 (1.53125 at a = 0.5) and
-c* = 1/ΔE (SPECS D.2 A5).
+c* = 1/ΔE (annealing paper §2.2, A5).
 
 β-dependence. U has none, so we take L(z, β) = β·U(z), the analogue of L ≈ β·U_0 for InfoNCE
-(SPECS D.7(i)). Then P2 (drift −grad(L/β) = −grad U, noise √(2/β)) has stationary law
+(annealing paper, Lemma B.1). Then P2 (drift −grad(L/β) = −grad U, noise √(2/β)) has stationary law
 ∝ exp(−β·U): the classical annealing setting in which the Hajek threshold is c* = 1/ΔE. P1 (drift
 −β·grad U, noise √(2/β)) has stationary law ∝ exp(−β²·U), i.e. effective barrier β²·ΔE.
 """
@@ -88,7 +89,7 @@ def in_trap_basin(z: np.ndarray, a: float = 0.5) -> np.ndarray:
 def double_well_trap_start(
     chains: int, angle_sd: float = 0.05, rng: np.random.Generator | int | None = None
 ) -> np.ndarray:
-    """Initial states (chains, 1, 2) at θ = π + N(0, angle_sd²) (SPECS D.8)."""
+    """Initial states (chains, 1, 2) at θ = π + N(0, angle_sd²) (our S0 protocol)."""
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     theta = np.pi + angle_sd * gen.standard_normal(chains)
     return np.stack([np.cos(theta), np.sin(theta)], axis=-1)[:, None, :]

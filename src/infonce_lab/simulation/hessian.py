@@ -1,4 +1,4 @@
-"""Hessian sharpening of InfoNCE on spheres (SPECS D.6, D.7(iii), D.8 "Hessian test").
+"""Hessian sharpening of InfoNCE on spheres (annealing paper §5, App. C.3; our analysis and test).
 
 Per anchor i with positive j and candidates k ≠ i (the positive among them), the loss
 ℓ_i(z_i) = −log softmax_k(β·s_ik)[j] with s_ik = z_iᵀz_k has the Riemannian Hessian on the sphere
@@ -9,7 +9,7 @@ with ∇s_ik = P_z z_k and H_ik = −s_ik·P_z for the linear map z ↦ z_kᵀz 
 orthonormal tangent basis E (d × (d−1)) this is β²·Cov_p[Eᵀz_k] − β·(E_p[s_ik] − s_ij)·I.
 
 Everything here is float64 numpy and vectorised over anchors and finite-difference stencils.
-``sim`` is the plain dot product; a similarity scale κ_s (SPECS D.8, S1) is absorbed into β.
+``sim`` is the plain dot product; a similarity scale κ_s (our S1) is absorbed into β.
 """
 
 from __future__ import annotations
@@ -143,13 +143,13 @@ def riemannian_hessian(
     beta: float,
     basis: np.ndarray | None = None,
 ) -> np.ndarray:
-    """SPECS D.6 per-anchor Riemannian Hessian of ℓ w.r.t. z on S^{d−1}, tangent coordinates.
+    """App. C.3's per-anchor Hessian of ℓ w.r.t. z, Riemannian on S^{d−1}, tangent coordinates.
 
     z: (..., d) unit anchors; candidates: (..., K, d) the other points (the positive included);
     positive: (...) index of the positive among the K candidates; basis: (..., d, d−1) tangent
     basis (default :func:`tangent_basis`). Returns (..., d−1, d−1) =
     β²·Cov_p[Eᵀ∇s_k] − β·(E_p[s_k] − s_j)·I, the second term being β·(E_p[H_k] − H_j) with
-    H_k = −s_k·P_z (SPECS D.7(iii)).
+    H_k = −s_k·P_z (our derivation on the sphere).
     """
     cov, lin = hessian_terms(z, candidates, positive, beta, basis)
     return cov + lin[..., None, None] * np.eye(cov.shape[-1])
@@ -259,7 +259,7 @@ def config_fd_hessian(
 
 
 def u0(z: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """Per-pair bracket of U_0 (SPECS D.1, D.7(ii)): max_{k≠i} s_ik − s_ij ≥ 0."""
+    """Per-pair bracket of U_0 (annealing paper §2.2, App. C.2): max_{k≠i} s_ik − s_ij ≥ 0."""
     others, pos = _anchor_candidates(z.shape[0], np.asarray(pairs))
     s = np.einsum("pkd,pd->pk", z[others], z[pairs[:, 0]])
     return s.max(-1) - np.take_along_axis(s, pos[:, None], axis=-1)[:, 0]
@@ -287,7 +287,7 @@ S1_PAIRS = np.array([[0, 1], [1, 0], [2, 3], [3, 2]])
 
 
 def s1_trap() -> SphereConfig:
-    """SPECS D.8 S1 trap: angles (0°, 180°, 90°, 270°); each anchor's two negatives tie at s = 0."""
+    """Our S1 trap: angles (0°, 180°, 90°, 270°); each anchor's two negatives tie at s = 0."""
     return SphereConfig("s1_trap", _angles(np.deg2rad([0, 180, 90, 270])), S1_PAIRS)
 
 
@@ -381,12 +381,12 @@ def _slope(x: np.ndarray, y: np.ndarray) -> float:
 def hessian_scaling(
     configs: Sequence[SphereConfig], betas: Sequence[float] = (1, 2, 5, 10, 20, 50, 100, 200)
 ) -> list[dict]:
-    """For each configuration and β: ‖H‖₂ of L(·, β) by finite differences, the D.6 per-anchor
-    blocks and their agreement with per-anchor finite differences, and the fitted slopes of
-    log‖H‖ vs log β (the whole range and the last two β, the asymptotic one).
+    """For each configuration and β: ‖H‖₂ of L(·, β) by finite differences, the App. C.3 per-anchor
+    blocks and their agreement with per-anchor finite differences, and the fitted slopes of log‖H‖
+    vs log β (the whole range and the last two β, the asymptotic one).
 
-    The per-anchor coefficient ‖H_i‖/β at the largest β is reported next to |s_ik* − s_ij|
-    (SPECS D.7(iii)). At a minimizer ‖H‖ ~ β²e^{−β·gap}, so a power-law slope means nothing
+    The per-anchor coefficient ‖H_i‖/β at the largest β is reported next to |s_ik* − s_ij| (our
+    analysis of App. C.3). At a minimizer ‖H‖ ~ β²e^{−β·gap}, so a power-law slope means nothing
     there; the decay rate −Δlog‖H‖/Δβ between the two largest β is reported against the margin.
     """
     betas = np.asarray(betas, np.float64)
@@ -451,8 +451,8 @@ def asymptotic_scaling(
     cfg: SphereConfig, beta_min: float, margin_factor: float, beta_cap: float
 ) -> dict | None:
     """‖H‖₂ of L (finite differences) at β₁ and 2β₁, β₁ = max(β_min, margin_factor/margin), and
-    the D.6 per-anchor blocks at β₁ against β₁·|s_ik* − s_ij| (SPECS D.7(iii)); None when β₁
-    would exceed ``beta_cap`` (a near-tie: not asymptotic within reach).
+    the App. C.3 per-anchor blocks at β₁ against β₁·|s_ik* − s_ij| (our analysis); None when
+    β₁ would exceed ``beta_cap`` (a near-tie: not asymptotic within reach).
 
     Where an anchor's two best candidates nearly tie, the β²·Cov term decays like β²e^{−β·margin}
     and dominates ‖H‖ until β·margin is large, so a slope taken at a fixed β can be anything
@@ -481,10 +481,10 @@ def run_hessian(
     negatives_pairs: Sequence[int] = (2, 3, 4),
     negatives_beta_bar: float = 50.0,
 ) -> dict:
-    """SPECS D.8 Hessian test: (i) the S1 trap, (ii) random non-optimal (S²)^6, (iii) minimizers;
-    with the finite-difference step halved as a check of the FD reference, the random
-    configurations' asymptotic slopes (:func:`asymptotic_scaling`), Prop. C.2 against quenched
-    minimizers (``minimizers``) and the escape barrier against the number of negatives
+    """Our test of the Hessian lemma (annealing paper §5): (i) the S1 trap, (ii) random non-optimal
+    (S²)^6, (iii) minimizers; with the finite-difference step halved as a check of the FD reference,
+    the random configurations' asymptotic slopes (:func:`asymptotic_scaling`), Prop. C.2 against
+    quenched minimizers (``minimizers``) and the escape barrier against the number of negatives
     (``negatives``)."""
     from infonce_lab.simulation.minimizers import run_prop_c2
     from infonce_lab.simulation.negatives import run_negatives

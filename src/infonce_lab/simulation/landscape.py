@@ -1,4 +1,4 @@
-"""InfoNCE energy landscapes for particles on unit spheres (SPECS D.1, D.8 "S1").
+"""InfoNCE energy landscapes for particles on unit spheres (annealing paper §2; our S1).
 
 A configuration is an array ``z`` of shape ``(..., particles, dim)`` of unit vectors; every leading
 axis is a batch of independent configurations (chains, grid points). ``pairs`` is an integer array
@@ -27,7 +27,7 @@ FloatArray = NDArray[np.float64]
 
 #: Positive pairs of S1 in 0-based particle order: (0,1) and (2,3), each in both directions.
 S1_PAIRS: NDArray[np.int64] = np.array([[0, 1], [1, 0], [2, 3], [3, 2]], dtype=np.int64)
-#: The interleaved trap (SPECS D.8): pair (0,1) at 0°/180°, pair (2,3) at 90°/270°.
+#: The interleaved trap (our S1): pair (0,1) at 0°/180°, pair (2,3) at 90°/270°.
 S1_TRAP_ANGLES: FloatArray = np.deg2rad(np.array([0.0, 180.0, 90.0, 270.0]))
 
 
@@ -105,7 +105,7 @@ def free_energy(
 def free_energy_grad_fn(
     pairs: ArrayLike, beta_bar: float, kappa_s: float = 1.0
 ) -> Callable[[FloatArray], FloatArray]:
-    """z ↦ ∂F_β̄/∂Z, the drift of the normalised dynamics (P2, SPECS D.7(i)) and of the quench."""
+    """z ↦ ∂F_β̄/∂Z, the drift of the normalised dynamics (P2, ours) and of the quench."""
     p = np.asarray(pairs, dtype=np.int64)
 
     def grad(z: FloatArray) -> FloatArray:

@@ -1,4 +1,4 @@
-"""Annealed Langevin dynamics on products of unit spheres (SPECS D.2, D.4, D.7(i)).
+"""Annealed Langevin dynamics on products of unit spheres (annealing paper §2.2, §4; P2 is ours).
 
 State: ``z`` of shape ``(chains, particles, dim)``; every ``z[c, i]`` lies on S^{dim−1}. All chains
 and particles advance together as array operations; the only Python loop is over time steps.
@@ -10,18 +10,18 @@ per-call overhead is lower on CPU.
 
 Time: step ``k`` (counted from ``start_step``) integrates over [k·dt, (k+1)·dt] at β_k = 1/τ(k)
 from ``schedule.tau(k)``; so the project's schedules must be built with ``time_per_step = dt`` for
-their β(t) to be on the time axis t = k·dt (SPECS D.8; D.4 leaves the map open).
+their β(t) to be on the time axis t = k·dt (our choice: the paper's §4 leaves the map open).
 
-Dynamics (SPECS D.7(i)) — ``potential_grad(z, β)`` returns the *Euclidean* gradient of L(·, β)
-with respect to z; it is projected onto the tangent space here, so any smooth ambient extension
-of L works:
+Dynamics (P1 is the paper's §2.2 SDE, P2 our normalised one) — ``potential_grad(z, β)`` returns the
+*Euclidean* gradient of L(·, β) with respect to z; it is projected onto the tangent space here, so
+any smooth ambient extension of L works:
 
 - ``"P1"`` (the paper's literal SDE): drift −grad L, noise √(2/β); stationary ∝ exp(−β·L).
 - ``"P2"`` (normalised): drift −grad(L/β), noise √(2/β); stationary ∝ exp(−L).
 
 Schemes:
 
-- ``"projected"`` (SPECS D.4): ambient Euler–Maruyama, then per-sphere renormalisation,
+- ``"projected"`` (the paper's §4): ambient Euler–Maruyama, then per-sphere renormalisation,
   z ← Π[z − dt·drift + √(2dt/β)·ξ], ξ ~ N(0, I_dim). The normal part of the ambient noise only
   changes the norm, which Π removes, and Π supplies the Itô curvature term of spherical Brownian
   motion to first order in dt.
@@ -63,7 +63,7 @@ def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def normalize(z: np.ndarray) -> np.ndarray:
-    """Project every ``z[..., :]`` onto its unit sphere (Π of SPECS D.4)."""
+    """Project every ``z[..., :]`` onto its unit sphere (Π of the annealing paper's §4)."""
     return z / np.sqrt(_dot(z, z))
 
 
@@ -247,13 +247,12 @@ class StepRule:
     """dt(β) = min(dt_max, h / (stiffness · β^power)).
 
     Euler–Maruyama is stable only while dt·λ_max < 2, with λ_max the largest curvature of the
-    drift's potential, and its bias in the invariant law is O(dt·λ_max); so the step must shrink
-    as the drift stiffens. For InfoNCE on spheres the curvature of L(·, β) grows like κ_s²·β²
-    (the β²·Cov term of the Hessian, SPECS D.6, wherever an anchor's nearest candidates tie — at
+    drift's potential, and its bias in the invariant law is O(dt·λ_max); so the step must shrink as
+    the drift stiffens. For InfoNCE on spheres the curvature of L(·, β) grows like κ_s²·β² (the
+    β²·Cov term of the Hessian, annealing paper §5, wherever an anchor's nearest candidates tie — at
     the interleaved trap λ_max = κ_s²·β² exactly), so the literal SDE P1 (drift −grad L) needs
-    ``power = 2`` and the normalised P2 (drift −grad L/β) ``power = 1``, with
-    ``stiffness = κ_s²``; ``h`` is then dt·λ_max at the trap. ``power = 0`` with h = inf is a
-    fixed step.
+    ``power = 2`` and the normalised P2 (drift −grad L/β) ``power = 1``, with ``stiffness = κ_s²``;
+    ``h`` is then dt·λ_max at the trap. ``power = 0`` with h = inf is a fixed step.
     """
 
     dt_max: float
@@ -271,7 +270,7 @@ class StepRule:
         return min(self.dt_max, self.h / (self.stiffness * beta**self.power))
 
     def halved(self) -> StepRule:
-        """The same rule at half the step everywhere (the convergence check of SPECS D.8)."""
+        """The same rule at half the step everywhere (our convergence check)."""
         return replace(self, dt_max=self.dt_max / 2, h=self.h / 2)
 
     def steps(self, beta_of_t: Callable[[float], float], t0: float, t1: float) -> int:

@@ -1,15 +1,16 @@
-"""Large-batch limits of InfoNCE: Wang–Isola's Theorem 1 (SPECS F.3) and the large-batch
-consistency of the geometric-mechanics paper (SPECS E.2, E.5(1), E.6).
+"""Large-batch limits of InfoNCE: Wang–Isola's Theorem 1 (essay §4) and the large-batch
+consistency of the geometric-mechanics paper (its Thm 3.1, its gradient experiment and our value
+check).
 
 Wang–Isola is checked on a synthetic law with a closed-form limit: embeddings uniform on S^{d−1}
 (a perfectly uniform encoder) and positives y ~ vMF(x, κ_pos). Then
     lim_M [L(M) − log M] = −(1/τ)·A_d(κ_pos) + log M_d(1/τ),
 with A_d(κ) = I_{d/2}(κ)/I_{d/2−1}(κ) (E[xᵀy]) and M_d(k) = E_{w∼σ} e^{k·wᵀu} =
 Γ(d/2)(k/2)^{1−d/2}I_{d/2−1}(k). For a uniform law this equals L_align(α=2)/(2τ) +
-L_uniform(t=1/(2τ)) of SPECS F.2, which is cross-checked with the project's own estimators.
+L_uniform(t=1/(2τ)) of the essay's §3, which is cross-checked with the project's own estimators.
 
-E.5(1)/E.6 follow the published setup (Gaussian mixture in ℝ^64, linear encoder 128×64) with torch
-autograd in float64 for the gradients.
+The gradient experiment and our value check follow the published setup (Gaussian mixture in
+ℝ^64, linear encoder 128×64) with torch autograd in float64 for the gradients.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ def mean_resultant(kappa: float, d: int) -> float:
 
 
 def log_vmf_volume(tau: float, d: int) -> float:
-    """log V_κ(τ) = log ∫_{S^{d−1}} exp(zᵀw/τ) dμ(w), μ the unnormalised surface measure (SPECS E.1):
-    V = (2π)^{d/2} τ^{d/2−1} I_{d/2−1}(1/τ), in log form (I_ν(1/τ) overflows for small τ)."""
+    """log V_κ(τ) = log ∫_{S^{d−1}} exp(zᵀw/τ) dμ(w), μ the unnormalised surface measure (the
+    geometry paper's kernel volume): V = (2π)^{d/2} τ^{d/2−1} I_{d/2−1}(1/τ), in log form
+    (I_ν(1/τ) overflows for small τ)."""
     return float(
         (d / 2) * math.log(2 * math.pi) + (d / 2 - 1) * math.log(tau) + log_bessel_i(d / 2 - 1, 1 / tau)
     )
@@ -206,12 +208,13 @@ def _fit_slope(x: np.ndarray, y: np.ndarray) -> float:
 
 
 # ----------------------------------------------------------------------------------------------
-# SPECS E.5(1) / E.6: Gaussian mixture, linear encoder, cosine and RBF critics
+# The geometry paper's gradient experiment and our value check: Gaussian mixture, linear encoder,
+# cosine and RBF critics
 
 
 @dataclass(frozen=True)
 class Critic:
-    """cosine: z = Wx/‖Wx‖, s = zᵀw; rbf: z = tanh(Wx), s = −‖z − w‖²/dim_out (SPECS E.5(1))."""
+    """cosine: z = Wx/‖Wx‖, s = zᵀw; rbf: z = tanh(Wx), s = −‖z − w‖²/dim_out (the paper's)."""
 
     name: str
     tau: float
@@ -245,7 +248,7 @@ def make_task(
     dim_out: int = 128, components: int = 4, radius: float = 4.0, sigma: float = 1.0,
     dtype: torch.dtype = torch.float64,
 ) -> MixtureTask:
-    """SPECS E.5(1) data: means = random unit vectors × 4, σ = 1; W ~ N(0, 1/dim_in).
+    """The gradient experiment's data: means = random unit vectors × 4, σ = 1; W ~ N(0, 1/dim_in).
 
     Drawn in float64 and then cast, so a seed gives the same task in either precision.
     """
@@ -287,7 +290,7 @@ def positive_scores(z: torch.Tensor, zp: torch.Tensor, critic: Critic) -> torch.
 def nce_loss(
     w: torch.Tensor, task: MixtureTask, n: int, critic: Critic, include_positive: bool = True
 ) -> torch.Tensor:
-    """Mean over anchors of −s⁺/τ + logsumexp over [positive, first n negatives] (SPECS E.5(1))."""
+    """Mean over anchors of −s⁺/τ + logsumexp over [positive, first n negatives] (the paper's)."""
     z, zp = encode(w, task.x, critic), encode(w, task.x_pos, critic)
     s_pos = positive_scores(z, zp, critic) / critic.tau
     s_neg = scores(z, encode(w, task.negatives[:n], critic), critic) / critic.tau
@@ -308,7 +311,7 @@ def grad_consistency(
     n_ref: int = 4096,
     batch: int = 64,
 ) -> dict:
-    """cos(g_N, g_ref) and ‖g_N − g_ref‖/‖g_ref‖ w.r.t. W, mean ± std over seeds (SPECS E.5(1)).
+    """cos(g_N, g_ref) and ‖g_N − g_ref‖/‖g_ref‖ w.r.t. W, mean ± std over seeds (the paper's).
 
     g_ref uses a pool of n_ref negatives; g_N the first N rows of an independent pool of fresh
     draws from the same mixture. (The published check takes g_N from the reference's own pool,
@@ -357,7 +360,7 @@ def value_gap(
     dtype: torch.dtype = torch.float32,
     bootstrap: int = 2000,
 ) -> dict:
-    """SPECS E.6 value part: gap(N) = [L_NCE(N) − log N − log V] − Ĵ_τ, Ĵ_τ from n_ref fresh
+    """Our value check of Thm 3.1: gap(N) = [L_NCE(N) − log N − log V] − Ĵ_τ, Ĵ_τ from n_ref fresh
     negatives. log V and the −s⁺/τ term appear on both sides and cancel, so the gap needs no V;
     V (vMF formula, cosine only) is used to report Ĵ_τ itself. Both the published loss (positive in
     the denominator, O(1/N) bias e^{s⁺/τ}/(NΓ)) and the decoupled one (negatives only) are run.

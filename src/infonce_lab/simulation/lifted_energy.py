@@ -1,4 +1,4 @@
-"""The lifted energy of symmetric InfoNCE (SPECS E.4), checked numerically on S¹.
+"""The lifted energy of symmetric InfoNCE (the geometry paper's F^Sym), checked numerically on S¹.
 
 In the large-batch limit the symmetric (CLIP) loss over N pairs, minus log(N·V_κ(τ)), tends to
 

@@ -1,12 +1,11 @@
 """Prop. C.2 of arXiv 2603.12552: "Z* minimizes U_0 iff sim(z_i, z_j) = S_max for every positive
 pair (i, j)", against the minimizers that gradient descent actually finds.
 
-U_0 ≥ 0 everywhere (each bracket max_{k≠i} s_ik − s_ij is ≥ 0, the positive being a candidate),
-so every configuration with U_0 = 0 is a global minimizer. U_0 = 0 exactly wherever every
-positive is its anchor's most similar candidate (SPECS D.7(ii)) — an open set when the maximum is
-strict, on which s_ij < S_max is allowed. A configuration is *certified* here when every anchor's
-positive beats its best negative by more than ``margin``: then U_0 = 0 exactly, whatever the
-round-off.
+U_0 ≥ 0 everywhere (each bracket max_{k≠i} s_ik − s_ij is ≥ 0, the positive being a candidate), so
+every configuration with U_0 = 0 is a global minimizer. U_0 = 0 exactly wherever every positive is
+its anchor's most similar candidate (by U_0's definition) — an open set when the maximum is strict,
+on which s_ij < S_max is allowed. A configuration is *certified* here when every anchor's positive
+beats its best negative by more than ``margin``: then U_0 = 0 exactly, whatever the round-off.
 
 - "if": configurations with every positive pair collapsed (s_ij = S_max) at random positions
   have U_0 = 0 (the proposition's easy direction);

@@ -1,7 +1,8 @@
-"""Population geometry of contrastive learning (SPECS E.3–E.5): particles trained on the intrinsic
-free energy against the Gibbs law on S² (E.5(2)), and the modality gap of symmetric InfoNCE with
-two linear encoders on S¹ (E.5(3)) beside its controls — identity encoders (the inputs' own gap)
-and one-directional InfoNCE.
+"""Population geometry of contrastive learning (the geometry paper's free energy, its multimodal
+energy F^Sym and its experiments): particles trained on the intrinsic free energy against the
+Gibbs law on S² (the Gibbs experiment), and the modality gap of symmetric InfoNCE with two linear
+encoders on S¹ (the modality-gap experiment) beside its controls — identity encoders (the inputs'
+own gap) and one-directional InfoNCE.
 
 Both experiments batch every (setting, seed) run into one tensor and one Adam: Adam's update is
 elementwise, so the batched runs are exactly the independent ones, computed together. Both are
@@ -39,7 +40,7 @@ def well_centres() -> np.ndarray:
 def double_well(
     z: torch.Tensor | np.ndarray, kappa: float = 12.0, w: float = 0.5
 ) -> torch.Tensor | np.ndarray:
-    """U(z) = −(1/κ)·log[w·e^{κ m₁ᵀz} + (1−w)·e^{κ m₂ᵀz}] (SPECS E.5(2)); torch or numpy."""
+    """U(z) = −(1/κ)·log[w·e^{κ m₁ᵀz} + (1−w)·e^{κ m₂ᵀz}] (the Gibbs experiment); torch or numpy."""
     m = well_centres()
     if isinstance(z, torch.Tensor):
         logits = kappa * z @ torch.as_tensor(m.T, dtype=z.dtype)
@@ -74,8 +75,8 @@ def gibbs_mass(
     seed: int = 0,
 ) -> dict[str, list[float]]:
     """Mass of ρ* ∝ e^{−U/τ} within ``radius`` of either well: self-normalised importance sampling
-    from the uniform law (SPECS E.5(2)), with its delta-method standard error and the effective
-    sample size (the estimate is only as good as the ESS at low τ)."""
+    from the uniform law (the Gibbs experiment), with its delta-method standard error and the
+    effective sample size (the estimate is only as good as the ESS at low τ)."""
     z = uniform_sphere(np.random.default_rng(seed), n_samples)
     u = potential(z)
     inside = (geodesic(z, well_centres()).min(-1) <= radius).astype(np.float64)
@@ -142,9 +143,9 @@ def free_energy_particles(
     seed: int = 0,
     dtype: torch.dtype = torch.float32,
 ) -> list[np.ndarray]:
-    """Particles minimising mean U/τ + mean log ρ̂ (SPECS E.5(2)) for every (h, τ) in ``settings``
-    and every seed at once; the particles after each number of ``steps`` (ascending), all taken
-    from one run of max(steps) steps.
+    """Particles minimising mean U/τ + mean log ρ̂ (the Gibbs experiment) for every (h, τ) in
+    ``settings`` and every seed at once; the particles after each number of ``steps``
+    (ascending), all taken from one run of max(steps) steps.
 
     One run serves every step count: with a constant learning rate and one generator, the first
     S steps of a 2S-step run are the S-step run, bit for bit, so the doubled-steps check costs 2S
@@ -437,7 +438,7 @@ def normalised(counts: np.ndarray, pseudo_count: float = PSEUDO_COUNT) -> np.nda
 def angle_histograms(z: np.ndarray, bins: int = 60, pseudo_count: float = PSEUDO_COUNT
                      ) -> np.ndarray:
     """Histograms of the embedding angles (R, n, 2) → (R, bins) on [−π, π], + ``pseudo_count``,
-    normalised (SPECS E.5(3)).
+    normalised (the modality-gap experiment).
 
     The 1e-8 is added to the counts (our reading of "add 1e-8, normalize"), so an empty bin gets
     probability ~1e-8/n and D_sym between disjoint supports saturates near 2·log(n/1e-8) ≈ 55.

@@ -1,6 +1,6 @@
-"""S0 of SPECS D.8: annealing a double well on S¹ whose barrier is known in closed form, plus the
-two fixed-step claims the same landscape can decide — ergodicity at fixed β (paper §3.1) and SGD
-with injected noise against the SDE (paper §4).
+"""S0, our test of the annealing paper (it has no experiments): annealing a double well on S¹ whose
+barrier is known in closed form, plus the two fixed-step claims the same landscape can decide —
+ergodicity at fixed β (paper §3.1) and SGD with injected noise against the SDE (paper §4).
 
 U(θ) = −cos 2θ − a·cos θ: global well at θ = 0, trap at θ = π, escape cost ΔE = 2 − a + a²/8,
 c* = 1/ΔE (``double_well``). Every quantity a verdict uses is measured twice, at the step dt and
@@ -125,7 +125,7 @@ def s0_schedules(
     cosine_tau_min: float = 0.01,
     cosine_horizons: Sequence[float] = (100.0, 1000.0),
 ) -> dict[str, Schedule]:
-    """The S0 grid of SPECS D.8 on the time axis t = step·dt: log β = c·ln(t+K) for c/c* in
+    """Our S0 grid on the time axis t = step·dt: log β = c·ln(t+K) for c/c* in
     ``c_ratios``; and, if ``fast``, β = β0 + r·√t, β0 + r·t, β0·r^t (capped at ``beta_max``) and
     cosine-τ from 1/β0 down to τ_min over each horizon T_c (held at τ_min after T_c).
 

@@ -1,5 +1,6 @@
-"""S1 of SPECS D.8: annealed Langevin dynamics of InfoNCE on (S¹)^4 with two positive pairs,
-started in the interleaved trap, under the normalised (P2) and the literal (P1) dynamics.
+"""S1 (our test of the annealing paper): annealed Langevin dynamics of InfoNCE on (S¹)^4 with two
+positive pairs, started in the interleaved trap, under the normalised (P2) and the literal (P1)
+dynamics.
 
 The threshold c* = 1/ΔE_max comes from the exact landscape (a watershed of U_0 on the
 rotation-quotiented 3-torus, ``s1_barrier``); a chain is "trapped" when a quench of F_β̄ from its
@@ -82,8 +83,9 @@ def proportion_difference(k1: int, n1: int, k2: int, n2: int) -> dict[str, Any]:
 
 
 def gibbs_trap_mass(beta: float, labels_trap: np.ndarray, kappa_s: float) -> float:
-    """Mass of the non-global basins under P2's stationary law π_β ∝ exp(−L(·, β)) (SPECS D.3(1))
-    on the rotation-quotiented torus, from its n³ grid (the quotient keeps the uniform measure).
+    """Mass of the non-global basins under P2's stationary law π_β ∝ exp(−L(·, β)) (annealing paper
+    §3.1's law, for P2) on the rotation-quotiented torus, from its n³ grid (the quotient keeps the
+    uniform measure).
 
     ``labels_trap``: the grid points whose basin (steepest descent of F_β̄) is not global. The
     trap's well is a kink of width ~1/(βκ_s), below the grid step at large β, so the value is a

@@ -1,10 +1,10 @@
-"""Trapping probabilities under annealing schedules (SPECS D.3(3–4), D.7(iv), D.8 metrics).
+"""Trapping probabilities under annealing schedules (annealing paper §3.2–3.3; our metrics).
 
 Two estimators per time t, each over R chains started in the trap basin:
 
-- occupancy  P_trap(t) = P(Z_t in the trap basin) — the metric of SPECS D.8;
+- occupancy  P_trap(t) = P(Z_t in the trap basin) — our protocol's metric;
 - survival   S(t) = P(no check up to t found the chain outside the trap basin) — the first-exit
-  probability, whose −log is the integrated escape rate ∫ r(s) ds of SPECS D.3(4).
+  probability, whose −log is the integrated escape rate ∫ r(s) ds of the annealing paper's App. B.4.
 
 They differ once escaped chains can come back: for c < c* the process tracks the annealed Gibbs
 law, whose trap mass decays only like exp(−β(t)·(U_trap − U_global)) = (t+K)^{−c·δ} (D.7(iv)), so
@@ -148,7 +148,7 @@ def trap_exponent(
     t_max: float = math.inf,
     method: Literal["loglog", "integrated"] = "loglog",
 ) -> ExponentFit | None:
-    """Fit the exponent γ of P(t) ≈ exp(−A·(t+K)^γ) (SPECS D.8(a): γ ≈ 1 − c/c*).
+    """Fit the exponent γ of P(t) ≈ exp(−A·(t+K)^γ) (annealing paper §3.3's bound: γ ≈ 1 − c/c*).
 
     Uses points with 0 < P < 1, t_min ≤ t ≤ t_max and — when ``n`` (chains) is given — at least
     ``min_count`` chains on each side (so that log(−log P) is not dominated by a handful of
@@ -197,7 +197,7 @@ def trap_exponent(
 @dataclass(frozen=True)
 class HazardFit:
     """``slope`` of log r(t) against log(t+K), with r the escape hazard (exits per surviving chain
-    per time unit); SPECS D.3(4) predicts r ≈ A·(t+K)^{−c/c*}, i.e. slope −c/c* and trap exponent
+    per time unit); App. B.4 predicts r ≈ A·(t+K)^{−c/c*}, i.e. slope −c/c* and trap exponent
     1 + slope. ``stderr`` treats the bins' exit counts as independent Poisson counts."""
 
     slope: float

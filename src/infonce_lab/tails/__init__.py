@@ -1,4 +1,4 @@
-"""Tail diagnostics of negative similarities (SPECS B): peaks over threshold, the
+"""Tail diagnostics of negative similarities (WEINCE §2.3, App. C–D): peaks over threshold, the
 softmax-vs-Weibull link test and its ablations, gradient allocation, the repulsion shares
 over τ and the noise floor.
 

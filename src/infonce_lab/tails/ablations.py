@@ -1,5 +1,6 @@
-"""The link test's ablations (SPECS B.6, B.7): does a heavy-tailed (Fréchet) component help, and
-how do λ̂ and Δ̄ move as the choice set gets easier or the hard set is mined from larger pools?
+"""The link test's ablations (WEINCE App. D.6, D.1): does a heavy-tailed (Fréchet) component
+help, and how do λ̂ and Δ̄ move as the choice set gets easier or the hard set is mined from larger
+pools?
 
 Each fits the two links on the held-in anchors and reports the held-out mean gain per anchor Δ̄,
 exactly like the main test (``held_out_gain``). Scores are (anchors, candidates) with the winner
@@ -27,7 +28,7 @@ def frechet_ablation(scores: np.ndarray, held_in: np.ndarray, placement: str = "
                      batch_ids: np.ndarray | None = None) -> dict[str, float | int | None]:
     """Δ̄_{F−0} (Fréchet-only blend over softmax), Δ̄_{WF−W} (adding the Fréchet feature to the
     Weibull blend) and the weights of the joint Weibull + Fréchet fit. The Fréchet coordinate for
-    cosines is log(1 + s), SPECS B.6's proposal (the paper's ρ is unknown).
+    cosines is log(1 + s), our proposal (App. D.6 does not give its ρ).
 
     With ``batch_ids``: Δ̄_{WF−W}'s batch-clustered se over the held-out batches, and the
     score test of a Fréchet component at the Weibull fit (:func:`frechet_score`), which says how
@@ -128,10 +129,10 @@ def _choice_gain(choice: np.ndarray, held_in: np.ndarray, placement: str,
 def hardness_ablation(scores: np.ndarray, held_in: np.ndarray, ks: list[int],
                       placement: str = "inside", return_deltas: bool = False,
                       batch_ids: np.ndarray | None = None) -> Any:
-    """SPECS B.7, Fig. 7: the choice set is the positive plus each anchor's k hardest negatives of
-    its batch; growing k adds easier negatives (the paper: λ̂ and Δ̄ fall). ``return_deltas``:
-    also the held-out per-anchor gains Δ_i of every k, (len(ks), held-out anchors), and λ̂'s
-    influence per held-in batch of every k (None without ``batch_ids``)."""
+    """WEINCE App. D.1, Fig. 7: the choice set is the positive plus each anchor's k hardest
+    negatives of its batch; growing k adds easier negatives (the paper: λ̂ and Δ̄ fall).
+    ``return_deltas``: also the held-out per-anchor gains Δ_i of every k, (len(ks), held-out
+    anchors), and λ̂'s influence per held-in batch of every k (None without ``batch_ids``)."""
     negatives = -np.sort(-scores[:, 1:], axis=1)
     for k in ks:
         if not 1 <= k <= negatives.shape[1]:
@@ -150,7 +151,7 @@ def hardness_ablation(scores: np.ndarray, held_in: np.ndarray, ks: list[int],
 def pool_size_ablation(s_pos: np.ndarray, pool: np.ndarray, held_in: np.ndarray,
                        sizes: list[int], hard_k: int, placement: str = "inside",
                        return_deltas: bool = False, batch_ids: np.ndarray | None = None) -> Any:
-    """SPECS B.7, Fig. 8: the choice set is the positive plus the ``hard_k`` highest-scoring
+    """WEINCE App. D.1, Fig. 8: the choice set is the positive plus the ``hard_k`` highest-scoring
     negatives of the first m columns of each anchor's pool; growing m mines closer to the cap
     (the paper: λ̂ rises)."""
     rows, deltas, infl = [], [], []

@@ -1,4 +1,5 @@
-"""Where the gradient goes: risk versus softmax and Weibit gradient mass per score bin (SPECS B.9).
+"""Where the gradient goes: risk versus softmax and Weibit gradient mass per score bin (WEINCE
+App. C.2, Fig. 6).
 
 For an anchor with positive score s₊ and a subset of negatives, the softmax (InfoNCE) loss puts
 ∂L/∂s_j = p_j/τ on negative j, p = softmax(s/τ) over {positive} ∪ subset; the Weibit loss, with

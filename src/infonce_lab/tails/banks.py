@@ -1,11 +1,12 @@
-"""Score banks from a frozen encoder (SPECS B.1, B.8, B.9): what the tail diagnostics are fitted on.
+"""Score banks from a frozen encoder (WEINCE §2.3.1–2.3.2, App. C.2): what the tail diagnostics
+are fitted on.
 
-- The **link bank** (B.1): batches of B images, two augmented views each; anchor i's candidates
+- The **link bank** (§2.3.2): batches of B images, two augmented views each; anchor i's candidates
   are the other 2B − 1 views of its batch, with its positive (the other view of its image) put
   at column 0. The same draw also gives every view's embedding and image, from which the
-  **pools** for the pool-size ablation (B.7) and the gradient-allocation bank (B.9) are built:
-  negatives drawn across batches, never another view of the anchor's own image.
-- The **POT scores** (B.8): batches of K + 1 images, the first view only, the cosines of
+  **pools** for the pool-size ablation (App. D.1) and the gradient-allocation bank (App. C.2) are
+  built: negatives drawn across batches, never another view of the anchor's own image.
+- The **POT scores** (§2.3.1): batches of K + 1 images, the first view only, the cosines of
   distinct pairs (strictly lower triangle).
 
 The draws come from one seeded generator, so every run and checkpoint is diagnosed on the same
@@ -43,7 +44,8 @@ def _draw(n_images: int, batch_images: int, gen: torch.Generator) -> torch.Tenso
 @torch.no_grad()
 def link_bank(embed: Embed, images: torch.Tensor, augment: Augment, batches: int,
               batch_images: int, gen: torch.Generator) -> LinkBank:
-    """SPECS B.1 at any size. Images are drawn without replacement within a batch."""
+    """The link bank of WEINCE §2.3.2 at any size. Images are drawn without replacement within a
+    batch."""
     b = batch_images
     rows, batch_ids, zs, image_ids = [], [], [], []
     # Column order for anchor a: its positive, then the other views of the batch in order.
@@ -101,9 +103,9 @@ class PotScores:
 @torch.no_grad()
 def pot_pairs(embed: Embed, images: torch.Tensor, augment: Augment, repeats: int,
               batch_images: int, gen: torch.Generator) -> PotScores:
-    """SPECS B.8: cosines of distinct pairs among first views, ``repeats`` batches pooled, with
-    the two images of every pair (the clusters of the POT bootstrap: an image drawn in several
-    batches, and every pair it is in, share it)."""
+    """WEINCE §2.3.1 (Fig. 3): cosines of distinct pairs among first views, ``repeats`` batches
+    pooled, with the two images of every pair (the clusters of the POT bootstrap: an image drawn
+    in several batches, and every pair it is in, share it)."""
     tri = torch.tril_indices(batch_images, batch_images, offset=-1)
     out, ia, ib = [], [], []
     for _ in range(repeats):

@@ -1,9 +1,9 @@
-"""The softmax-vs-Weibull link-selection test (SPECS B.2–B.6).
+"""The softmax-vs-Weibull link-selection test (WEINCE §2.3.2, App. D.3–D.6).
 
 Each anchor i has a row of candidate scores s_i (cosines) and an observed winner w_i (in the score
 banks, the positive, at column 0). H0 is the softmax link, p0(k) ∝ exp(s_ik/τ); H1 blends in the
 Weibull shortfall coordinate g(s) = −log(1 − s) with weight λ. Where 1/τ applies in H1 is not
-known from the paper (SPECS B.2), so both placements are implemented:
+known from the paper (§2.3.2 leaves it open), so both placements are implemented:
 
 - ``"inside"``:  logit = [(1 − λ)·s + λ·g(s)] / τ   (the nested transform T_λ, then the softmax)
 - ``"outside"``: logit = (1 − λ)·s/τ + λ·g(s)        (as in the WEINCE training loss)
@@ -13,11 +13,11 @@ with non-negative natural weights (inside: w = ((1 − λ)/τ, λ/τ); outside: 
 In w the log-likelihood ℓ(w) = w·T − Σ_i logsumexp_k(w·f_ik) is concave (an exponential family
 whose sufficient statistic T = Σ_i f_{i,w_i} is all that depends on the winners), so the box-
 constrained maximisation reaches the global maximum (projected Newton with the exact 2×2 or 3×3
-Hessian by default; scipy's L-BFGS-B, SPECS B.3's proposal, as an option), and the several starts
-SPECS B.3 proposes must agree — ``start_spread`` reports how closely they do.
+Hessian by default; scipy's L-BFGS-B, our proposal (App. D.3 names none), as an option), and the
+several starts we propose must agree — ``start_spread`` reports how closely they do.
 This parameterisation is why the parametric-bootstrap LRT and the cross-validation can each start
-from the full fit and run once. The Fréchet link of the ablation (SPECS B.6) adds the feature
-log(1 + s), the proposal for ρ(s) on cosine scores.
+from the full fit and run once. The Fréchet link of the ablation (App. D.6) adds the feature
+log(1 + s), our proposal for ρ(s) on cosine scores (the paper does not give it).
 
 The evidence is the held-out mean log-likelihood gain per anchor Δ̄ (nats) with a batch-clustered
 t-test, a batch bootstrap interval, a parametric-bootstrap likelihood-ratio test (λ = 0 is on the
@@ -50,7 +50,7 @@ MODELS: dict[str, tuple[str, ...]] = {
 
 def features(scores: np.ndarray, names: tuple[str, ...], eps: float = EPS) -> np.ndarray:
     """(features, anchors, candidates): s, g(s) = −log(1 − s) and h(s) = log(1 + s), clamped to
-    stay finite at s = ±1 (SPECS B.2: s ≤ 1 − 1e-6 inside g)."""
+    stay finite at s = ±1 (s ≤ 1 − 1e-6 inside g, the loss's clamp)."""
     s = np.asarray(scores, dtype=np.float64)
     make = {"s": lambda: s,
             "g": lambda: -np.log1p(-np.minimum(s, 1.0 - eps)),
@@ -236,8 +236,8 @@ def fit_link(scores: np.ndarray, winners: np.ndarray | None = None, model: str =
     """Maximum-likelihood fit of one link on (anchors, candidates) scores from several starts
     (default (τ, λ) ∈ {(0.05, 0.1), (0.2, 0.5), (1, 0.9)}; τ ∈ {0.05, 1} for softmax).
     ``optimizer``: projected Newton with the exact Hessian (the default: 2–3 weights, a concave
-    problem, ≈ 5 data passes) or scipy's L-BFGS-B (SPECS B.3's proposal; ≈ 25 passes; the tests
-    check both reach the same maximum)."""
+    problem, ≈ 5 data passes) or scipy's L-BFGS-B (our proposal, App. D.3 names none; ≈ 25
+    passes; the tests check both reach the same maximum)."""
     _check_link(model, placement)
     s = np.asarray(scores, dtype=np.float64)
     w = _winners(s, winners)

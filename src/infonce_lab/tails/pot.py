@@ -1,5 +1,5 @@
 """Peaks over threshold: the generalised Pareto fit of the upper tail of similarity scores
-(SPECS B.8).
+(WEINCE §2.3.1, Fig. 3).
 
 The fit is the exact profile-likelihood MLE, reached through Grimshaw's (1993) reduction rather
 than the WEINCE notebook's ξ-grid with a Newton solve for σ at every grid point. With θ = ξ/σ the

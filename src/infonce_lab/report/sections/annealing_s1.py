@@ -235,7 +235,7 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
     rows.append(claim(
         SECTION, TOPIC_S1,
         "Our derivation: along S1's symmetric escape (pair B folding onto particle 0) U₀ peaks at "
-        "cos θ = 1/4, so ΔE_max(U₀) = κ_s/16 and c* = 16/κ_s (A5 constant of SPECS D.8 S1)",
+        "cos θ = 1/4, so ΔE_max(U₀) = κ_s/16 and c* = 16/κ_s (A5 constant, §2.2, of our S1)",
         "ΔE_max(U₀) of the union-find watershed on the rotation-quotiented 3-torus",
         RULES["s1_watershed"].text,
         [_check_case("—", "s1_watershed", {"value": bar["delta_e_max_u0"], "exact": exact,
@@ -455,7 +455,8 @@ def landscape_rows(h: dict[str, Any] | None, s1: dict[str, Any] | None) -> list[
             verdict=verdict,
             note="The 'if' direction holds. The 'only if' direction is wrong: each bracket "
                  "max_{k≠i} s_ik − s_ij vanishes as soon as the positive is the anchor's most "
-                 "similar candidate (SPECS D.7(ii)), so U₀ = 0 on an open set with s_ij < S_max "
+                 "similar candidate (by the definition of U₀, §2.2), so U₀ = 0 on an open set "
+                 "with s_ij < S_max "
                  "— the proof's step 'this equality can only be satisfied if sim(z_i, z_j) = "
                  "S_max' does not follow."))
 

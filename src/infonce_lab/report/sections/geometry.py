@@ -1,7 +1,8 @@
-"""The geometric-mechanics paper (2601.19597; SPECS E) and Wang–Isola's Theorem 1 (SPECS F.3),
-decided from the simulate stage's files: ``reports/sims/large_batch.json`` (E.2, E.5(1), E.6 and
-F.3), ``gibbs.json`` (E.3, E.5(2)) and ``modality_gap.json`` (E.4, E.5(3), and the lifted-energy
-check of E.4).
+"""The geometric-mechanics paper (2601.19597) and Wang–Isola's Theorem 1 (essay §4), decided
+from the simulate stage's files: ``reports/sims/large_batch.json`` (the paper's Thm 3.1 with its
+gradient experiment and our value check, and Wang–Isola), ``gibbs.json`` (the free energy's
+Gibbs minimiser and the Gibbs experiment) and ``modality_gap.json`` (the multimodal energy
+F^Sym, the modality-gap experiment, and the lifted-energy check of F^Sym).
 
 Particle experiments (Gibbs, modality gap) carry every verdict quantity at their steps and at
 twice the steps (one run continued); a claim is decided on both and is *inconclusive (not

@@ -44,7 +44,7 @@ SECTION = "weince"
 TOPIC = "Sentence embeddings (SimCSE)"
 METRIC = "sts.test_spearman"
 
-# SPECS C.4 (§4.2): STS-B Spearman × 100, BERT-base, Wikipedia-1M; the meaning of ± is not stated.
+# WEINCE §4.2: STS-B Spearman × 100, BERT-base, Wikipedia-1M; the meaning of ± is not stated.
 PAPER = {"infonce": 71.74, "infonce_pm": 4.23, "weince": 76.36, "weince_pm": 3.17, "gain": 4.63,
          "test": "paired one-sided t-test, p < 0.05"}
 
@@ -201,7 +201,7 @@ CONTROL_CLAIM = ("§4.2: the gain is \"the bounded-endpoint correction\" — so 
 CONTROL_AT_CLAIM = ("Self-check of the control: τ_c (set before any run from WEINCE's logit slope "
                     "on the untuned encoder) is where WEINCE's effective temperature sits while "
                     "it trains")
-LEVEL_CLAIM = ("§4.2 / SPECS C.4: the absolute level — STS-B test, BERT-base-uncased, 1M "
+LEVEL_CLAIM = ("§4.2: the absolute level — STS-B test, BERT-base-uncased, 1M "
                "Wikipedia sentences: InfoNCE 71.74 ± 4.23, WEINCE 76.36 ± 3.17")
 
 
@@ -329,7 +329,7 @@ def _level_row(text: dict[str, Any], loss_kinds: dict[str, str],
         cases.append(Case(gname, str(e), rule.decide(e)))
     return claim(SECTION, TOPIC, LEVEL_CLAIM, "STS-B test Spearman × 100 per loss (mean over "
                  "seeds, t-interval)", f"{LEVEL_INFONCE.text}; {LEVEL_WEINCE.text}", cases,
-                 note="The paper does not say what its ± is (SPECS C.4); taken here as a range.")
+                 note="The paper does not say what its ± is (§4.2); taken here as a range.")
 
 
 # ------------------------------------------------------------------------------------ context

@@ -59,7 +59,7 @@ def _pretrain(repo_root: Path) -> list[str]:
 
 def _weights(root: Path) -> dict[str, dict[str, torch.Tensor]]:
     out = {}
-    for f in sorted((root / "models" / RUN).rglob("*.pt")):
+    for f in sorted((root / "models/vision/digits" / RUN).rglob("*.pt")):
         out[str(f.relative_to(root))] = torch.load(f, weights_only=True)["state_dict"]
     return out
 
@@ -88,7 +88,7 @@ def test_killed_stage_resumes_to_identical_weights(tmp_path, repo_root):
     assert proc.poll() is None, "the run ended before it could be killed; make it longer"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert not (killed / "models" / RUN / "model.pt").exists()  # nothing half-written
+    assert not (killed / "models/vision/digits" / RUN / "model.pt").exists()  # nothing half-written
     done = subprocess.run(_pretrain(repo_root), cwd=killed, env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -96,8 +96,9 @@ def test_killed_stage_resumes_to_identical_weights(tmp_path, repo_root):
     run = yaml.safe_load((killed / "reports/train" / RUN / "run.json").read_text())
     assert run["resumed_from_step"] >= 21 and run["steps"] == 200
     a, b = _weights(ref), _weights(killed)
-    assert set(a) == set(b) == {f"models/{RUN}/model.pt", f"models/{RUN}/checkpoints/epoch_0002.pt",
-                                f"models/{RUN}/checkpoints/epoch_0015.pt"}
+    folder = f"models/vision/digits/{RUN}"
+    assert set(a) == set(b) == {f"{folder}/model.pt", f"{folder}/checkpoints/epoch_0002.pt",
+                                f"{folder}/checkpoints/epoch_0015.pt"}
     for name in a:
         for key in a[name]:
             assert torch.equal(a[name][key], b[name][key]), (name, key)

@@ -7,6 +7,9 @@ but not imported re-runs the stage for nothing. The imports are read statically 
 is imported or run). A folder every module of which the stage reaches is listed as the folder (one
 lock entry, package data included); the rest file by file.
 
+Imports made by name at run time (``importlib.import_module``) are not seen: a stage must import
+the modules it runs explicitly (stages/report.py names every report section it renders).
+
 ``python -m infonce_lab.devtools.deps`` reports any drift and exits 1 (``make repro`` runs it
 first, a test runs it); ``--write`` regenerates the lists in place. Non-code deps (data, models,
 reports) are kept as written, after the code.

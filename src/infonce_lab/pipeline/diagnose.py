@@ -31,6 +31,7 @@ from infonce_lab.data.views import as_float, augment_one
 from infonce_lab.io import write_json_dir
 from infonce_lab.models.checkpoint import load_encoder
 from infonce_lab.pipeline import paths
+from infonce_lab.pipeline.study import dataset_runs
 from infonce_lab.tails.ablations import (
     ablation_trend,
     frechet_ablation,
@@ -71,8 +72,7 @@ def checkpoints(model_dir: Path) -> list[Path]:
 
 
 def diagnose_dataset(params: Params, dataset: str) -> None:
-    if dataset not in params.study.datasets:
-        raise ValueError(f"dataset {dataset!r} is not in study.datasets {params.study.datasets}")
+    runs = dataset_runs(params, dataset)
     cfg = params.tails
     torch.set_num_threads(params.training.threads)
     data = load_raw(paths.raw_dir(dataset))
@@ -82,7 +82,6 @@ def diagnose_dataset(params: Params, dataset: str) -> None:
         if size > n:
             raise ValueError(f"{key} = {size}: at most the {n} training images of dataset "
                              f"'{dataset}'")
-    runs = [r for r in params.runs() if r.dataset == dataset]
     kept = {r.id: checkpoints(paths.model_dir(r)) for r in runs}  # all there before any work
     images = as_float(torch.as_tensor(data.train_x))  # uint8 datasets: to [0, 1] once
     augment_cfg = params.datasets[dataset].augment

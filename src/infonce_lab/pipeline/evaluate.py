@@ -19,29 +19,42 @@ from typing import Any
 import numpy as np
 import torch
 
-from infonce_lab.config import Params, Run
+from infonce_lab.config import Params
 from infonce_lab.data import load_raw
 from infonce_lab.features import augmented_view_pairs, save_features
 from infonce_lab.io import atomic_dir, write_json_atomic, write_json_dir
 from infonce_lab.models.checkpoint import load_encoder
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.protocol import check_knn_k, evaluate_features
+from infonce_lab.pipeline.study import dataset_runs
 from infonce_lab.runtime import resolve_device
 from infonce_lab.training import extract_features, init_encoder
 
+Views = tuple[np.ndarray, np.ndarray]
 
-def dataset_runs(params: Params, dataset: str) -> list[Run]:
-    return [r for r in params.runs() if r.dataset == dataset]
+
+def _encode(encoder: torch.nn.Module, data: Any, views: Views, bs: int,
+            device: str | torch.device = "cpu") -> dict[str, np.ndarray]:
+    """Frozen features of one encoder: h and z of the train and test sets, h of the two test
+    views — what the protocol scores, trained runs and random-init baselines alike."""
+    train_h, train_z = extract_features(encoder, data.train_x, bs, device)
+    test_h, test_z = extract_features(encoder, data.test_x, bs, device)
+    return {"train_h": train_h, "train_z": train_z, "test_h": test_h, "test_z": test_z,
+            "view1_h": extract_features(encoder, views[0], bs, device)[0],
+            "view2_h": extract_features(encoder, views[1], bs, device)[0]}
+
+
+def _score(f: dict[str, np.ndarray], data: Any, ecfg: Any) -> dict[str, Any]:
+    return evaluate_features(f["train_h"], data.train_y, f["test_h"], data.test_y, ecfg,
+                             (f["view1_h"], f["view2_h"]))
 
 
 def evaluate_dataset(params: Params, dataset: str) -> None:
-    if dataset not in params.study.datasets:
-        raise ValueError(f"dataset {dataset!r} is not in study.datasets {params.study.datasets}")
+    runs = dataset_runs(params, dataset)
     torch.set_num_threads(params.training.threads)
     device = resolve_device(params.training.device)
     data = load_raw(paths.raw_dir(dataset))
     check_knn_k(data.train_y, params.evaluation)  # bad params fail before any compute
-    runs = dataset_runs(params, dataset)
     for run in runs:  # every model there before any work
         if not (paths.model_dir(run) / "model.pt").is_file():
             raise FileNotFoundError(f"{paths.model_dir(run) / 'model.pt'}: no trained model; run "
@@ -55,17 +68,14 @@ def evaluate_dataset(params: Params, dataset: str) -> None:
             encoder, _ = load_encoder(paths.model_dir(run) / "model.pt", map_location=device)
             out = feats / run.id
             out.mkdir()
-            train_h, train_z = extract_features(encoder, data.train_x, bs, device)
-            test_h, test_z = extract_features(encoder, data.test_x, bs, device)
-            h1, _ = extract_features(encoder, v1, bs, device)
-            h2, _ = extract_features(encoder, v2, bs, device)
-            save_features(out, "train", train_h, train_z, data.train_y)
-            save_features(out, "test", test_h, test_z, data.test_y)
-            save_features(out, "test_view1", h1, None, data.test_y)
-            save_features(out, "test_view2", h2, None, data.test_y)
-            metrics = evaluate_features(train_h, data.train_y, test_h, data.test_y, ecfg, (h1, h2))
+            f = _encode(encoder, data, (v1, v2), bs, device)
+            save_features(out, "train", f["train_h"], f["train_z"], data.train_y)
+            save_features(out, "test", f["test_h"], f["test_z"], data.test_y)
+            save_features(out, "test_view1", f["view1_h"], None, data.test_y)
+            save_features(out, "test_view2", f["view2_h"], None, data.test_y)
+            metrics = _score(f, data, ecfg)
             records[run.id] = {"encoder": {"kind": "trained", **run.model_dump()}, **metrics}
-            print(f"{run.id}: features h {train_h.shape[1]}-d, z {train_z.shape[1]}-d; linear "
+            print(f"{run.id}: features h {f['train_h'].shape[1]}-d, z {f['train_z'].shape[1]}-d; linear "
                   f"test {metrics['linear']['test_acc']:.4f}, kNN test "
                   f"{metrics['knn']['test_acc']:.4f}")
         base = baselines(params, dataset, data, (v1, v2))
@@ -81,7 +91,7 @@ def _flat(a: np.ndarray) -> np.ndarray:
 
 
 def baselines(params: Params, dataset: str, data: Any,
-               views: tuple[np.ndarray, np.ndarray]) -> dict[str, dict[str, Any]]:
+               views: Views) -> dict[str, dict[str, Any]]:
     """Raw pixels and the random-init encoders (each run's own starting point, backbone × seed),
     evaluated exactly as the trained runs."""
     ecfg, bs = params.evaluation, params.evaluation.batch_size
@@ -95,10 +105,7 @@ def baselines(params: Params, dataset: str, data: Any,
             for seed in params.study.seeds:
                 enc = init_encoder(params.backbones[backbone], data.train_x.shape[1], seed,
                                    int(data.train_x.shape[-1])).eval()
-                h_tr, _ = extract_features(enc, data.train_x, bs)
-                h_te, _ = extract_features(enc, data.test_x, bs)
-                hv = (extract_features(enc, views[0], bs)[0], extract_features(enc, views[1], bs)[0])
-                m = evaluate_features(h_tr, data.train_y, h_te, data.test_y, ecfg, hv)
+                m = _score(_encode(enc, data, views, bs), data, ecfg)
                 out[f"random_init-{backbone}-{seed}"] = {
                     "encoder": {"kind": "random_init", "dataset": dataset, "backbone": backbone,
                                 "seed": seed}, **m}

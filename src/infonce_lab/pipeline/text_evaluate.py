@@ -18,13 +18,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from infonce_lab.config import Params, TextRun
+from infonce_lab.config import Params
 from infonce_lab.io import atomic_dir, save_npz_atomic, write_json_atomic, write_json_dir
 from infonce_lab.pipeline import paths
-
-
-def dataset_text_runs(params: Params, dataset: str) -> list[TextRun]:
-    return [r for r in params.text_runs() if r.dataset == dataset]
+from infonce_lab.pipeline.study import dataset_text_runs
 
 
 def evaluate_text_dataset(params: Params, dataset: str) -> None:
@@ -44,8 +41,7 @@ def evaluate_text_dataset(params: Params, dataset: str) -> None:
     )
 
     study = params.text.study
-    if dataset not in study.datasets:
-        raise ValueError(f"dataset {dataset!r} is not in text.study.datasets {study.datasets}")
+    runs = dataset_text_runs(params, dataset)
     torch.set_num_threads(params.text.training.threads)
     use_offline_hub_if_local([params.text.encoders[n] for n in study.encoders])
     corpus = load_text_raw(paths.text_raw_dir(dataset))
@@ -53,7 +49,6 @@ def evaluate_text_dataset(params: Params, dataset: str) -> None:
     if ecfg.polarity and corpus.labelled is not None:
         check_knn_k(corpus.labelled.labels[labelled_split(corpus.labelled.labels, ecfg)[0]],
                     params.evaluation)
-    runs = dataset_text_runs(params, dataset)
     for run in runs:
         if not (paths.text_model_dir(run) / "meta.json").is_file():
             raise FileNotFoundError(f"{paths.text_model_dir(run)}: no trained model; run the "

@@ -38,8 +38,8 @@ from infonce_lab.config import (
     WeinceConfig,
 )
 from infonce_lab.config_vision import SimCLRAugmentConfig
-from infonce_lab.losses.registry import build_loss
-from infonce_lab.training import train_encoder
+from infonce_lab.pipeline.pretrain import train_image
+from infonce_lab.pipeline.registry import build_loss
 
 LOSSES = {"infonce": InfoNCEConfig(), "weince": WeinceConfig(), "directau": DirectAUConfig()}
 
@@ -97,7 +97,7 @@ def train(loss, batch: int, steps: int, compile_: bool = False) -> dict[str, flo
     logs: list[dict[str, float]] = []
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    res = train_encoder(x, backbone=TorchvisionResNetConfig(depth=18), loss=loss,
+    res = train_image(x, backbone=TorchvisionResNetConfig(depth=18), loss=loss,
                         schedule=FixedSchedule(tau=0.5), augment=SimCLRAugmentConfig(),
                         training=cfg, seed=0, on_log=lambda s, r: logs.append(r))
     torch.cuda.synchronize()
@@ -113,7 +113,7 @@ def train(loss, batch: int, steps: int, compile_: bool = False) -> dict[str, flo
 def train_text(loss, batch: int, steps: int, folder: str) -> dict[str, float]:  # noqa: ANN001
     from infonce_lab.config_text import TextTrainingConfig, TransformerEncoderConfig
     from infonce_lab.models.text import build_sentence_encoder, load_tokenizer
-    from infonce_lab.text_training import train_sentence_encoder
+    from infonce_lab.pipeline.text_pretrain import train_text
 
     enc_cfg = TransformerEncoderConfig(source=folder, pooling="mean", random_init=True)
     words = ["the", "a", "cat", "dog", "sat", "ran", "on", "under", "mat", "park", "city", "river", "old", "new", "red", "blue"]
@@ -123,7 +123,7 @@ def train_text(loss, batch: int, steps: int, folder: str) -> dict[str, float]:  
     logs: list[dict[str, float]] = []
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    res = train_sentence_encoder(sentences, encoder=build_sentence_encoder(enc_cfg, seed=0),
+    res = train_text(sentences, encoder=build_sentence_encoder(enc_cfg, seed=0),
                                  tokenizer=load_tokenizer(enc_cfg), loss=loss,
                                  schedule=FixedSchedule(tau=0.05), training=cfg, seed=0,
                                  on_log=lambda s, r: logs.append(r))

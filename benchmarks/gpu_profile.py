@@ -22,7 +22,7 @@ from infonce_lab.config_vision import SimCLRAugmentConfig
 from infonce_lab.data.views import make_views
 from infonce_lab.losses import build_loss
 from infonce_lab.models import build_encoder
-from infonce_lab.training import build_optimizer
+from infonce_lab.train.optim import build_optimizer
 
 
 def per_call_ms(fn, reps: int = 30) -> float:  # noqa: ANN001
@@ -47,7 +47,7 @@ def main() -> None:
     gen = torch.Generator(device=dev).manual_seed(0)
     enc = build_encoder(TorchvisionResNetConfig(depth=18), 3, 32).to(dev).to(
         memory_format=torch.channels_last)
-    opt = build_optimizer(enc.parameters(), enc, TrainingConfig(lr=3e-4))
+    opt = build_optimizer("adam", enc, 3e-4, TrainingConfig().weight_decay)
     v1, v2 = make_views(x, aug, gen)
     batch = torch.cat([v1, v2]).contiguous(memory_format=torch.channels_last)
     out: dict[str, float | str] = {"device": torch.cuda.get_device_name(0), "batch": b}

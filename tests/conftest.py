@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import signal
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,3 +49,29 @@ def config_error():
         return str(exc.value)
 
     return error
+
+
+def _kill_after_state(cmd: list[str], cwd: Path, env: dict[str, str], state_file: Path,
+                      min_step: int, seconds: float = 240) -> None:
+    """Start a training stage and SIGKILL it (no chance to clean up) once its resume state has
+    reached ``min_step``; fails when the run ends first."""
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.time() + seconds
+    while time.time() < deadline and proc.poll() is None:
+        if state_file.is_file():
+            try:
+                step = torch.load(state_file, weights_only=True)["step"]
+            except Exception:  # noqa: BLE001 - mid-rename: try again
+                step = 0
+            if step >= min_step:
+                break
+        time.sleep(0.01)
+    assert proc.poll() is None, "the run ended before it could be killed; make it longer"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+@pytest.fixture
+def kill_after_state() -> Callable[..., None]:
+    return _kill_after_state

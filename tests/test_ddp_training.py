@@ -12,7 +12,6 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from infonce_lab.checkpointing import load_state
 from infonce_lab.config import (
     DigitsAugment,
     FixedSchedule,
@@ -20,7 +19,9 @@ from infonce_lab.config import (
     TrainingConfig,
     WeinceConfig,
 )
-from infonce_lab.training import Resume, train_encoder
+from infonce_lab.pipeline.pretrain import train_image
+from infonce_lab.train.checkpointing import load_state
+from infonce_lab.train.loop import Resume
 
 
 def _worker(rank: int, world: int, port: int, x: np.ndarray, state_path: str, queue) -> None:  # noqa: ANN001
@@ -29,7 +30,7 @@ def _worker(rank: int, world: int, port: int, x: np.ndarray, state_path: str, qu
     try:
         cfg = TrainingConfig(epochs=2, batch_size=64, warmup_epochs=0, threads=1,
                              checkpoint_every_steps=5)
-        res = train_encoder(x, backbone=ResNetConfig(widths=[8], blocks=[1], head_hidden=8,
+        res = train_image(x, backbone=ResNetConfig(widths=[8], blocks=[1], head_hidden=8,
                                                      head_dim=4),
                             loss=WeinceConfig(min_tail_points=8), schedule=FixedSchedule(tau=0.5),
                             augment=DigitsAugment(), training=cfg, seed=0,

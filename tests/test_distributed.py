@@ -16,7 +16,8 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from infonce_lab.config import DirectAUConfig, InfoNCEConfig, SymmetricInfoNCEConfig, WeinceConfig
-from infonce_lab.losses import build_loss, gather_with_grad
+from infonce_lab.losses import gather_with_grad
+from infonce_lab.pipeline.registry import build_loss
 
 LOSSES = {
     "info_nce": InfoNCEConfig(),

@@ -20,9 +20,10 @@ import torch.nn.functional as F
 from scipy import stats
 
 from infonce_lab.config import InfoNCEConfig, WeinceConfig, parse_params
-from infonce_lab.losses import build_loss, info_nce, similarity_stats, symmetric_info_nce, weince
+from infonce_lab.losses import info_nce, similarity_stats, symmetric_info_nce, weince
 from infonce_lab.losses.common import candidate_similarities
 from infonce_lab.losses.weince import effective_inverse_temperature, global_tail_index
+from infonce_lab.pipeline.registry import build_loss
 
 
 def _views(n: int, d: int, seed: int, dtype=torch.float64, noise: float = 0.8):

@@ -4,7 +4,7 @@ import torch
 
 from infonce_lab.config import ResNetConfig
 from infonce_lab.models import build_encoder
-from infonce_lab.models.checkpoint import load_encoder
+from infonce_lab.models.build import load_encoder
 
 
 def test_shapes_and_feature_dims():

@@ -6,9 +6,8 @@ from __future__ import annotations
 import typing
 
 from infonce_lab.config import Experiment, LossConfig, ScheduleConfig, SimulationConfig
-from infonce_lab.losses.registry import LOSSES
+from infonce_lab.pipeline.registry import LOSSES, SCHEDULES
 from infonce_lab.pipeline.simulate import EXPERIMENTS
-from infonce_lab.schedules import SCHEDULES
 
 
 def _members(annotated: object) -> set[type]:

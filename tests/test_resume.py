@@ -5,10 +5,8 @@ loss stops the loop with a clear message and keeps the last good state."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +14,6 @@ import pytest
 import torch
 import yaml
 
-from infonce_lab.checkpointing import load_state
 from infonce_lab.config import (
     DigitsAugment,
     FixedSchedule,
@@ -24,7 +21,9 @@ from infonce_lab.config import (
     ResNetConfig,
     TrainingConfig,
 )
-from infonce_lab.training import Resume, train_encoder
+from infonce_lab.pipeline.pretrain import train_image
+from infonce_lab.train.checkpointing import load_state
+from infonce_lab.train.loop import Resume
 
 RUN = "digits-tiny-infonce-fixed_t05-1"
 TINY = {
@@ -65,29 +64,14 @@ def _weights(root: Path) -> dict[str, dict[str, torch.Tensor]]:
 
 
 @pytest.mark.timeout(600)
-def test_killed_stage_resumes_to_identical_weights(tmp_path, repo_root):
+def test_killed_stage_resumes_to_identical_weights(tmp_path, repo_root, kill_after_state):
     ref, killed = tmp_path / "reference", tmp_path / "killed"
     env = _workspace(ref, repo_root)
     subprocess.run(_pretrain(repo_root), cwd=ref, env=env, check=True, capture_output=True,
                    timeout=300)
     _workspace(killed, repo_root)
-    proc = subprocess.Popen(_pretrain(repo_root), cwd=killed, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    state_file = killed / ".resume" / RUN / "state.pt"
-    deadline = time.time() + 240
-    step = 0
-    while time.time() < deadline and proc.poll() is None:
-        if state_file.is_file():
-            try:
-                step = torch.load(state_file, weights_only=True)["step"]
-            except Exception:  # noqa: BLE001 - mid-rename: try again
-                step = 0
-            if step >= 21:  # past the epoch-2 checkpoint (10 steps per epoch) and a few states
-                break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run ended before it could be killed; make it longer"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    # past the epoch-2 checkpoint (10 steps per epoch) and a few states
+    kill_after_state(_pretrain(repo_root), killed, env, killed / ".resume" / RUN / "state.pt", 21)
     assert not (killed / "models/vision/digits" / RUN / "model.pt").exists()  # nothing half-written
     done = subprocess.run(_pretrain(repo_root), cwd=killed, env=env, capture_output=True,
                           text=True, timeout=300)
@@ -114,10 +98,10 @@ def test_changed_params_do_not_resume_a_foreign_state(tmp_path, digits_splits):
     kw = {"backbone": ResNetConfig(widths=[8], blocks=[1], head_hidden=8, head_dim=4),
           "loss": InfoNCEConfig(), "schedule": FixedSchedule(tau=0.5), "augment": DigitsAugment(),
           "training": cfg, "seed": 0}
-    first = train_encoder(digits_splits.train_x, resume=Resume(tmp_path / "s.pt", "A", 3), **kw)
+    first = train_image(digits_splits.train_x, resume=Resume(tmp_path / "s.pt", "A", 3), **kw)
     assert load_state(tmp_path / "s.pt", "A")["step"] == 18  # the last multiple of 3 below 20
     assert load_state(tmp_path / "s.pt", "B") is None
-    fresh = train_encoder(digits_splits.train_x, resume=Resume(tmp_path / "s.pt", "B", 0), **kw)
+    fresh = train_image(digits_splits.train_x, resume=Resume(tmp_path / "s.pt", "B", 0), **kw)
     assert fresh.resumed_from == 0
     for k, v in first.encoder.state_dict().items():
         assert torch.equal(v, fresh.encoder.state_dict()[k])
@@ -125,7 +109,7 @@ def test_changed_params_do_not_resume_a_foreign_state(tmp_path, digits_splits):
 
 def test_non_finite_loss_stops_and_keeps_the_last_good_state(tmp_path, digits_splits,
                                                               monkeypatch):
-    import infonce_lab.training as training
+    import infonce_lab.pipeline.training_run as training
 
     real = training.build_loss
 
@@ -134,6 +118,8 @@ def test_non_finite_loss_stops_and_keeps_the_last_good_state(tmp_path, digits_sp
         calls = {"n": 0}
 
         class Wrapped:
+            candidates = fn.candidates
+
             def __call__(self, z1, z2, tau):  # noqa: ANN001, ANN204
                 calls["n"] += 1
                 value, stats = fn(z1, z2, tau)
@@ -150,7 +136,7 @@ def test_non_finite_loss_stops_and_keeps_the_last_good_state(tmp_path, digits_sp
     monkeypatch.setattr(training, "build_loss", poisoned)
     cfg = TrainingConfig(epochs=3, batch_size=128, checkpoint_every_steps=3, warmup_epochs=0)
     with pytest.raises(FloatingPointError, match=r"non-finite loss at step 7.*kept in"):
-        train_encoder(digits_splits.train_x,
+        train_image(digits_splits.train_x,
                       backbone=ResNetConfig(widths=[8], blocks=[1], head_hidden=8, head_dim=4),
                       loss=InfoNCEConfig(), schedule=FixedSchedule(tau=0.5),
                       augment=DigitsAugment(), training=cfg, seed=0,

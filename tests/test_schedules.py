@@ -12,7 +12,7 @@ from infonce_lab.config import (
     NoSchedule,
     StepSchedule,
 )
-from infonce_lab.schedules import build_schedule
+from infonce_lab.pipeline.registry import build_schedule
 
 
 def test_fixed():

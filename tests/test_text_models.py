@@ -28,8 +28,8 @@ from infonce_lab.models.text import (
     tokenize,
     use_offline_hub_if_local,
 )
+from infonce_lab.pipeline.text_pretrain import text_steps, train_text
 from infonce_lab.pipeline.text_protocol import evaluate_text
-from infonce_lab.text_training import total_steps, train_sentence_encoder
 
 TINY = {"num_hidden_layers": 2, "hidden_size": 32, "num_attention_heads": 2,
         "intermediate_size": 64}
@@ -202,7 +202,7 @@ def test_evaluate_text_sections() -> None:
 def _train(tokenizer, loss, steps: int = 6, seed: int = 0, batch_size: int = 8):
     model = build_sentence_encoder(tiny_cfg(), seed=seed)
     cfg = TextTrainingConfig(epochs=3, max_steps=steps, batch_size=batch_size, lr=1e-3)
-    return train_sentence_encoder(SENTENCES, encoder=model, tokenizer=tokenizer, loss=loss,
+    return train_text(SENTENCES, encoder=model, tokenizer=tokenizer, loss=loss,
                                   schedule=FixedSchedule(tau=0.5), training=cfg, seed=seed)
 
 
@@ -212,7 +212,7 @@ def test_training_lowers_the_loss_and_is_deterministic(tokenizer) -> None:
     # not yet distinguishable from the negatives through it.
     model = build_sentence_encoder(tiny_cfg("mean"), seed=0)
     cfg = TextTrainingConfig(epochs=20, max_steps=30, batch_size=8, lr=1e-3, log_every_steps=1)
-    res = train_sentence_encoder(SENTENCES, encoder=model, tokenizer=tokenizer,
+    res = train_text(SENTENCES, encoder=model, tokenizer=tokenizer,
                                  loss=InfoNCEConfig(), schedule=FixedSchedule(tau=0.5),
                                  training=cfg, seed=0, on_log=lambda s, r: logs.append(r))
     assert res.steps == 30 and len(logs) == 30
@@ -230,7 +230,7 @@ def test_weince_trains_and_reports_lambda(tokenizer) -> None:
     logs: list[dict[str, float]] = []
     model = build_sentence_encoder(tiny_cfg(), seed=0)
     cfg = TextTrainingConfig(max_steps=3, batch_size=8, lr=1e-3, log_every_steps=1)
-    res = train_sentence_encoder(SENTENCES, encoder=model, tokenizer=tokenizer,
+    res = train_text(SENTENCES, encoder=model, tokenizer=tokenizer,
                                  loss=WeinceConfig(min_tail_points=4), schedule=FixedSchedule(tau=0.05),
                                  training=cfg, seed=0, on_log=lambda s, r: logs.append(r))
     assert math.isfinite(res.final_loss)
@@ -248,7 +248,7 @@ def test_best_val_selection_restores_the_best_step(tokenizer) -> None:
         seen[len(seen)] = m.mlp[0].weight.detach().clone()
         return next(scores)
 
-    res = train_sentence_encoder(SENTENCES, encoder=model, tokenizer=tokenizer,
+    res = train_text(SENTENCES, encoder=model, tokenizer=tokenizer,
                                  loss=InfoNCEConfig(), schedule=FixedSchedule(tau=0.5),
                                  training=cfg, seed=0, validate=validate)
     assert [s for s, _ in res.val_history] == [2, 4, 6]
@@ -257,8 +257,8 @@ def test_best_val_selection_restores_the_best_step(tokenizer) -> None:
 
 
 def test_total_steps_and_batch_errors(tokenizer) -> None:
-    assert total_steps(100, TextTrainingConfig(batch_size=32, epochs=2)) == (3, 6)
-    assert total_steps(100, TextTrainingConfig(batch_size=32, epochs=2, max_steps=4)) == (3, 4)
+    assert text_steps(100, 32, 2, None) == (3, 6)
+    assert text_steps(100, 32, 2, 4) == (3, 4)
     with pytest.raises(ValueError, match="batch_size"):
         _train(tokenizer, InfoNCEConfig(), batch_size=64)
 
@@ -289,7 +289,7 @@ def test_shipped_minilm_embeds_paraphrases_closer() -> None:
 
 
 def test_non_finite_loss_stops_training_naming_the_first_bad_step(tokenizer, monkeypatch) -> None:
-    import infonce_lab.text_training as tt
+    import infonce_lab.pipeline.training_run as tt
 
     real = tt.build_loss
 
@@ -297,12 +297,15 @@ def test_non_finite_loss_stops_training_naming_the_first_bad_step(tokenizer, mon
         fn = real(cfg)
         calls = {"n": 0}
 
-        def call(z1, z2, tau):  # noqa: ANN001, ANN202
-            calls["n"] += 1
-            value, stats = fn(z1, z2, tau)
-            return (value * float("nan") if calls["n"] == 3 else value), stats
+        class Poisoned:
+            candidates = fn.candidates
 
-        return call
+            def __call__(self, z1, z2, tau):  # noqa: ANN001, ANN204
+                calls["n"] += 1
+                value, stats = fn(z1, z2, tau)
+                return (value * float("nan") if calls["n"] == 3 else value), stats
+
+        return Poisoned()
 
     monkeypatch.setattr(tt, "build_loss", poisoned)
     # no on_log: nothing syncs during the run, so only the end-of-run check can catch it
@@ -313,7 +316,7 @@ def test_non_finite_loss_stops_training_naming_the_first_bad_step(tokenizer, mon
 # ------------------------------------------------------------ run statistics and the control's τ
 def test_weince_run_statistics_average_every_step(tokenizer, monkeypatch) -> None:
     """train_stats holds the mean over every step of the anchor-mean λ and κ the loss returned."""
-    import infonce_lab.text_training as tt
+    import infonce_lab.pipeline.training_run as tt
 
     seen: list[tuple[float, float]] = []
     real = tt.build_loss
@@ -349,7 +352,7 @@ def test_cross_view_telemetry_describes_the_losss_candidates(tokenizer) -> None:
     logs: list[dict[str, float]] = []
     model = build_sentence_encoder(tiny_cfg(), seed=0)
     cfg = TextTrainingConfig(max_steps=2, batch_size=8, lr=1e-3, log_every_steps=1)
-    train_sentence_encoder(SENTENCES, encoder=model, tokenizer=tokenizer,
+    train_text(SENTENCES, encoder=model, tokenizer=tokenizer,
                            loss=InfoNCEConfig(candidates="cross_view", tau_scale=2.0),
                            schedule=FixedSchedule(tau=0.05), training=cfg, seed=0,
                            on_log=lambda s, r: logs.append(r))
@@ -359,14 +362,20 @@ def test_cross_view_telemetry_describes_the_losss_candidates(tokenizer) -> None:
 
 def test_effective_temperature_at_start_is_the_first_steps_own_statistic(tokenizer) -> None:
     from infonce_lab.losses import weince
-    from infonce_lab.runtime import seed_everything
-    from infonce_lab.text_training import effective_temperature_at_start
+    from infonce_lab.pipeline.registry import build_loss
+    from infonce_lab.train.effective_temperature import effective_temperature_at_start
+    from infonce_lab.train.runtime import seed_everything
+    from infonce_lab.train.text_source import SentencePairs
 
     training = TextTrainingConfig(batch_size=8, max_length=16)
-    loss = WeinceConfig(min_tail_points=4, candidates="cross_view")
-    out = effective_temperature_at_start(SENTENCES, encoder=build_sentence_encoder(tiny_cfg(), 3),
-                                         tokenizer=tokenizer, loss=loss, tau=0.05,
-                                         training=training, seed=3, batches=2)
+
+    def measure(loss, batches):  # noqa: ANN001, ANN202
+        return effective_temperature_at_start(
+            SentencePairs(SENTENCES, tokenizer, 16, torch.device("cpu"), 3),
+            build_sentence_encoder(tiny_cfg(), 3), build_loss(loss), 0.05, batch_size=8, seed=3,
+            threads=training.threads, batches=batches)
+
+    out = measure(WeinceConfig(min_tail_points=4, candidates="cross_view"), 2)
     assert out["batches"] == 2 and out["anchors"] == 16
     # By hand: the run's own order and dropout masks, in train mode.
     model = build_sentence_encoder(tiny_cfg(), 3)
@@ -385,14 +394,10 @@ def test_effective_temperature_at_start_is_the_first_steps_own_statistic(tokeniz
     assert out["tau_eff"] == pytest.approx(1 / np.mean(kappas), rel=1e-6)
     # λ ≡ 0 is InfoNCE: its effective temperature is τ itself.
     zero = WeinceConfig(lambda_mode="fixed", lambda_fixed=0.0, min_tail_points=4)
-    same = effective_temperature_at_start(SENTENCES, encoder=build_sentence_encoder(tiny_cfg(), 3),
-                                          tokenizer=tokenizer, loss=zero, tau=0.05,
-                                          training=training, seed=3, batches=1)
+    same = measure(zero, 1)
     assert same["tau_eff"] == pytest.approx(0.05, rel=1e-9)
     with pytest.raises(ValueError, match="no effective temperature"):
-        effective_temperature_at_start(SENTENCES, encoder=build_sentence_encoder(tiny_cfg(), 3),
-                                       tokenizer=tokenizer, loss=InfoNCEConfig(), tau=0.05,
-                                       training=training, seed=3, batches=1)
+        measure(InfoNCEConfig(), 1)
 
 
 def test_a_pretrained_source_round_trips_through_its_own_weights(tmp_path) -> None:

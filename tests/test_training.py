@@ -12,8 +12,9 @@ from infonce_lab.config import (
     ResNetConfig,
     TrainingConfig,
 )
-from infonce_lab.runtime import lr_at
-from infonce_lab.training import extract_features, train_encoder
+from infonce_lab.models.build import extract_features
+from infonce_lab.pipeline.pretrain import train_image
+from infonce_lab.train.runtime import lr_at
 
 SMALL = ResNetConfig(widths=[8, 16], blocks=[1, 1], head_hidden=16, head_dim=8)
 
@@ -22,7 +23,7 @@ def _train(x, seed=1, **kw):
     logs, ckpts = [], []
     cfg = TrainingConfig(epochs=3, batch_size=32, lr=1e-3, log_every_steps=2, device="cpu",
                          checkpoint_epochs=[2], **kw)
-    res = train_encoder(x, backbone=SMALL, loss=InfoNCEConfig(), schedule=FixedSchedule(tau=0.5),
+    res = train_image(x, backbone=SMALL, loss=InfoNCEConfig(), schedule=FixedSchedule(tau=0.5),
                         augment=DigitsAugment(), training=cfg, seed=seed,
                         on_log=lambda s, r: logs.append((s, r)),
                         on_checkpoint=lambda e, enc: ckpts.append(e))
@@ -76,7 +77,7 @@ def test_lr_schedule():
 
 
 def test_finite_guard_names_the_first_bad_step_and_only_raises_on_check() -> None:
-    from infonce_lab.runtime import FiniteGuard
+    from infonce_lab.train.runtime import FiniteGuard
 
     guard = FiniteGuard(torch.device("cpu"))
     for step, v in enumerate([1.0, 2.0, float("nan"), float("inf"), 3.0]):
@@ -92,7 +93,7 @@ def test_seed_everything_sets_determinism_without_importing_inductor() -> None:
     import sys
 
     code = ("import sys, torch\n"
-            "from infonce_lab.runtime import seed_everything\n"
+            "from infonce_lab.train.runtime import seed_everything\n"
             "assert not torch.are_deterministic_algorithms_enabled()\n"
             "seed_everything(0, 1)\n"
             "assert torch.are_deterministic_algorithms_enabled()\n"

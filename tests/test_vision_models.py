@@ -13,7 +13,7 @@ from infonce_lab.models.vision import (
     resnet_backbone,
     vit_small_backbone,
 )
-from infonce_lab.optim import LARS, build_optimizer, param_groups
+from infonce_lab.train.optim import LARS, build_optimizer, param_groups
 
 
 def n_params(m: nn.Module) -> int:

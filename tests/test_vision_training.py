@@ -26,8 +26,8 @@ from infonce_lab.config import (
 )
 from infonce_lab.config_vision import SimCLRAugmentConfig
 from infonce_lab.features import augmented_view_pairs
-from infonce_lab.models.checkpoint import load_encoder
-from infonce_lab.training import extract_features, train_encoder
+from infonce_lab.models.build import extract_features, load_encoder
+from infonce_lab.pipeline.pretrain import train_image
 
 
 @pytest.mark.parametrize("patch,key", [
@@ -67,7 +67,7 @@ def test_uint8_rgb_training_and_checkpoint_round_trip(tmp_path, backbone, optimi
     logs: list[dict[str, float]] = []
     cfg = TrainingConfig(epochs=1, batch_size=16, optimizer=optimizer, lr=1e-3, warmup_epochs=0,
                          log_every_steps=1)
-    res = train_encoder(_rgb(), backbone=backbone, loss=loss, schedule=FixedSchedule(tau=0.5),
+    res = train_image(_rgb(), backbone=backbone, loss=loss, schedule=FixedSchedule(tau=0.5),
                         augment=SimCLRAugmentConfig(), training=cfg, seed=0,
                         on_log=lambda s, r: logs.append(r))
     assert res.steps == 3 and all(np.isfinite(r["loss"]) for r in logs)

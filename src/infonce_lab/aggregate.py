@@ -357,7 +357,7 @@ TEXT_METRICS = ("sts.test_spearman", "sts.val_spearman", "linear.test_acc", "lin
                 "knn.test_acc", "knn.val_acc", "geometry.alignment", "geometry.uniformity",
                 "geometry.effective_rank",
                 # training statistics of the loss, averaged over every step (WEINCE: λ̄ and its
-                # effective inverse temperature κ̄; text_training.RUN_STATS)
+                # effective inverse temperature κ̄; train.loop.RUN_STATS)
                 "train.inv_tau_eff_mean", "train.lambda_mean")
 
 

@@ -183,13 +183,27 @@ class SymmetricInfoNCEConfig(Strict):
     kind: Literal["symmetric_info_nce"] = "symmetric_info_nce"
 
 
+class SigLIPConfig(Strict):
+    """SigLIP's pairwise sigmoid loss (Zhai et al. 2023, Eq. 1) with a learnable temperature
+    t = exp(t′) and bias b, initialised at t = 10, b = −10 (§3.2). It learns its temperature, so
+    its runs take ``schedules.<name>.kind: none``."""
+
+    kind: Literal["siglip"] = "siglip"
+    scale_init: Annotated[float, Field(gt=0.0)] = 10.0
+    bias_init: float = -10.0
+    learn_scale: bool = True
+    learn_bias: bool = True
+
+
 LossConfig = Annotated[
-    InfoNCEConfig | WeinceConfig | DirectAUConfig | SymmetricInfoNCEConfig,
+    InfoNCEConfig | WeinceConfig | DirectAUConfig | SymmetricInfoNCEConfig | SigLIPConfig,
     Field(discriminator="kind"),
 ]
 
 
 def loss_takes_temperature(cfg: LossConfig) -> bool:
+    if isinstance(cfg, SigLIPConfig):
+        return False
     return not isinstance(cfg, DirectAUConfig) or cfg.schedule_drives is not None
 
 
@@ -826,6 +840,12 @@ class Params(Strict):
                     f"schedules.{sched}.kind", "none",
                     f"a temperature schedule: the study pairs it with losses.{loss} "
                     f"({self.losses[loss].kind}), which needs a temperature",
+                )
+            if gives and not takes and not isinstance(self.losses[loss], DirectAUConfig):
+                raise _KeyProblem(
+                    f"schedules.{sched}.kind", self.schedules[sched].kind,
+                    f"'none': the study pairs it with losses.{loss} ({self.losses[loss].kind}), "
+                    "which learns its own temperature",
                 )
             if gives and not takes:
                 raise _KeyProblem(

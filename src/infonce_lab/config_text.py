@@ -117,6 +117,9 @@ class TextTrainingConfig(_Strict):
     eval_every_steps: Annotated[int, Field(ge=0)] = 0
     selection: Literal["final", "best_val"] = "final"
     checkpoint_steps: list[Annotated[int, Field(ge=1)]] = []   # kept for later diagnostics
+    # Full training state (model, optimizer, RNGs, position) every this many steps, for resuming
+    # a killed stage; 0: never.
+    checkpoint_every_steps: Annotated[int, Field(ge=0)] = 0
     log_every_steps: Annotated[int, Field(ge=1)] = 5
     device: Literal["auto", "cpu", "cuda"] = "auto"
     threads: Annotated[int, Field(ge=1)] = 2

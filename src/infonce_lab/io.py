@@ -95,17 +95,27 @@ def write_json_dir(path: str | Path, records: dict[str, Any]) -> None:
             write_json_atomic(out / f"{name}.json", obj)
 
 
-def save_npz_atomic(path: str | Path, **arrays: np.ndarray) -> None:
+@contextmanager
+def replace_atomic(path: str | Path) -> Iterator[Path]:
+    """A temporary path for a writer that wants a file name (``torch.save``, ``np.savez``),
+    renamed onto ``path`` only if the block succeeds.
+
+    The temporary file has ``path``'s own name, inside a temporary folder beside it: torch.save
+    names the archive's records after the file, so the bytes (and DVC's hash) depend on the name.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".npz")
-    os.close(fd)
+    tmp_dir = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
     try:
+        yield tmp_dir / path.name
+        os.replace(tmp_dir / path.name, path)
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+
+
+def save_npz_atomic(path: str | Path, **arrays: np.ndarray) -> None:
+    with replace_atomic(path) as tmp:
         np.savez(tmp, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:

@@ -1,28 +1,17 @@
 """Temperature schedules: pure maps from the optimizer step to τ (β = 1/τ).
 
-The same objects drive training and the Langevin simulator. :func:`build_schedule` turns a params
-section into one; ``steps_per_epoch`` places the epoch-based ones (cosine, step) on the step axis
-and ``time_per_step`` in the β-growth ones maps a step to the time t of the theory (the
-annealing paper's §4 leaves that map open, so it is a param).
+The same objects drive training and the Langevin simulator. They take steps: the epoch-based
+params (cosine, step) are placed on the step axis by ``pipeline/registry.py``, and
+``time_per_step`` in the β-growth ones maps a step to the time t of the theory (the annealing
+paper's §4 leaves that map open, so it is a param).
 """
 
 from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-from infonce_lab.config import (
-    BetaGrowthSchedule,
-    CosineSchedule,
-    FixedSchedule,
-    LogAnnealSchedule,
-    NoSchedule,
-    ScheduleConfig,
-    StepSchedule,
-)
+from typing import Protocol
 
 
 class Schedule(Protocol):
@@ -102,24 +91,3 @@ class NoTemperature:
 
     def tau(self, step: int) -> float:
         return math.nan
-
-
-# One builder per schema kind (tests/test_registries.py holds it against the ScheduleConfig
-# union); each takes the config and the run's steps per epoch.
-SCHEDULES: dict[type, Callable[[Any, int], Schedule]] = {
-    FixedSchedule: lambda c, spe: Fixed(c.tau),
-    LogAnnealSchedule: lambda c, spe: LogAnneal(c.c, c.K, c.time_per_step, c.tau_max),
-    CosineSchedule: lambda c, spe: Cosine(c.tau_min, c.tau_max, c.period_epochs * spe),
-    BetaGrowthSchedule: lambda c, spe: BetaGrowth(c.kind.removesuffix("_beta"), c.beta0, c.rate,
-                                                  c.time_per_step, c.beta_max),
-    StepSchedule: lambda c, spe: Piecewise(tuple(c.taus),
-                                           tuple(m * spe for m in c.milestones_epochs)),
-    NoSchedule: lambda c, spe: NoTemperature(),
-}
-
-
-def build_schedule(cfg: ScheduleConfig, steps_per_epoch: int = 1) -> Schedule:
-    """The schedule of a config; epoch-based knobs become steps through ``steps_per_epoch``."""
-    if type(cfg) not in SCHEDULES:
-        raise ValueError(f"unknown schedule config {type(cfg).__name__}")
-    return SCHEDULES[type(cfg)](cfg, steps_per_epoch)

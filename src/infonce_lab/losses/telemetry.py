@@ -8,7 +8,6 @@ import torch
 
 from infonce_lab.losses.common import similarity_stats
 from infonce_lab.losses.geometry import alignment, uniformity
-from infonce_lab.losses.registry import summarise_stats
 
 
 @torch.no_grad()
@@ -27,3 +26,19 @@ def step_record(z1: torch.Tensor, z2: torch.Tensor, stats: dict[str, torch.Tenso
     if math.isfinite(tau):
         record["tau"] = float(tau)
     return record
+
+
+def summarise_stats(stats: dict[str, torch.Tensor]) -> dict[str, float]:
+    """Scalars as they are; per-anchor vectors as mean and quantiles (λ also: share above ½)."""
+    out: dict[str, float] = {}
+    for name, v in stats.items():
+        v = v.detach().float().flatten()
+        if v.numel() == 1:
+            out[name] = float(v)
+            continue
+        qs = torch.quantile(v, torch.tensor([0.1, 0.5, 0.9], dtype=v.dtype, device=v.device))
+        out[f"{name}_mean"] = float(v.mean())
+        out[f"{name}_q10"], out[f"{name}_q50"], out[f"{name}_q90"] = (float(x) for x in qs)
+        if name == "lambda":
+            out["lambda_frac_gt_half"] = float((v > 0.5).float().mean())
+    return out

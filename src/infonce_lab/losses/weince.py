@@ -237,7 +237,7 @@ def weince(
     β̂_i clipped to ``beta_clip`` (the paper's Eq. 3.1; it gives no clip, ours is a choice).
     ``weib_topm_weight``/``pl_topm_weight`` > 0 add the released recipe's two auxiliary terms over
     [positive | top_m hardest negatives] with logits −β_t·log(1 − s) and s/τ (repository code); the
-    caller owns the EMA of ``beta_t`` (see :class:`infonce_lab.losses.registry.WeinceLoss`).
+    caller owns the EMA of ``beta_t`` (see :class:`infonce_lab.losses.objects.WeinceLoss`).
     ``candidates``: ``all_views`` (the released code) or ``cross_view`` (SimCSE's N candidates;
     tail sets, ρ0 and the top-M terms then use the cross-view negatives only).
 

@@ -1,4 +1,4 @@
-"""Optimizers for the image runs: Adam (the paper's), AdamW, SGD and LARS, plus warmup-cosine.
+"""Optimizers for both training loops: Adam (the paper's), AdamW, SGD and LARS.
 
 WEINCE App. F.2: the paper trains with Adam at lr 3e-4 (its code passes no weight decay; the paper
 text says 1e-6 — the caller chooses). LARS and SGD are here for the large-batch SimCLR recipe,
@@ -116,16 +116,31 @@ def param_groups(model: nn.Module, weight_decay: float,
 
 
 def build_optimizer(name: OptimizerName, model: nn.Module, lr: float, weight_decay: float,
-                    momentum: float = 0.9) -> torch.optim.Optimizer:
-    """Adam/AdamW over all parameters (WEINCE App. F.2: Adam; lr 3e-4 as in its code); SGD/LARS
-    with the exclusion."""
+                    momentum: float = 0.9, *, exclude_bias_and_norm: bool = True,
+                    extra: nn.Module | None = None, fused: bool = False) -> torch.optim.Optimizer:
+    """The one optimizer builder of both training loops.
+
+    Adam/AdamW get every trainable parameter of ``model`` in one group (WEINCE App. F.2: Adam; lr
+    3e-4 as in its code); SGD/LARS get :func:`param_groups` (SimCLR's exclusion of 1-D tensors
+    when ``exclude_bias_and_norm``). ``extra`` is a loss with parameters (SigLIP's temperature and
+    bias): its own group, without weight decay or LARS adaptation — decaying a log-temperature
+    towards 0 would pull τ towards 1. ``fused`` (Adam/AdamW only) is one kernel over all tensors,
+    the same update to float rounding.
+    """
     if name in ("adam", "adamw"):
-        params = [p for p in model.parameters() if p.requires_grad]
+        groups: list[dict[str, Any]] = [
+            {"params": [p for p in model.parameters() if p.requires_grad]}]
+    elif name in ("sgd", "lars"):
+        groups = param_groups(model, weight_decay, exclude_bias_and_norm)
+    else:
+        raise ValueError(f"unknown optimizer {name!r}; expected adam, adamw, sgd or lars")
+    learned = [p for p in extra.parameters() if p.requires_grad] if extra is not None else []
+    if learned:
+        groups.append({"params": learned, "weight_decay": 0.0, "lars_exclude": True})
+    if name in ("adam", "adamw"):
         cls = torch.optim.Adam if name == "adam" else torch.optim.AdamW
-        return cls(params, lr=lr, weight_decay=weight_decay)
+        kw = {"fused": True} if fused else {}
+        return cls(groups, lr=lr, weight_decay=weight_decay, **kw)
     if name == "sgd":
-        return torch.optim.SGD(param_groups(model, weight_decay, True), lr=lr, momentum=momentum)
-    if name == "lars":
-        return LARS(param_groups(model, weight_decay, True), lr=lr, momentum=momentum,
-                    weight_decay=weight_decay)
-    raise ValueError(f"unknown optimizer {name!r}; expected adam, adamw, sgd or lars")
+        return torch.optim.SGD(groups, lr=lr, momentum=momentum)
+    return LARS(groups, lr=lr, momentum=momentum, weight_decay=weight_decay)

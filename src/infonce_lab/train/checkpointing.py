@@ -11,13 +11,13 @@ state written under other params: a mismatch starts afresh instead of mixing two
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+
+from infonce_lab.io import replace_atomic
 
 
 def _numpy_state() -> dict[str, Any]:
@@ -31,16 +31,19 @@ def _set_numpy_state(s: dict[str, Any]) -> None:
                          int(s["has_gauss"]), float(s["cached"])))
 
 
-def rng_state(gen: torch.Generator) -> dict[str, Any]:
-    state: dict[str, Any] = {"gen": gen.get_state(), "torch": torch.get_rng_state(),
-                             "numpy": _numpy_state()}
+def rng_state(gen: torch.Generator | None = None) -> dict[str, Any]:
+    """torch's and numpy's global generators (and CUDA's), plus ``gen`` when given."""
+    state: dict[str, Any] = {"torch": torch.get_rng_state(), "numpy": _numpy_state()}
+    if gen is not None:
+        state["gen"] = gen.get_state()
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
 
 
-def set_rng_state(state: dict[str, Any], gen: torch.Generator) -> None:
-    gen.set_state(state["gen"])
+def set_rng_state(state: dict[str, Any], gen: torch.Generator | None = None) -> None:
+    if gen is not None:
+        gen.set_state(state["gen"])
     torch.set_rng_state(state["torch"])
     _set_numpy_state(state["numpy"])
     if "cuda" in state and torch.cuda.is_available():
@@ -48,18 +51,9 @@ def set_rng_state(state: dict[str, Any], gen: torch.Generator) -> None:
 
 
 def save_state(path: str | Path, state: dict[str, Any]) -> None:
-    """torch.save into a temporary file in the same folder, then an atomic rename: a kill during
-    the write leaves the previous state intact."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    """A kill during the write leaves the previous state intact (temporary file, then rename)."""
+    with replace_atomic(path) as tmp:
         torch.save(state, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def load_state(path: str | Path, fingerprint: str) -> dict[str, Any] | None:

@@ -1,0 +1,124 @@
+"""The pretrain stage: one image run's params → encoder, loss, schedule, optimizer and batch
+source → the training loop → ``models/vision/<dataset>/<run>/`` (model.pt + checkpoints/) and
+DVCLive telemetry under ``reports/train/<run>/``, replaced only when training has finished.
+Resumable after a kill (``pipeline/training_run.py``); under ``torchrun`` every process trains
+its slice of each global batch and only rank 0 writes.
+"""
+
+from __future__ import annotations
+
+import shutil
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from infonce_lab.config import (
+    AugmentConfig,
+    BackboneConfig,
+    LossConfig,
+    Params,
+    Run,
+    ScheduleConfig,
+    TrainingConfig,
+)
+from infonce_lab.io import atomic_dir, write_json_atomic
+from infonce_lab.pipeline import paths
+from infonce_lab.pipeline.registry import build_schedule
+from infonce_lab.pipeline.training_run import (
+    fingerprint,
+    init_distributed,
+    live_logger,
+    loss_on,
+    resume_for,
+    summary,
+)
+from infonce_lab.train.loop import CheckpointFn, LogFn, Plan, Resume, TrainResult, fit
+from infonce_lab.train.optim import build_optimizer
+from infonce_lab.train.runtime import is_rank0, resolve_device
+
+TRAIN_REPORTS = Path("reports/train")
+
+
+def train_image(x: np.ndarray, *, backbone: BackboneConfig, loss: LossConfig,
+                schedule: ScheduleConfig, augment: AugmentConfig, training: TrainingConfig,
+                seed: int, on_log: LogFn | None = None, on_checkpoint: CheckpointFn | None = None,
+                resume: Resume | None = None) -> TrainResult:
+    """One image run from its params sections; ``on_checkpoint`` gets the epoch just ended."""
+    from infonce_lab.models.build import init_encoder
+    from infonce_lab.train.image_source import ImageViews
+
+    t = training
+    if t.batch_size > len(x):
+        raise ValueError(f"training.batch_size = {t.batch_size} exceeds the {len(x)} "
+                         "training images")
+    device = resolve_device(t.device)
+    spe = len(x) // t.batch_size  # drop_last, as SimCLR
+    encoder = init_encoder(backbone, x.shape[1], seed, x.shape[-1]).to(device)
+    channels_last = t.channels_last and device.type == "cuda"
+    if channels_last:
+        encoder = encoder.to(memory_format=torch.channels_last)
+    loss_fn, learned = loss_on(loss, device)
+    optimizer = build_optimizer(t.optimizer, encoder, t.lr, t.weight_decay, t.momentum,
+                                exclude_bias_and_norm=t.exclude_bias_and_norm, extra=learned)
+    plan = Plan(total_steps=spe * t.epochs, steps_per_epoch=spe, batch_size=t.batch_size,
+                lr=t.lr, lr_schedule=t.lr_schedule, warmup_steps=t.warmup_epochs * spe,
+                log_every_steps=t.log_every_steps,
+                checkpoint_steps=frozenset(e * spe for e in t.checkpoint_epochs),
+                bf16=t.precision == "bf16", compile=t.compile, threads=t.threads)
+    by_epoch = None if on_checkpoint is None else (
+        lambda step, enc: on_checkpoint(step // spe, enc))
+    return fit(ImageViews(x, augment, device, seed, channels_last), encoder, loss_fn,
+               build_schedule(schedule, spe), optimizer, plan, device=device, seed=seed,
+               on_log=on_log, on_checkpoint=by_epoch, resume=resume)
+
+
+def pretrain(params: Params, run: Run) -> dict[str, Any]:
+    """Train one image run; returns the line the stage prints."""
+    from infonce_lab.data import load_raw
+    from infonce_lab.models.build import checkpoint_meta, save_encoder
+
+    if run not in params.runs():
+        raise ValueError(f"run {run.id} is not part of the study in params.yaml (study: …)")
+    data = load_raw(paths.raw_dir(run.dataset))
+    x = data.pretrain_x()
+    tcfg, bb = params.training, params.backbones[run.backbone]
+    fp = fingerprint({
+        "run": run.model_dump(), "dataset": params.datasets[run.dataset].model_dump(mode="json"),
+        "backbone": bb.model_dump(mode="json"),
+        "loss": params.losses[run.loss].model_dump(mode="json"),
+        "schedule": params.schedules[run.schedule].model_dump(mode="json"),
+        "training": tcfg.model_dump(mode="json")})
+    init_distributed()
+    work, resume = resume_for(run.id, fp, tcfg.checkpoint_every_steps)
+    train = partial(train_image, x, backbone=bb, loss=params.losses[run.loss],
+                    schedule=params.schedules[run.schedule],
+                    augment=params.datasets[run.dataset].augment, training=tcfg, seed=run.seed,
+                    resume=resume)
+    if not is_rank0():  # the other processes only train: rank 0 logs and writes
+        train()
+        return {}
+    meta = {"run": run.model_dump(), **checkpoint_meta(bb, x)}
+    ckpt_dir = work / "checkpoints"
+
+    def on_checkpoint(epoch: int, enc: torch.nn.Module) -> None:
+        # Kept beside the resume state, so a run resumed after this epoch still has it.
+        save_encoder(enc, ckpt_dir / f"epoch_{epoch:04d}.pt", {**meta, "epoch": epoch})
+
+    with atomic_dir(paths.model_dir(run)) as model_dir, \
+            atomic_dir(TRAIN_REPORTS / run.id) as live_dir:
+        (model_dir / "checkpoints").mkdir()
+        with live_logger(live_dir) as on_log:
+            result = train(on_log=on_log, on_checkpoint=on_checkpoint)
+        for f in sorted(ckpt_dir.glob("epoch_*.pt")):
+            shutil.copy2(f, model_dir / "checkpoints" / f.name)
+        save_encoder(result.encoder, model_dir / "model.pt",
+                     {**meta, "epoch": tcfg.epochs, "loss_state": result.loss_state})
+        write_json_atomic(live_dir / "run.json", {"run": run.model_dump(), **summary(result)})
+    shutil.rmtree(work, ignore_errors=True)
+    return {"run": run.id, "final_loss": result.final_loss,
+            "train_seconds": round(result.seconds, 1)}
+
+

@@ -1,0 +1,144 @@
+"""The text_pretrain stage: unsupervised SimCSE for one text run through the same training loop
+→ ``models/text/<dataset>/<run>/`` (model.safetensors + meta.json, checkpoints/step_XXXXX/) and
+DVCLive telemetry under ``reports/text/train/<run>/``, replaced only when training has finished;
+resumable after a kill like the image runs (``pipeline/training_run.py``).
+"""
+
+from __future__ import annotations
+
+import shutil
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from infonce_lab.config import LossConfig, Params, ScheduleConfig, TextRun
+from infonce_lab.config_text import TextTrainingConfig
+from infonce_lab.io import atomic_dir, write_json_atomic
+from infonce_lab.pipeline import paths
+from infonce_lab.pipeline.registry import build_schedule
+from infonce_lab.pipeline.training_run import (
+    fingerprint,
+    init_distributed,
+    live_logger,
+    loss_on,
+    resume_for,
+    summary,
+)
+from infonce_lab.train.loop import CheckpointFn, LogFn, Plan, Resume, TrainResult, ValidateFn, fit
+from infonce_lab.train.optim import build_optimizer
+from infonce_lab.train.runtime import is_rank0, resolve_device
+
+TEXT_TRAIN_REPORTS = Path("reports/text/train")
+
+
+def text_steps(n_sentences: int, batch_size: int, epochs: int, max_steps: int | None
+               ) -> tuple[int, int]:
+    """(steps per epoch, total steps): full batches only (drop_last), capped by max_steps."""
+    per_epoch = n_sentences // batch_size
+    total = per_epoch * epochs
+    return per_epoch, total if max_steps is None else min(total, max_steps)
+
+
+def train_text(sentences: list[str], *, encoder: torch.nn.Module, tokenizer: Any,
+               loss: LossConfig, schedule: ScheduleConfig, training: TextTrainingConfig,
+               seed: int, validate: ValidateFn | None = None, on_log: LogFn | None = None,
+               on_checkpoint: CheckpointFn | None = None, resume: Resume | None = None
+               ) -> TrainResult:
+    """One SimCSE run from its params sections: ``encoder`` as built (seeded) by the caller."""
+    from infonce_lab.train.text_source import SentencePairs
+
+    t = training
+    spe, total = text_steps(len(sentences), t.batch_size, t.epochs, t.max_steps)
+    if spe == 0:
+        raise ValueError(f"text.training.batch_size = {t.batch_size} exceeds the "
+                         f"{len(sentences)} training sentences")
+    device = resolve_device(t.device)
+    encoder = encoder.to(device)
+    loss_fn, learned = loss_on(loss, device)
+    # The fused kernel is the same update as the per-tensor loop in one pass over all parameters
+    # (equal to float rounding): ≈ 0.04 instead of ≈ 0.25 CPU-s per MiniLM step (≈ 3% of it).
+    optimizer = build_optimizer(t.optimizer, encoder, t.lr, t.weight_decay, extra=learned,
+                                fused=device.type in ("cpu", "cuda"))
+    plan = Plan(total_steps=total, steps_per_epoch=spe, batch_size=t.batch_size, lr=t.lr,
+                lr_schedule=t.lr_schedule, warmup_steps=t.warmup_steps,
+                log_every_steps=t.log_every_steps, checkpoint_steps=frozenset(t.checkpoint_steps),
+                eval_every_steps=t.eval_every_steps, select_best=t.selection == "best_val",
+                max_grad_norm=t.max_grad_norm, bf16=True, threads=t.threads,
+                advice="lower text.training.lr or raise the temperature")
+    return fit(SentencePairs(sentences, tokenizer, t.max_length, device, seed), encoder, loss_fn,
+               build_schedule(schedule, spe), optimizer, plan, device=device, seed=seed,
+               validate=validate, on_log=on_log, on_checkpoint=on_checkpoint, resume=resume)
+
+
+def text_pretrain(params: Params, run: TextRun) -> dict[str, Any]:
+    """Unsupervised SimCSE for one text run; returns the line the stage prints."""
+    from infonce_lab.data.text import load_text_raw
+    from infonce_lab.evaluation.text import sts_spearman
+    from infonce_lab.models.text import (
+        build_sentence_encoder,
+        encode,
+        load_tokenizer,
+        save_sentence_encoder,
+        use_offline_hub_if_local,
+    )
+
+    if run not in params.text_runs():
+        raise ValueError(f"text run {run.id} is not part of text.study in params.yaml")
+    enc_cfg, tcfg = params.text.encoders[run.encoder], params.text.training
+    use_offline_hub_if_local([enc_cfg])
+    corpus = load_text_raw(paths.text_raw_dir(run.dataset))
+    if text_steps(len(corpus.train), tcfg.batch_size, tcfg.epochs, tcfg.max_steps)[0] == 0:
+        raise ValueError(f"text.training.batch_size = {tcfg.batch_size}: larger than the "
+                         f"{len(corpus.train)} training sentences of text.datasets.{run.dataset}")
+    if tcfg.eval_every_steps and corpus.sts_val is None:
+        raise ValueError(f"text.training.eval_every_steps = {tcfg.eval_every_steps}: "
+                         f"text.datasets.{run.dataset} has no validation set; use 0")
+    fp = fingerprint({
+        "run": run.model_dump(), "dataset": params.text.datasets[run.dataset].model_dump(mode="json"),
+        "encoder": enc_cfg.model_dump(mode="json"),
+        "loss": params.losses[run.loss].model_dump(mode="json"),
+        "schedule": params.schedules[run.schedule].model_dump(mode="json"),
+        "training": tcfg.model_dump(mode="json")})
+    init_distributed()
+    work, resume = resume_for(run.id, fp, tcfg.checkpoint_every_steps)
+    tokenizer = load_tokenizer(enc_cfg)
+    validate = None
+    if corpus.sts_val is not None and tcfg.eval_every_steps:
+        val, ecfg = corpus.sts_val, params.text.evaluation
+
+        def validate(m: torch.nn.Module) -> float:
+            emb = encode(m, tokenizer, val.texts, max_length=ecfg.max_length,
+                         batch_size=ecfg.batch_size, device=next(m.parameters()).device)
+            return sts_spearman(emb, val.pairs, val.scores)
+
+    train = partial(train_text, corpus.train, encoder=build_sentence_encoder(enc_cfg, run.seed),
+                    tokenizer=tokenizer, loss=params.losses[run.loss],
+                    schedule=params.schedules[run.schedule], training=tcfg, seed=run.seed,
+                    validate=validate, resume=resume)
+    if not is_rank0():
+        train()
+        return {}
+    meta = {"run": run.model_dump(), "encoder": enc_cfg.model_dump(mode="json")}
+    ckpt_dir = work / "checkpoints"
+
+    def on_checkpoint(step: int, m: torch.nn.Module) -> None:
+        save_sentence_encoder(m, ckpt_dir / f"step_{step:05d}", {**meta, "step": step})
+
+    with atomic_dir(paths.text_model_dir(run)) as model_dir, \
+            atomic_dir(TEXT_TRAIN_REPORTS / run.id) as live_dir:
+        with live_logger(live_dir) as on_log:
+            result = train(on_log=on_log, on_checkpoint=on_checkpoint)
+        if ckpt_dir.is_dir():
+            shutil.copytree(ckpt_dir, model_dir / "checkpoints")
+        save_sentence_encoder(result.encoder, model_dir, {
+            **meta, "step": result.selected_step, "steps": result.steps,
+            "loss_state": result.loss_state, "train_stats": result.train_stats})
+        write_json_atomic(live_dir / "run.json", {
+            "run": run.model_dump(), **summary(result), "selected_step": result.selected_step,
+            "val_spearman": [[s, v] for s, v in result.val_history],
+            "n_train_sentences": len(corpus.train), "train_stats": result.train_stats})
+    shutil.rmtree(work, ignore_errors=True)
+    return {"run": run.id, "final_loss": result.final_loss, "steps": result.steps,
+            "train_seconds": round(result.seconds, 1)}

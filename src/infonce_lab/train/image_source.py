@@ -1,0 +1,49 @@
+"""The image batch source: two augmented views of each image, made on the training device in one
+batched call (no PIL, no worker processes); the train set stays uint8 there when it fits. It owns
+the random stream of its epoch orders and views and hands it to the resume checkpoint, so a
+resumed run draws what the uninterrupted one would have."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from infonce_lab.config import AugmentConfig
+from infonce_lab.data.views import make_views
+from infonce_lab.train.checkpointing import rng_state, set_rng_state
+
+
+def _on_device(x_train: np.ndarray, device: torch.device) -> torch.Tensor:
+    """The train set on the training device when it fits in a quarter of free memory (uint8 stays
+    uint8); otherwise in pinned host memory, each batch copied over."""
+    x = torch.from_numpy(np.ascontiguousarray(x_train))
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return x.to(device) if x.numel() * x.element_size() < free // 4 else x.pin_memory()
+    return x if x.dtype == torch.uint8 else x.to(torch.float32)
+
+
+class ImageViews:
+    def __init__(self, x_train: np.ndarray, augment: AugmentConfig, device: torch.device,
+                 seed: int, channels_last: bool = False) -> None:
+        self.x = _on_device(x_train, device)
+        self.n, self.augment, self.device = int(self.x.shape[0]), augment, device
+        self.order_device = device
+        self.gen = torch.Generator(device=device).manual_seed(seed)
+        self.fmt = torch.channels_last if channels_last else torch.contiguous_format
+
+    def order(self) -> torch.Tensor:
+        return torch.randperm(self.n, generator=self.gen, device=self.device)
+
+    def inputs(self, idx: torch.Tensor) -> torch.Tensor:
+        x = self.x[idx.to(self.x.device)].to(self.device, non_blocking=True)
+        v1, v2 = make_views(x, self.augment, self.gen)
+        return torch.cat([v1, v2]).contiguous(memory_format=self.fmt)
+
+    def rng_state(self) -> dict[str, Any]:
+        return rng_state(self.gen)
+
+    def set_rng_state(self, state: dict[str, Any]) -> None:
+        set_rng_state(state, self.gen)

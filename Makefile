@@ -36,7 +36,7 @@ browser:
 	fi
 
 repro: setup
-	$(BIN)/python -m infonce_lab.config params.yaml
+	$(BIN)/python -m infonce_lab.params params.yaml
 	$(BIN)/python -m infonce_lab.devtools.dvc_plots
 	$(BIN)/python -m infonce_lab.devtools.deps
 	$(BIN)/python -m infonce_lab.devtools.lock

@@ -38,12 +38,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from infonce_lab.config import DigitsAugment, ResNetConfig
 from infonce_lab.data.views import make_views
 from infonce_lab.evaluation.knn import topk_cosine
 from infonce_lab.io import write_json_atomic
 from infonce_lab.losses import info_nce, weince
 from infonce_lab.models import build_encoder
+from infonce_lab.params import DigitsAugment, ResNetConfig
 
 
 def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 2) -> float:
@@ -101,9 +101,8 @@ def bench_training(batch: int, repeats: int) -> dict[str, float]:
 
 
 def bench_training_resnet18(batch: int, repeats: int, device: str) -> dict[str, float]:
-    from infonce_lab.config import TorchvisionResNetConfig
-    from infonce_lab.config_vision import SimCLRAugmentConfig
     from infonce_lab.data.views import make_views
+    from infonce_lab.params import SimCLRAugmentConfig, TorchvisionResNetConfig
 
     dev = torch.device(device)
     torch.manual_seed(0)
@@ -261,7 +260,7 @@ def bench_pipeline(rounds: int = 3) -> dict[str, float | int | None]:
     import shutil
     import sys
 
-    from infonce_lab.config import load_params
+    from infonce_lab.params import load_params
     from infonce_lab.report.render import stage_names, stage_timings
 
     names = stage_names(load_params("params.yaml"))

@@ -29,15 +29,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from infonce_lab.config import (
+from infonce_lab.params import (
     DirectAUConfig,
     FixedSchedule,
     InfoNCEConfig,
+    SimCLRAugmentConfig,
     TorchvisionResNetConfig,
     TrainingConfig,
     WeinceConfig,
 )
-from infonce_lab.config_vision import SimCLRAugmentConfig
 from infonce_lab.pipeline.pretrain import train_image
 from infonce_lab.pipeline.registry import build_loss
 
@@ -111,8 +111,8 @@ def train(loss, batch: int, steps: int, compile_: bool = False) -> dict[str, flo
 
 
 def train_text(loss, batch: int, steps: int, folder: str) -> dict[str, float]:  # noqa: ANN001
-    from infonce_lab.config_text import TextTrainingConfig, TransformerEncoderConfig
     from infonce_lab.models.text import build_sentence_encoder, load_tokenizer
+    from infonce_lab.params import TextTrainingConfig, TransformerEncoderConfig
     from infonce_lab.pipeline.text_pretrain import train_text
 
     enc_cfg = TransformerEncoderConfig(source=folder, pooling="mean", random_init=True)

@@ -17,11 +17,16 @@ from pathlib import Path
 
 import torch
 
-from infonce_lab.config import InfoNCEConfig, TorchvisionResNetConfig, TrainingConfig, WeinceConfig
-from infonce_lab.config_vision import SimCLRAugmentConfig
 from infonce_lab.data.views import make_views
 from infonce_lab.losses import build_loss
 from infonce_lab.models import build_encoder
+from infonce_lab.params import (
+    InfoNCEConfig,
+    SimCLRAugmentConfig,
+    TorchvisionResNetConfig,
+    TrainingConfig,
+    WeinceConfig,
+)
 from infonce_lab.train.optim import build_optimizer
 
 

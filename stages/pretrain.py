@@ -12,7 +12,7 @@ import json
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
-from infonce_lab.config import Run
+from infonce_lab.params import Run
 from infonce_lab.pipeline.pretrain import pretrain
 
 app = typer.Typer(add_completion=False)

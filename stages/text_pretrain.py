@@ -11,7 +11,7 @@ import json
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
-from infonce_lab.config import TextRun
+from infonce_lab.params import TextRun
 from infonce_lab.pipeline.text_pretrain import text_pretrain
 
 app = typer.Typer(add_completion=False)

@@ -24,8 +24,8 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def digits_splits():
-    from infonce_lab.config import DigitsDataset
     from infonce_lab.data.datasets import DATASETS
+    from infonce_lab.params import DigitsDataset
 
     return DATASETS["digits"](DigitsDataset())
 
@@ -41,7 +41,7 @@ def raw(repo_root):
 @pytest.fixture()
 def config_error():
     """``config_error(raw) -> message``: the ConfigError that parsing ``raw`` must raise."""
-    from infonce_lab.config import ConfigError, parse_params
+    from infonce_lab.params import ConfigError, parse_params
 
     def error(raw: dict) -> str:
         with pytest.raises(ConfigError) as exc:

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import torch
 
-from infonce_lab.config import DigitsAugment
 from infonce_lab.data.augment import augment_batch
 from infonce_lab.data.views import make_views
+from infonce_lab.params import DigitsAugment
 
 OFF = DigitsAugment(rotate_deg=0, scale=0, shear_deg=0, translate_px=0, contrast=0,
                     brightness=0, noise_std=0, erase_prob=0)

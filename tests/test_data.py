@@ -3,8 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from infonce_lab.config import DigitsDataset
 from infonce_lab.data import load_raw, materialise, verify_manifest
+from infonce_lab.params import DigitsDataset
 
 
 def test_digits_materialise_and_verify(tmp_path):

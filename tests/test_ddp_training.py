@@ -12,7 +12,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from infonce_lab.config import (
+from infonce_lab.params import (
     DigitsAugment,
     FixedSchedule,
     ResNetConfig,

@@ -15,8 +15,8 @@ import torch.multiprocessing as mp
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from infonce_lab.config import DirectAUConfig, InfoNCEConfig, SymmetricInfoNCEConfig, WeinceConfig
 from infonce_lab.losses import gather_with_grad
+from infonce_lab.params import DirectAUConfig, InfoNCEConfig, SymmetricInfoNCEConfig, WeinceConfig
 from infonce_lab.pipeline.registry import build_loss
 
 LOSSES = {

@@ -91,7 +91,7 @@ def test_closure_follows_imports_through_modules(repo_root):
 def test_report_stage_list_is_dvcs(repo_root, raw):
     from dvc.repo import Repo
 
-    from infonce_lab.config import parse_params
+    from infonce_lab.params import parse_params
     from infonce_lab.report.render import stage_names
 
     params = parse_params(raw)

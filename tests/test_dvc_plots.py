@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infonce_lab.config import load_params
 from infonce_lab.devtools import dvc_plots, vega_offline
+from infonce_lab.params import load_params
 
 REPO = Path(__file__).resolve().parents[1]
 LIBS = [lib.spec for lib in vega_offline.VENDORED]

@@ -159,8 +159,8 @@ def test_effective_rank_reference_values():
 def test_probe_within_one_point_of_logistic_regression_on_encoder_features(digits_splits):
     """The protocol's cross-check (issue 4), with the shipped probe settings, on the features of
     a randomly initialised encoder of the default architecture and on raw pixels."""
-    from infonce_lab.config import load_params
     from infonce_lab.models.build import extract_features, init_encoder
+    from infonce_lab.params import load_params
 
     p = load_params(Path(__file__).resolve().parents[1] / "params.yaml")
     cfg, d = p.evaluation.probe, digits_splits

@@ -19,10 +19,10 @@ import torch
 import torch.nn.functional as F
 from scipy import stats
 
-from infonce_lab.config import InfoNCEConfig, WeinceConfig, parse_params
 from infonce_lab.losses import info_nce, similarity_stats, symmetric_info_nce, weince
 from infonce_lab.losses.common import candidate_similarities
 from infonce_lab.losses.weince import effective_inverse_temperature, global_tail_index
+from infonce_lab.params import InfoNCEConfig, WeinceConfig, parse_params
 from infonce_lab.pipeline.registry import build_loss
 
 

@@ -10,7 +10,8 @@ import pytest
 import torch
 import yaml
 
-from infonce_lab.config import (
+from infonce_lab.losses.siglip import SigmoidLoss, sigmoid_loss
+from infonce_lab.params import (
     DigitsAugment,
     NoSchedule,
     ResNetConfig,
@@ -18,7 +19,6 @@ from infonce_lab.config import (
     TrainingConfig,
     parse_params,
 )
-from infonce_lab.losses.siglip import SigmoidLoss, sigmoid_loss
 from infonce_lab.pipeline.pretrain import train_image
 from infonce_lab.pipeline.registry import build_loss
 

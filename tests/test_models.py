@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import torch
 
-from infonce_lab.config import ResNetConfig
 from infonce_lab.models import build_encoder
 from infonce_lab.models.build import load_encoder
+from infonce_lab.params import ResNetConfig
 
 
 def test_shapes_and_feature_dims():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typing
 
-from infonce_lab.config import Experiment, LossConfig, ScheduleConfig, SimulationConfig
+from infonce_lab.params import Experiment, LossConfig, ScheduleConfig, SimulationConfig
 from infonce_lab.pipeline.registry import LOSSES, SCHEDULES
 from infonce_lab.pipeline.simulate import EXPERIMENTS
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 import yaml
 
-from infonce_lab.config import (
+from infonce_lab.params import (
     DigitsAugment,
     FixedSchedule,
     InfoNCEConfig,

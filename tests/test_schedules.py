@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from infonce_lab.config import (
+from infonce_lab.params import (
     BetaGrowthSchedule,
     CosineSchedule,
     FixedSchedule,

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from scipy import stats
 
-from infonce_lab.config import LinkTheoryConfig, NoiseFloorConfig, load_params
+from infonce_lab.params import LinkTheoryConfig, NoiseFloorConfig, load_params
 from infonce_lab.pipeline.simulate import EXPERIMENTS
 from infonce_lab.simulation import link_theory as lt
 

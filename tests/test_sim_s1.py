@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from infonce_lab.config import S1Config, SimulationConfig
+from infonce_lab.params import S1Config, SimulationConfig
 from infonce_lab.pipeline.simulate import EXPERIMENTS, run_experiment
 from infonce_lab.schedules import BetaGrowth, Fixed, LogAnneal
 from infonce_lab.simulation.barriers import s1_quench

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from infonce_lab.config import TailsConfig
+from infonce_lab.params import TailsConfig
 from infonce_lab.pipeline.diagnose import diagnose_encoder
 from infonce_lab.tails.ablations import frechet_ablation, hardness_ablation, pool_size_ablation
 from infonce_lab.tails.banks import link_bank, pool_order, pool_scores, pot_scores

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from infonce_lab.aggregate import summarise_tails
-from infonce_lab.config import load_params
+from infonce_lab.params import load_params
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infonce_lab.config_text import GensimTextDataset, SimCSEWikiDataset
 from infonce_lab.data import text as T
 from infonce_lab.data.fetch import DownloadError, fetch, verify_sha256
+from infonce_lab.params import GensimTextDataset, SimCSEWikiDataset
 
 REPLACEMENT = "\ufffd"
 MARKUP = ("[[", "]]", "{{", "}}", "|", "==", "'''", "''", "<ref", "&nbsp;", "Category:", "File:")

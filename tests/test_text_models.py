@@ -10,12 +10,6 @@ import numpy as np
 import pytest
 import torch
 
-from infonce_lab.config import EvaluationConfig, FixedSchedule, InfoNCEConfig, WeinceConfig
-from infonce_lab.config_text import (
-    TextEvaluationConfig,
-    TextTrainingConfig,
-    TransformerEncoderConfig,
-)
 from infonce_lab.evaluation.geometry import effective_rank
 from infonce_lab.evaluation.text import pair_cosines, sts_spearman, text_geometry
 from infonce_lab.models.text import (
@@ -27,6 +21,15 @@ from infonce_lab.models.text import (
     save_sentence_encoder,
     tokenize,
     use_offline_hub_if_local,
+)
+from infonce_lab.params import (
+    EvaluationConfig,
+    FixedSchedule,
+    InfoNCEConfig,
+    TextEvaluationConfig,
+    TextTrainingConfig,
+    TransformerEncoderConfig,
+    WeinceConfig,
 )
 from infonce_lab.pipeline.text_pretrain import text_steps, train_text
 from infonce_lab.pipeline.text_protocol import evaluate_text

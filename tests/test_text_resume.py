@@ -16,9 +16,13 @@ import torch
 import yaml
 from safetensors.torch import load_file
 
-from infonce_lab.config import FixedSchedule, WeinceConfig
-from infonce_lab.config_text import TextTrainingConfig, TransformerEncoderConfig
 from infonce_lab.models.text import build_sentence_encoder, load_tokenizer
+from infonce_lab.params import (
+    FixedSchedule,
+    TextTrainingConfig,
+    TransformerEncoderConfig,
+    WeinceConfig,
+)
 from infonce_lab.pipeline.text_pretrain import train_text
 from infonce_lab.train.checkpointing import load_state
 from infonce_lab.train.loop import Resume

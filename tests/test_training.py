@@ -5,14 +5,14 @@ import math
 import pytest
 import torch
 
-from infonce_lab.config import (
+from infonce_lab.models.build import extract_features
+from infonce_lab.params import (
     DigitsAugment,
     FixedSchedule,
     InfoNCEConfig,
     ResNetConfig,
     TrainingConfig,
 )
-from infonce_lab.models.build import extract_features
 from infonce_lab.pipeline.pretrain import train_image
 from infonce_lab.train.runtime import lr_at
 

@@ -382,8 +382,8 @@ def test_image_splits_validate() -> None:
 
 # ------------------------------------------------------------------------------ materialise
 def test_materialise_images_round_trip(tmp_path: Path) -> None:
-    from infonce_lab.config import DigitsDataset
     from infonce_lab.data.datasets import materialise, verify_manifest
+    from infonce_lab.params import DigitsDataset
 
     data = _write_stl10(tmp_path / "src", np.random.default_rng(11))
     s = V.read_stl10(tmp_path / "src", with_unlabeled=True)

@@ -14,19 +14,19 @@ import pytest
 import torch
 import yaml
 
-from infonce_lab.config import (
+from infonce_lab.features import augmented_view_pairs
+from infonce_lab.models.build import extract_features, load_encoder
+from infonce_lab.params import (
     ConfigError,
     FixedSchedule,
     InfoNCEConfig,
+    SimCLRAugmentConfig,
     TorchvisionResNetConfig,
     TrainingConfig,
     ViTSmallConfig,
     WeinceConfig,
     parse_params,
 )
-from infonce_lab.config_vision import SimCLRAugmentConfig
-from infonce_lab.features import augmented_view_pairs
-from infonce_lab.models.build import extract_features, load_encoder
 from infonce_lab.pipeline.pretrain import train_image
 
 

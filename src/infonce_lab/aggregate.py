@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from infonce_lab.config import Params, Run, TextRun
 from infonce_lab.evaluation.stats import mean_ci, ols_ci, t_mean
 from infonce_lab.io import read_json
+from infonce_lab.params import Params, Run, TextRun
 
 COMPARED = ("linear.test_acc", "knn.test_acc", "knn.test_recall_at_1")
 

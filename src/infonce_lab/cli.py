@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from infonce_lab.config import ConfigError, Params, load_params
 from infonce_lab.io import write_json_atomic
+from infonce_lab.params import ConfigError, Params, load_params
 
 F = TypeVar("F", bound=Callable[..., Any])
 

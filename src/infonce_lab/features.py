@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from infonce_lab.config import AugmentConfig
 from infonce_lab.data.views import make_views
 from infonce_lab.io import save_npz_atomic
+from infonce_lab.params import AugmentConfig
 
 
 def save_features(out_dir: Path, split: str, h: np.ndarray, z: np.ndarray | None, y: np.ndarray) -> None:

@@ -15,7 +15,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from infonce_lab.config import DigitsAugment
+from infonce_lab.params import DigitsAugment
 
 
 def _uniform(n: int, half_width: float, gen: torch.Generator, device: torch.device) -> torch.Tensor:

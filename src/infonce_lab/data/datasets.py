@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from infonce_lab.config import DatasetConfig
 from infonce_lab.io import atomic_dir, read_json, save_npz_atomic, sha256_file, write_json_atomic
+from infonce_lab.params import DatasetConfig
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def materialise(cfg: DatasetConfig, out_dir: str | Path,
                 downloads: str | Path = "data/downloads") -> dict:
     """Write ``train.npz``, ``test.npz`` and ``MANIFEST.json`` into ``out_dir`` atomically.
 
-    The real datasets (config_vision.ImageDataset) are fetched into ``downloads`` first (an
+    The real datasets (params.data.ImageDataset) are fetched into ``downloads`` first (an
     archive already there, e.g. placed by hand, is used after its checksum is checked) and stored
     as uint8.
     """

@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from infonce_lab.config_text import GensimTextDataset, SimCSEWikiDataset
 from infonce_lab.data.fetch import fetch
 from infonce_lab.io import atomic_dir, read_json, sha256_file, write_json_atomic, write_text_atomic
+from infonce_lab.params import GensimTextDataset, SimCSEWikiDataset
 
 WIKI_FILE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 LEE_FILE = "lee.cor"

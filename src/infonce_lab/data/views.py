@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from infonce_lab.config import AugmentConfig, DigitsAugment
+from infonce_lab.params import AugmentConfig, DigitsAugment
 
 
 def as_float(x: torch.Tensor) -> torch.Tensor:

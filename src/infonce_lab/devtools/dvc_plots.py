@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from infonce_lab.config import Params, load_params
+from infonce_lab.params import Params, load_params
 
 MARKER = "# ---------------------------------------------------------------- plots (generated)"
 

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from infonce_lab.config import ConfigError, parse_params
 from infonce_lab.io import write_text_atomic
+from infonce_lab.params import ConfigError, parse_params
 
 PROFILES = Path("profiles")
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from torch import nn
 
-from infonce_lab.config import BackboneConfig
 from infonce_lab.models.resnet import Encoder
 from infonce_lab.models.resnet import build_encoder as _build_resnet_cifar
+from infonce_lab.params import BackboneConfig
 
 STEMS = {"auto": None, "cifar": True, "standard": False}
 

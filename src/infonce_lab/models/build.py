@@ -17,9 +17,9 @@ import torch
 from pydantic import TypeAdapter
 from torch import nn
 
-from infonce_lab.config import BackboneConfig
 from infonce_lab.io import replace_atomic
 from infonce_lab.models import Encoder, build_encoder
+from infonce_lab.params import BackboneConfig
 
 
 def init_encoder(backbone: BackboneConfig, in_channels: int, seed: int,

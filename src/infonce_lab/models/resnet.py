@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from infonce_lab.config import BackboneConfig
+from infonce_lab.params import BackboneConfig
 
 
 class BasicBlock(nn.Module):

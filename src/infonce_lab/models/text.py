@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from infonce_lab.config_text import TransformerEncoderConfig
+from infonce_lab.params import TransformerEncoderConfig
 
 WEIGHTS = "model.safetensors"
 META = "meta.json"

@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from infonce_lab.config import Params, TailsConfig
 from infonce_lab.data import load_raw
 from infonce_lab.data.views import as_float, augment_one
 from infonce_lab.io import write_json_dir
 from infonce_lab.models.build import load_encoder
+from infonce_lab.params import Params, TailsConfig
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.study import dataset_runs
 from infonce_lab.tails.ablations import (

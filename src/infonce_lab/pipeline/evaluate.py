@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from infonce_lab.config import Params
 from infonce_lab.data import load_raw
 from infonce_lab.features import augmented_view_pairs, save_features
 from infonce_lab.io import atomic_dir, write_json_atomic, write_json_dir
 from infonce_lab.models.build import extract_features, init_encoder, load_encoder
+from infonce_lab.params import Params
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.protocol import check_knn_k, evaluate_features
 from infonce_lab.pipeline.study import dataset_runs

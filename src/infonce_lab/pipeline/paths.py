@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from infonce_lab.config import Run, TextRun
+from infonce_lab.params import Run, TextRun
 
 RAW = Path("data/raw")
 MODELS = Path("models")

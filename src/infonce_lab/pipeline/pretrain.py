@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from infonce_lab.config import (
+from infonce_lab.io import atomic_dir, write_json_atomic
+from infonce_lab.params import (
     AugmentConfig,
     BackboneConfig,
     LossConfig,
@@ -24,7 +25,6 @@ from infonce_lab.config import (
     ScheduleConfig,
     TrainingConfig,
 )
-from infonce_lab.io import atomic_dir, write_json_atomic
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.registry import build_schedule
 from infonce_lab.pipeline.training_run import (

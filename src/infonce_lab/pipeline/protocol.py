@@ -13,11 +13,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from infonce_lab.config import ConfigError, EvaluationConfig
 from infonce_lab.data.datasets import stratified_split
 from infonce_lab.evaluation.geometry import alignment, effective_rank, uniformity
 from infonce_lab.evaluation.knn import knn_accuracy, knn_recall
 from infonce_lab.evaluation.probe import linear_probes
+from infonce_lab.params import ConfigError, EvaluationConfig
 
 
 def bank_size(n_train_labels: np.ndarray, cfg: EvaluationConfig) -> int:

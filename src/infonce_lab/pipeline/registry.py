@@ -9,7 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infonce_lab.config import (
+from infonce_lab.losses.objects import (
+    AutoBeta,
+    DirectAULoss,
+    InfoNCELoss,
+    Loss,
+    SymmetricInfoNCELoss,
+    WeinceLoss,
+)
+from infonce_lab.losses.siglip import SigmoidLoss
+from infonce_lab.params import (
     BetaGrowthSchedule,
     CosineSchedule,
     DirectAUConfig,
@@ -24,15 +33,6 @@ from infonce_lab.config import (
     SymmetricInfoNCEConfig,
     WeinceConfig,
 )
-from infonce_lab.losses.objects import (
-    AutoBeta,
-    DirectAULoss,
-    InfoNCELoss,
-    Loss,
-    SymmetricInfoNCELoss,
-    WeinceLoss,
-)
-from infonce_lab.losses.siglip import SigmoidLoss
 from infonce_lab.schedules import (
     BetaGrowth,
     Cosine,

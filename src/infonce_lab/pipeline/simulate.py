@@ -11,7 +11,8 @@ from typing import Any
 
 import torch
 
-from infonce_lab.config import (
+from infonce_lab.io import write_json_atomic
+from infonce_lab.params import (
     GibbsConfig,
     HessianConfig,
     LargeBatchConfig,
@@ -22,7 +23,6 @@ from infonce_lab.config import (
     S1Config,
     SimulationConfig,
 )
-from infonce_lab.io import write_json_atomic
 from infonce_lab.pipeline import paths
 
 

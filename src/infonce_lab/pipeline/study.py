@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from infonce_lab.config import Params, Run, TextRun
+from infonce_lab.params import Params, Run, TextRun
 
 
 def dataset_runs(params: Params, dataset: str) -> list[Run]:

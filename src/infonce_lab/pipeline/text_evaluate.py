@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from infonce_lab.config import Params
 from infonce_lab.io import atomic_dir, save_npz_atomic, write_json_atomic, write_json_dir
+from infonce_lab.params import Params
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.study import dataset_text_runs
 

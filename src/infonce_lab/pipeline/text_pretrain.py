@@ -13,9 +13,8 @@ from typing import Any
 
 import torch
 
-from infonce_lab.config import LossConfig, Params, ScheduleConfig, TextRun
-from infonce_lab.config_text import TextTrainingConfig
 from infonce_lab.io import atomic_dir, write_json_atomic
+from infonce_lab.params import LossConfig, Params, ScheduleConfig, TextRun, TextTrainingConfig
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.registry import build_schedule
 from infonce_lab.pipeline.training_run import (

@@ -9,10 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from infonce_lab.config import EvaluationConfig
-from infonce_lab.config_text import TextEvaluationConfig
 from infonce_lab.data.datasets import stratified_split
 from infonce_lab.evaluation.text import sts_spearman, text_geometry
+from infonce_lab.params import EvaluationConfig, TextEvaluationConfig
 from infonce_lab.pipeline.protocol import evaluate_features
 
 

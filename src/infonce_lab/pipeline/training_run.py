@@ -19,8 +19,8 @@ from typing import Any
 
 import torch
 
-from infonce_lab.config import LossConfig
 from infonce_lab.losses.objects import Loss
+from infonce_lab.params import LossConfig
 from infonce_lab.pipeline.registry import build_loss
 from infonce_lab.train.loop import STATE_FORMAT, Resume, TrainResult
 from infonce_lab.train.runtime import is_rank0

@@ -14,9 +14,9 @@ from typing import Any
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from infonce_lab.config import Params, params_hash
 from infonce_lab.evaluation.stats import holm
 from infonce_lab.io import read_json
+from infonce_lab.params import Params, params_hash
 from infonce_lab.report.paired import comparisons
 from infonce_lab.report.verdicts import ClaimRow, Outcome, fmt_p, md_cell, verdict_class
 

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from infonce_lab.config import AugmentConfig
 from infonce_lab.data.views import make_views
+from infonce_lab.params import AugmentConfig
 from infonce_lab.train.checkpointing import rng_state, set_rng_state
 
 

@@ -5,7 +5,7 @@ import copy
 import numpy as np
 import pytest
 
-from infonce_lab.config import ConfigError, load_params, parse_params, run_id
+from infonce_lab.params import ConfigError, load_params, parse_params, run_id
 from infonce_lab.pipeline.protocol import check_knn_k
 
 

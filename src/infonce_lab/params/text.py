@@ -1,37 +1,21 @@
-"""Typed models of params.yaml's ``text:`` section: sentence embeddings with unsupervised SimCSE.
-
-A text run is one element of ``text.study.datasets × encoders × losses × schedules × seeds``;
-``losses`` and ``schedules`` name entries of the top-level sections of the same name, so text and
-vision share one loss and one schedule implementation. Cross-references are checked by
-:class:`infonce_lab.config.Params`.
-
-Kept apart from ``config.py`` so that the text stages depend on this file and the image stages do
-not: editing a text knob's default re-runs no image encoder.
-"""
+"""The text study: corpora, sentence encoders, SimCSE training and evaluation."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-NAME_PATTERN = r"^[A-Za-z0-9_]+$"
-Name = Annotated[str, Field(pattern=NAME_PATTERN)]
-Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _unique(v: list[Any]) -> list[Any]:
-    if len(set(v)) != len(v):
-        raise ValueError(f"entries must be unique, got {v}")
-    return v
+from infonce_lab.params.base import (
+    Name,
+    Sha256,
+    Strict,
+    _unique,
+)
 
 
 # ----------------------------------------------------------------------------------- datasets
-class GensimTextDataset(_Strict):
+class GensimTextDataset(Strict):
     """Offline default: gensim's shipped test data, read from the installed package."""
 
     kind: Literal["gensim"] = "gensim"
@@ -53,7 +37,7 @@ class GensimTextDataset(_Strict):
         return self
 
 
-class SimCSEWikiDataset(_Strict):
+class SimCSEWikiDataset(Strict):
     """Online (WEINCE §4.2): SimCSE's 1M Wikipedia sentences; STS-B dev (selection) and test."""
 
     kind: Literal["simcse_wiki1m"] = "simcse_wiki1m"
@@ -71,7 +55,7 @@ TextDatasetConfig = Annotated[GensimTextDataset | SimCSEWikiDataset, Field(discr
 
 
 # ----------------------------------------------------------------------------------- encoders
-class TransformerEncoderConfig(_Strict):
+class TransformerEncoderConfig(Strict):
     """A transformers ``AutoModel`` (BERT family) with SimCSE's pooling.
 
     ``source``: ``package:<module>`` — a model shipped inside an installed PyPI package that has
@@ -99,7 +83,7 @@ class TransformerEncoderConfig(_Strict):
 
 
 # ----------------------------------------------------------------------------------- training
-class TextTrainingConfig(_Strict):
+class TextTrainingConfig(Strict):
     """Unsupervised SimCSE: every sentence passed twice, dropout is the augmentation."""
 
     epochs: Annotated[int, Field(ge=1)] = 1
@@ -131,7 +115,7 @@ class TextTrainingConfig(_Strict):
         return self
 
 
-class TextEvaluationConfig(_Strict):
+class TextEvaluationConfig(Strict):
     max_length: Annotated[int, Field(ge=4, le=512)] = 256   # Lee documents run to ~300 tokens
     # Texts are batched by length; small batches keep the padding of the long Lee documents low.
     batch_size: Annotated[int, Field(ge=1)] = 16
@@ -147,7 +131,7 @@ class TextEvaluationConfig(_Strict):
 TextBaseline = Literal["tfidf", "untuned"]
 
 
-class TextStudyConfig(_Strict):
+class TextStudyConfig(Strict):
     datasets: list[Name] = []
     encoders: list[Name] = []
     losses: list[Name] = []
@@ -159,15 +143,9 @@ class TextStudyConfig(_Strict):
         classmethod(lambda cls, v: _unique(v)))
 
 
-class TextConfig(_Strict):
+class TextConfig(Strict):
     study: TextStudyConfig = TextStudyConfig()
     datasets: dict[Name, TextDatasetConfig] = {}
     encoders: dict[Name, TransformerEncoderConfig] = {}
     training: TextTrainingConfig = TextTrainingConfig()
     evaluation: TextEvaluationConfig = TextEvaluationConfig()
-
-
-__all__ = [
-    "GensimTextDataset", "SimCSEWikiDataset", "TextDatasetConfig", "TransformerEncoderConfig",
-    "TextTrainingConfig", "TextEvaluationConfig", "TextStudyConfig", "TextConfig", "TextBaseline",
-]

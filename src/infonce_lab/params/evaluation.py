@@ -1,0 +1,40 @@
+"""Frozen-feature evaluation: linear probe, kNN, splits."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from infonce_lab.params.base import Strict
+
+
+class ProbeConfig(Strict):
+    """Linear probe on frozen features (one Linear layer, cross-entropy, Adam)."""
+
+    epochs: Annotated[int, Field(ge=1)] = 100
+    lr: Annotated[float, Field(gt=0.0)] = 1e-2
+    batch_size: Annotated[int, Field(ge=1)] = 256
+    weight_decay: Annotated[float, Field(ge=0.0)] = 0.0
+    standardize: bool = True
+    seeds: Annotated[list[int], Field(min_length=1)] = [1, 2, 3, 4, 5]
+
+
+class KNNConfig(Strict):
+    """Weighted kNN on cosine similarity of L2-normalised features (weights exp((s−s_max)/T))."""
+
+    k: Annotated[int, Field(ge=1)] = 50
+    temperature: Annotated[float, Field(gt=0.0)] = 0.1
+
+
+class EvaluationConfig(Strict):
+    """WEINCE App. F.1, F.3–F.4. The probe trains on the split of ``split_seeds[0]``; kNN
+    averages all splits."""
+
+    val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.2
+    split_seeds: Annotated[list[int], Field(min_length=1)] = [1, 2, 3, 4, 5]
+    recall_ks: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)] = [1, 2, 5, 10, 20, 50]
+    view_seed: int = 0  # the two augmented views of the test set used for alignment
+    probe: ProbeConfig = ProbeConfig()
+    knn: KNNConfig = KNNConfig()
+    batch_size: Annotated[int, Field(ge=1)] = 1024

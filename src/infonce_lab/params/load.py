@@ -1,0 +1,85 @@
+"""Reading params.yaml: YAML → validated :class:`Params`, errors phrased with the dotted key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from infonce_lab.params.base import (
+    ConfigError,
+    _KeyProblem,
+)
+from infonce_lab.params.study import Params
+
+
+def _location(loc: tuple[Any, ...], raw: Any) -> list[str]:
+    """The dotted key of an error: pydantic's location without the tags it inserts for a
+    discriminated union (``schedules.cosine.cosine.tau_min`` for the entry *named* cosine of
+    kind cosine). Walking the input tells a tag from a key: a tag is the ``kind`` of the mapping
+    it follows, and there is at most one per mapping; every other element is a key or index."""
+    out: list[str] = []
+    node, tag_taken = raw, False
+    for p in loc:
+        if isinstance(node, dict) and not tag_taken and node.get("kind") == p:
+            tag_taken = True
+            continue
+        out.append(str(p))
+        if isinstance(node, dict) and p in node or isinstance(node, list) and isinstance(p, int) and 0 <= p < len(node):
+            node, tag_taken = node[p], False
+        else:
+            node = None
+    return out
+
+
+def _format_error(err: ValidationError, source: str, raw: Any) -> str:
+    lines = [f"{source}: invalid parameters ({err.error_count()} problem(s)):"]
+    for e in err.errors():
+        ctx_err = (e.get("ctx") or {}).get("error")
+        if isinstance(ctx_err, _KeyProblem):
+            lines.append(f"  - {ctx_err}")
+            continue
+        key = ".".join(_location(e["loc"], raw)) or "<root>"
+        if e["type"] == "union_tag_invalid":
+            ctx = e.get("ctx") or {}
+            lines.append(f"  - {key}.kind = {ctx.get('tag')!r}: expected one of "
+                         f"{ctx.get('expected_tags')}")
+        elif e["type"] == "extra_forbidden":
+            lines.append(f"  - {key}: unknown key (value {e['input']!r}); check the spelling")
+        elif e["type"] == "missing":
+            lines.append(f"  - {key}: required key is missing")
+        else:
+            msg = e["msg"].removeprefix("Value error, ")
+            lines.append(f"  - {key} = {e['input']!r}: {msg}")
+    return "\n".join(lines)
+
+
+def parse_params(raw: Any, source: str = "params.yaml") -> Params:
+    """Validate an already-loaded mapping; raise :class:`ConfigError` with a readable message."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
+    try:
+        return Params.model_validate(raw)
+    except ValidationError as err:
+        raise ConfigError(_format_error(err, source, raw)) from None
+
+
+def load_params(path: str | Path = "params.yaml") -> Params:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: file not found (run from the repository root)")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    return parse_params(raw, str(path))
+
+
+def params_hash(params: Params) -> str:
+    """A short, stable hash of the validated parameters (for provenance)."""
+    blob = json.dumps(params.model_dump(mode="json"), sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:12]

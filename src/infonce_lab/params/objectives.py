@@ -1,0 +1,194 @@
+"""Losses and temperature schedules (one schema class per kind; discriminated unions)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from infonce_lab.params.base import (
+    Probability,
+    Strict,
+)
+
+# ------------------------------------------------------------------------------------- losses
+# The candidate set of the InfoNCE- and WEINCE-kind losses: SimCLR's 2N − 1 other views of the
+# batch (all_views) or SimCSE's N rows of the other view (cross_view; Gao et al. 2021).
+CandidateSet = Literal["all_views", "cross_view"]
+
+
+class InfoNCEConfig(Strict):
+    """NT-Xent (SimCLR). ``decoupled`` drops the positive from the denominator (DCL, Yeh et al.);
+    ``topm_weight`` > 0 adds the softmax top-M term of WEINCE's released recipe (the control);
+    ``candidates`` picks SimCLR's or SimCSE's candidate set; ``tau_scale`` multiplies the
+    schedule's τ (a temperature control on the same schedule)."""
+
+    kind: Literal["info_nce"] = "info_nce"
+    decoupled: bool = False
+    topm_weight: Annotated[float, Field(ge=0.0)] = 0.0
+    top_m: Annotated[int, Field(ge=1)] = 50
+    candidates: CandidateSet = "all_views"
+    tau_scale: Annotated[float, Field(gt=0.0)] = 1.0
+
+
+class AutoBetaConfig(Strict):
+    """The released recipe's global tail index β_t: a batch-level Weibull fit, EMA over steps."""
+
+    frac: Annotated[float, Field(gt=0.0, le=1.0)] = 0.05
+    min_points: Annotated[int, Field(ge=3)] = 1024
+    r2_min: Annotated[float, Field(ge=0.0, le=1.0)] = 0.85
+    clip: tuple[Annotated[float, Field(gt=0.0)], Annotated[float, Field(gt=0.0)]] = (0.5, 16.0)
+    ema: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.9
+    init: Annotated[float, Field(gt=0.0)] = 4.0
+
+
+class WeinceConfig(Strict):
+    """WEINCE (§3, App. E). Defaults are the released code's; see params.yaml for the variants."""
+
+    kind: Literal["weince"] = "weince"
+    tail_frac: Annotated[float, Field(gt=0.0, le=1.0)] = 0.10
+    min_tail_points: Annotated[int, Field(ge=3)] = 32
+    q: Probability = 0.2
+    kappa_rho: Annotated[float, Field(ge=0.0)] = 10.0
+    kappa_aic: Annotated[float, Field(ge=0.0)] = 1.0
+    aic_margin: float = 2.0
+    lambda_mode: Literal["product", "rho", "aic", "fixed"] = "product"
+    lambda_fixed: Probability = 0.0
+    beta: Literal["one", "per_anchor"] = "one"
+    beta_clip: tuple[Annotated[float, Field(gt=0.0)], Annotated[float, Field(gt=0.0)]] = (0.5, 16.0)
+    eps: Annotated[float, Field(gt=0.0, lt=0.1)] = 1e-6
+    weib_topm_weight: Annotated[float, Field(ge=0.0)] = 0.0
+    pl_topm_weight: Annotated[float, Field(ge=0.0)] = 0.0
+    top_m: Annotated[int, Field(ge=1)] = 50
+    auto_beta: AutoBetaConfig = AutoBetaConfig()
+    candidates: CandidateSet = "all_views"
+
+    @model_validator(mode="after")
+    def _clip_order(self) -> WeinceConfig:
+        for key in ("beta_clip",):
+            lo, hi = getattr(self, key)
+            if lo > hi:
+                raise ValueError(f"{key} = {[lo, hi]}: lower bound above upper bound")
+        return self
+
+
+class DirectAUConfig(Strict):
+    """Alignment + weight·uniformity (Wang & Isola). No temperature, unless ``schedule_drives: t``
+    lets the run's schedule set the uniformity kernel's t = 1/(2τ)."""
+
+    kind: Literal["direct_au"] = "direct_au"
+    alpha: Annotated[float, Field(gt=0.0)] = 2.0
+    t: Annotated[float, Field(gt=0.0)] = 2.0
+    weight: Annotated[float, Field(ge=0.0)] = 1.0
+    schedule_drives: Literal["t"] | None = None
+
+
+class SymmetricInfoNCEConfig(Strict):
+    """CLIP-style symmetric InfoNCE between the two views (or two modalities)."""
+
+    kind: Literal["symmetric_info_nce"] = "symmetric_info_nce"
+
+
+class SigLIPConfig(Strict):
+    """SigLIP's pairwise sigmoid loss (Zhai et al. 2023, Eq. 1) with a learnable temperature
+    t = exp(t′) and bias b, initialised at t = 10, b = −10 (§3.2). It learns its temperature, so
+    its runs take ``schedules.<name>.kind: none``."""
+
+    kind: Literal["siglip"] = "siglip"
+    scale_init: Annotated[float, Field(gt=0.0)] = 10.0
+    bias_init: float = -10.0
+    learn_scale: bool = True
+    learn_bias: bool = True
+
+
+LossConfig = Annotated[
+    InfoNCEConfig | WeinceConfig | DirectAUConfig | SymmetricInfoNCEConfig | SigLIPConfig,
+    Field(discriminator="kind"),
+]
+
+
+def loss_takes_temperature(cfg: LossConfig) -> bool:
+    if isinstance(cfg, SigLIPConfig):
+        return False
+    return not isinstance(cfg, DirectAUConfig) or cfg.schedule_drives is not None
+
+
+# ---------------------------------------------------------------------------------- schedules
+class FixedSchedule(Strict):
+    """τ(step) = tau."""
+
+    kind: Literal["fixed"] = "fixed"
+    tau: Annotated[float, Field(gt=0.0)] = 0.2
+
+
+class LogAnnealSchedule(Strict):
+    """β(t) = c·ln(t + K) with t = step·time_per_step (annealing paper §2.2, A6);
+    τ = min(tau_max, 1/β)."""
+
+    kind: Literal["log_anneal"] = "log_anneal"
+    c: Annotated[float, Field(gt=0.0)] = 1.0
+    K: Annotated[float, Field(gt=0.0)] = 2.0
+    time_per_step: Annotated[float, Field(gt=0.0)] = 1.0
+    tau_max: Annotated[float, Field(gt=0.0)] = 1.0
+
+
+class CosineSchedule(Strict):
+    """Kukleva et al. (2023): τ = τ_min + ½(τ_max − τ_min)(1 + cos(2π·epoch/period))."""
+
+    kind: Literal["cosine"] = "cosine"
+    tau_min: Annotated[float, Field(gt=0.0)] = 0.1
+    tau_max: Annotated[float, Field(gt=0.0)] = 1.0
+    period_epochs: Annotated[float, Field(gt=0.0)] = 20.0
+
+    @model_validator(mode="after")
+    def _order(self) -> CosineSchedule:
+        if self.tau_min > self.tau_max:
+            raise ValueError(f"tau_min = {self.tau_min} is above tau_max = {self.tau_max}")
+        return self
+
+
+class BetaGrowthSchedule(Strict):
+    """β grows from beta0 with t = step·time_per_step, capped at beta_max:
+    linear β = β0 + rate·t; sqrt β = β0 + rate·√t; geometric β = β0·rate^t (rate ≥ 1)."""
+
+    kind: Literal["linear_beta", "sqrt_beta", "geometric_beta"]
+    beta0: Annotated[float, Field(gt=0.0)] = 1.0
+    rate: Annotated[float, Field(ge=0.0)] = 0.01
+    time_per_step: Annotated[float, Field(gt=0.0)] = 1.0
+    beta_max: Annotated[float, Field(gt=0.0)] = 1e6
+
+    @model_validator(mode="after")
+    def _geometric_grows(self) -> BetaGrowthSchedule:
+        if self.kind == "geometric_beta" and self.rate < 1.0:
+            raise ValueError(f"rate = {self.rate}: a geometric schedule needs rate >= 1")
+        return self
+
+
+class StepSchedule(Strict):
+    """Piecewise-constant τ: taus[i] from milestones_epochs[i-1] on."""
+
+    kind: Literal["step"] = "step"
+    taus: Annotated[list[Annotated[float, Field(gt=0.0)]], Field(min_length=1)] = [0.5, 0.2]
+    milestones_epochs: list[Annotated[float, Field(gt=0.0)]] = [10.0]
+
+    @model_validator(mode="after")
+    def _lengths(self) -> StepSchedule:
+        if len(self.milestones_epochs) != len(self.taus) - 1:
+            raise ValueError(f"{len(self.taus)} taus need {len(self.taus) - 1} milestones, got "
+                             f"{len(self.milestones_epochs)}")
+        if sorted(self.milestones_epochs) != list(self.milestones_epochs):
+            raise ValueError("milestones_epochs must be increasing")
+        return self
+
+
+class NoSchedule(Strict):
+    """For losses without a temperature (DirectAU with schedule_drives: null)."""
+
+    kind: Literal["none"] = "none"
+
+
+ScheduleConfig = Annotated[
+    FixedSchedule | LogAnnealSchedule | CosineSchedule | BetaGrowthSchedule | StepSchedule
+    | NoSchedule,
+    Field(discriminator="kind"),
+]

@@ -1,0 +1,307 @@
+"""The simulation experiments: one section per experiment, ``experiments`` lists the run ones."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from infonce_lab.params.base import (
+    Strict,
+    _KeyProblem,
+)
+
+Dynamics = Literal["P1", "P2"]
+PosFloat = Annotated[float, Field(gt=0.0)]
+
+
+class S0ScheduleConfig(Strict):
+    """The fast schedules of S0 (annealing paper §6, App. A.2): β = β0 + r·√t, β0 + r·t, β0·r^t
+    (capped at beta_max) and cosine-τ from 1/β0 to τ_min over each horizon T_c, held there after;
+    β0 = c*."""
+
+    sqrt_rate: PosFloat = 1.0
+    linear_rate: PosFloat = 0.5
+    geometric_rate: Annotated[float, Field(gt=1.0)] = 1.5
+    beta_max: PosFloat = 100.0
+    cosine_tau_min: PosFloat = 0.01
+    cosine_horizons: list[PosFloat] = [100.0, 1000.0]
+
+
+class _TimeAverage(Strict):
+    chains: Annotated[int, Field(ge=4, multiple_of=2)] = 512
+    horizon: PosFloat = 1000.0
+    burn_in: Annotated[float, Field(ge=0.0)] = 100.0
+
+    @model_validator(mode="after")
+    def _burn_in_inside(self) -> _TimeAverage:
+        if self.burn_in >= self.horizon:
+            raise ValueError(f"burn_in = {self.burn_in}: expected below horizon ({self.horizon})")
+        return self
+
+
+class S0ErgodicityConfig(_TimeAverage):
+    """Paper §3.1: at fixed β, time averages from both wells against the Gibbs mass of each
+    dynamics' stationary law (P2: exp(−β·U); P1: exp(−β²·U))."""
+
+    p2_beta: PosFloat = 2.25
+    p1_beta: PosFloat = 1.5
+
+
+class S0SgdConfig(_TimeAverage):
+    """Paper §4: SGD with injected noise (P1 update, gradient error s·N(0, 1)) at η, η/2, η/4."""
+
+    chains: Annotated[int, Field(ge=4, multiple_of=2)] = 2048
+    horizon: PosFloat = 600.0
+    beta: PosFloat = 1.5
+    eta: PosFloat = 0.05
+    grad_noise_sd: Annotated[float, Field(ge=0.0)] = 1.3
+
+
+class S0ArrheniusConfig(Strict):
+    """App. B.4: escape rates out of the trap at fixed β against Kramers–Arrhenius exp(−β·ΔE)."""
+
+    betas: Annotated[list[PosFloat], Field(min_length=2)] = [2.0, 3.0, 4.0]
+    chains: Annotated[int, Field(ge=10)] = 256
+    horizon: PosFloat = 400.0
+    transient: Annotated[float, Field(ge=0.0)] = 1.0
+
+
+class S0Config(Strict):
+    """S0, our test of the annealing paper's §3–4 (it has no experiments): the double well on S¹
+    with a closed-form barrier, annealed (P2 by default), every verdict quantity at dt and dt/2;
+    fixed-β ergodicity and SGD against the SDE."""
+
+    a: Annotated[float, Field(gt=0.0, lt=4.0)] = 0.5
+    chains: Annotated[int, Field(ge=10)] = 400
+    dt: PosFloat = 0.05
+    horizon: PosFloat = 10_000.0
+    K: Annotated[float, Field(gt=1.0)] = math.e
+    c_ratios: Annotated[list[PosFloat], Field(min_length=1)] = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0]
+    fast: bool = True  # also the sqrt, linear, geometric and cosine-τ schedules
+    schedule: S0ScheduleConfig = S0ScheduleConfig()
+    dynamics: Dynamics = "P2"
+    check_dt: PosFloat = 0.5
+    freeze_crossings: PosFloat = 0.1
+    hazard_min_barrier: Annotated[float, Field(ge=0.0)] = 3.0
+    hazard_min_events: Annotated[int, Field(ge=1)] = 5
+    hazard_bins: Annotated[int, Field(ge=3)] = 12
+    angle_sd: Annotated[float, Field(ge=0.0)] = 0.05
+    bootstrap: Annotated[int, Field(ge=100)] = 2000
+    curve_points: Annotated[int, Field(ge=2)] = 120
+    precision: Literal["float32", "float64"] = "float32"
+    scheme: Literal["lm", "em"] = "lm"
+    ergodicity: S0ErgodicityConfig = S0ErgodicityConfig()
+    arrhenius: S0ArrheniusConfig = S0ArrheniusConfig()
+    sgd: S0SgdConfig = S0SgdConfig()
+    workers: Annotated[int, Field(ge=1, le=2)] = 2
+    seed: int = 0
+
+
+class S1Config(Strict):
+    """S1, our test of the annealing paper's §3.2: InfoNCE on (S¹)^4 with two positive pairs,
+    started in the interleaved trap.
+
+    Each setting runs at dt_k = min(dt_max, h/(κ_s²β_k^p)) (p = 2 for P1, 1 for P2: the drift's
+    stiffness at the trap) and again at half of it; see ``simulation/s1.py``."""
+
+    kappa_s: PosFloat = 1.0
+    grid: Annotated[int, Field(ge=16, multiple_of=4)] = 128
+    beta_bar: PosFloat = 20.0
+    chains: Annotated[int, Field(ge=10)] = 200
+    dt_max: PosFloat = 1e-2
+    h_p1: PosFloat = 0.5
+    h_p2: PosFloat = 0.4
+    horizon: PosFloat = 100.0
+    horizon_p1: PosFloat = 5.0
+    first_check: PosFloat = 0.1
+    c_ratios: Annotated[list[PosFloat], Field(min_length=1)] = [0.5, 1.0, 2.0]
+    sqrt_beta0: PosFloat | None = None  # None: c*, the critical log schedule's β(0)
+    dynamics: Annotated[list[Dynamics], Field(min_length=1)] = ["P2", "P1"]
+    angle_sd: Annotated[float, Field(ge=0.0)] = 0.05
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _horizons(self) -> S1Config:
+        if self.horizon_p1 > self.horizon:
+            raise ValueError(f"horizon_p1 ({self.horizon_p1}) must not exceed horizon ({self.horizon})")
+        if self.first_check > self.horizon_p1:
+            raise ValueError("first_check must not exceed horizon_p1")
+        return self
+
+
+class HessianConfig(Strict):
+    """Annealing paper §5, App. C.3: the Riemannian Hessian formula vs finite differences (and at
+    half the FD step); log‖H‖ vs log β, asymptotically; Prop. C.2 against quenched minimizers; the
+    escape barrier against the number of negatives (App. A.2)."""
+
+    n_random: Annotated[int, Field(ge=1)] = 100
+    betas: Annotated[list[PosFloat], Field(min_length=2)] = [1, 2, 5, 10, 20, 50, 100, 200]
+    seed: int = 0
+    margin_factor: PosFloat = 30.0
+    beta_cap: PosFloat = 1e4
+    c2_starts: Annotated[int, Field(ge=1)] = 200
+    c2_uniform: Annotated[int, Field(ge=1)] = 20_000
+    negatives_pairs: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [2, 3, 4]
+    negatives_beta_bar: PosFloat = 50.0
+
+
+class LargeBatchConfig(Strict):
+    """Wang–Isola's Theorem 1 and the geometry paper's Thm 3.1 (large-batch gradient and value
+    gaps)."""
+
+    grad_seeds: Annotated[int, Field(ge=2)] = 20
+    value_seeds: Annotated[int, Field(ge=2)] = 20
+    wi_taus: Annotated[list[PosFloat], Field(min_length=1)] = [0.5, 0.2]
+    wi_replicates: Annotated[int, Field(ge=2)] = 10
+
+
+class GibbsConfig(Strict):
+    """The geometry paper's Gibbs experiment: particles trained on the free energy vs the Gibbs
+    law on S², at ``steps`` and at twice the steps."""
+
+    taus: Annotated[list[PosFloat], Field(min_length=2)] = [10, 5, 2.5, 1, 0.5, 0.2, 0.1]
+    bandwidth: PosFloat = 0.35
+    extra_bandwidths: list[PosFloat] = [0.1]
+    extra_taus: list[PosFloat] = [0.1]
+    seeds: Annotated[int, Field(ge=2)] = 8
+    particles: Annotated[int, Field(ge=8)] = 128
+    bandwidth_seeds: Annotated[int, Field(ge=2)] = 4
+    bandwidth_particles: Annotated[int, Field(ge=8)] = 256
+    steps: Annotated[int, Field(ge=1)] = 700
+    n_gibbs: Annotated[int, Field(ge=1000)] = 120_000
+    radius: PosFloat = 0.5
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _coldest_tau_rerun(self) -> GibbsConfig:
+        # the bandwidth explanation is tested where the published curve parts: the lowest τ
+        if self.extra_bandwidths and min(self.taus) not in self.extra_taus:
+            raise ValueError(f"extra_taus {self.extra_taus} must contain the lowest of taus "
+                             f"({min(self.taus)}): the smaller bandwidths are run where the "
+                             "published bandwidth parts from the Gibbs law")
+        return self
+
+
+class LiftedEnergyConfig(Strict):
+    """The geometry paper's multimodal result: the symmetric InfoNCE's large-batch limit against
+    the lifted energy F^Sym on S¹ (two von Mises-mixture marginals), Monte Carlo against
+    quadrature."""
+
+    kappa: PosFloat = 6.0
+    weight: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.7
+    shift: float = 0.6
+    sigma: Annotated[float, Field(ge=0.0)] = 0.3
+    taus: Annotated[list[Annotated[float, Field(ge=0.025)]], Field(min_length=1)] = [0.2, 0.1, 0.05]
+    quadrature_taus: Annotated[list[PosFloat], Field(min_length=2)] = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01]
+    ns: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [256, 1024, 4096]
+    replicates: Annotated[int, Field(ge=2)] = 8
+    grid: Annotated[int, Field(ge=256)] = 8192
+    seed: int = 0
+
+
+class ModalityGapConfig(Strict):
+    """The geometry paper's modality-gap experiment: symmetric InfoNCE with two linear encoders
+    on S¹, its identity and one-directional controls, at ``steps`` and twice the steps; D_sym vs
+    σ_mis. And the check of the paper's lifted energy F^Sym (``lifted_energy``)."""
+
+    sigmas: Annotated[list[Annotated[float, Field(ge=0.0)]], Field(min_length=2)] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    seeds: Annotated[int, Field(ge=4)] = 12
+    steps: Annotated[int, Field(ge=1)] = 750
+    batch: Annotated[int, Field(ge=2)] = 128
+    n_eval: Annotated[int, Field(ge=100)] = 8000
+    trim: Annotated[float, Field(ge=0.0, lt=0.5)] = 0.25
+    outlier_factor: PosFloat = 10.0
+    collapse_ratio: PosFloat = 0.1
+    seed: int = 0
+    lifted_energy: LiftedEnergyConfig = LiftedEnergyConfig()
+
+    @model_validator(mode="after")
+    def _some_mismatch(self) -> ModalityGapConfig:
+        if not any(s > 0 for s in self.sigmas):
+            raise ValueError("sigmas needs a value > 0: the gap claims are about mismatched "
+                             "conditional laws (σ_mis > 0)")
+        return self
+
+
+class PlackettLuceConfig(Strict):
+    """WEINCE Table 1 by Monte Carlo: winners of each index model against its closed-form link."""
+
+    candidates: Annotated[int, Field(ge=2)] = 16
+    sets: Annotated[int, Field(ge=1)] = 8
+    trials: Annotated[int, Field(ge=100)] = 50_000  # per set: DKW half-width ≈ 0.0076 at 8 sets
+    tau: PosFloat = 0.2      # Gumbel row: softmax(s/τ)
+    beta: PosFloat = 2.0     # Weibull row: (1 − s)^{−β}
+    alpha: PosFloat = 5.0    # Fréchet row: (1 + s)^α
+    wrong_exponent: PosFloat = 1.25  # control: the model's own link with its exponent × this
+
+    @field_validator("wrong_exponent")
+    @classmethod
+    def _wrong(cls, v: float) -> float:
+        if v == 1.0:
+            raise ValueError("must differ from 1 (the control scores winners against a wrong link)")
+        return v
+
+
+class LargeKConfig(Strict):
+    """WEINCE Thm 2.4: non-canonical utilities approach the tail-weight law as K grows."""
+
+    ks: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [2, 4, 16, 64, 256]
+    sets: Annotated[int, Field(ge=1)] = 4
+    trials: Annotated[int, Field(ge=100)] = 40_000
+    tau: PosFloat = 0.2      # the exponential-noise (Gumbel-domain) example U = s/τ + E
+
+
+class MismatchConfig(Strict):
+    """WEINCE Prop. C.3: certified bounds on min over τ̃ of the worst-set TV."""
+
+    candidates: Annotated[int, Field(ge=2)] = 16
+    sets: Annotated[int, Field(ge=1)] = 500
+    taus: Annotated[list[PosFloat], Field(min_length=1)] = [0.1, 0.2]
+    lambdas: list[Annotated[float, Field(gt=0.0, lt=1.0)]] = [0.33, 0.5]
+    gap: Annotated[float, Field(gt=0.0, le=0.01)] = 1e-4  # upper − lower bound at the end
+
+
+class LinkTheoryConfig(Strict):
+    """WEINCE §2.1–2.2, Table 1, Thm 2.4, Prop. C.3: link theory that needs no encoder."""
+
+    score_low: Annotated[float, Field(gt=-1.0, lt=1.0)] = -0.5
+    score_high: Annotated[float, Field(gt=-1.0, lt=1.0)] = 0.95
+    plackett_luce: PlackettLuceConfig = PlackettLuceConfig()
+    large_k: LargeKConfig = LargeKConfig()
+    mismatch: MismatchConfig = MismatchConfig()
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _range(self) -> LinkTheoryConfig:
+        if self.score_low >= self.score_high:
+            raise _KeyProblem("simulation.link_theory.score_low", self.score_low,
+                              f"below score_high ({self.score_high})")
+        return self
+
+
+Experiment = Literal["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap",
+                     "link_theory"]
+
+
+class SimulationConfig(Strict):
+    """The simulate stage: one DVC stage instance per listed experiment (the annealing and
+    geometry papers, Wang–Isola's Theorem 1)."""
+
+    experiments: list[Experiment] = ["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap",
+                                     "link_theory"]
+    s0: S0Config = S0Config()
+    s1: S1Config = S1Config()
+    hessian: HessianConfig = HessianConfig()
+    large_batch: LargeBatchConfig = LargeBatchConfig()
+    gibbs: GibbsConfig = GibbsConfig()
+    modality_gap: ModalityGapConfig = ModalityGapConfig()
+    link_theory: LinkTheoryConfig = LinkTheoryConfig()
+
+    @field_validator("experiments")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"entries must be unique, got {v}")
+        return v

@@ -1,0 +1,181 @@
+"""The whole params file: the study lists, the report, the cross-section checks, runs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from infonce_lab.params.base import (
+    Name,
+    Strict,
+    _KeyProblem,
+)
+from infonce_lab.params.data import DatasetConfig
+from infonce_lab.params.evaluation import EvaluationConfig
+from infonce_lab.params.models import BackboneConfig
+from infonce_lab.params.objectives import (
+    DirectAUConfig,
+    LossConfig,
+    ScheduleConfig,
+    loss_takes_temperature,
+)
+from infonce_lab.params.simulation import SimulationConfig
+from infonce_lab.params.tails import TailsConfig
+from infonce_lab.params.text import TextConfig
+from infonce_lab.params.training import TrainingConfig
+
+Baseline = Literal["random_init", "raw_pixels"]
+
+
+class StudyConfig(Strict):
+    datasets: Annotated[list[Name], Field(min_length=1)]
+    backbones: Annotated[list[Name], Field(min_length=1)]
+    losses: Annotated[list[Name], Field(min_length=1)]
+    schedules: Annotated[list[Name], Field(min_length=1)]
+    seeds: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]
+    baselines: list[Baseline] = ["random_init", "raw_pixels"]
+
+    @field_validator("datasets", "backbones", "losses", "schedules", "seeds", "baselines")
+    @classmethod
+    def _unique(cls, v: list[Any]) -> list[Any]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"entries must be unique, got {v}")
+        return v
+
+
+class ReportConfig(Strict):
+    title: str = "InfoNCE Lab report"
+    # The pipeline claim: trained encoders beat their own random initialisation by more than this.
+    min_gain_over_random: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
+
+
+class Params(Strict):
+    study: StudyConfig
+    datasets: dict[Name, DatasetConfig]
+    backbones: dict[Name, BackboneConfig]
+    losses: dict[Name, LossConfig]
+    schedules: dict[Name, ScheduleConfig]
+    training: TrainingConfig = TrainingConfig()
+    evaluation: EvaluationConfig = EvaluationConfig()
+    tails: TailsConfig = TailsConfig()
+    simulation: SimulationConfig = SimulationConfig()
+    text: TextConfig = TextConfig()
+    report: ReportConfig = ReportConfig()
+
+    @model_validator(mode="after")
+    def _study_refers_to_known_names(self) -> Params:
+        for section in ("datasets", "backbones", "losses", "schedules"):
+            known = getattr(self, section)
+            for i, name in enumerate(getattr(self.study, section)):
+                if name not in known:
+                    raise _KeyProblem(
+                        f"study.{section}[{i}]",
+                        name,
+                        f"a name defined under '{section}:' ({', '.join(sorted(known)) or 'none'})",
+                    )
+        text = self.text.study
+        for section, known in (("datasets", self.text.datasets), ("encoders", self.text.encoders),
+                               ("losses", self.losses), ("schedules", self.schedules)):
+            where = f"text.{section}" if section in ("datasets", "encoders") else section
+            for i, name in enumerate(getattr(text, section)):
+                if name not in known:
+                    raise _KeyProblem(
+                        f"text.study.{section}[{i}]", name,
+                        f"a name defined under '{where}:' ({', '.join(sorted(known)) or 'none'})",
+                    )
+        if self.text.training.eval_every_steps:
+            for name in text.datasets:
+                if self.text.datasets[name].kind == "gensim":
+                    raise _KeyProblem(
+                        "text.training.eval_every_steps", self.text.training.eval_every_steps,
+                        f"0: text.datasets.{name} (gensim) has no validation set",
+                    )
+        if self.text.training.selection == "best_val":
+            for name in text.datasets:
+                if self.text.datasets[name].kind == "gensim":
+                    raise _KeyProblem(
+                        "text.training.selection", "best_val",
+                        f"'final': text.datasets.{name} (gensim) has no validation set to select "
+                        "on — its Lee similarity pairs are the test set",
+                    )
+        pairs = [(lo, sc) for lo in self.study.losses for sc in self.study.schedules]
+        pairs += [(lo, sc) for lo in text.losses for sc in text.schedules]
+        for loss, sched in pairs:
+            takes = loss_takes_temperature(self.losses[loss])
+            gives = self.schedules[sched].kind != "none"
+            if takes and not gives:
+                raise _KeyProblem(
+                    f"schedules.{sched}.kind", "none",
+                    f"a temperature schedule: the study pairs it with losses.{loss} "
+                    f"({self.losses[loss].kind}), which needs a temperature",
+                )
+            if gives and not takes and not isinstance(self.losses[loss], DirectAUConfig):
+                raise _KeyProblem(
+                    f"schedules.{sched}.kind", self.schedules[sched].kind,
+                    f"'none': the study pairs it with losses.{loss} ({self.losses[loss].kind}), "
+                    "which learns its own temperature",
+                )
+            if gives and not takes:
+                raise _KeyProblem(
+                    f"losses.{loss}.schedule_drives", None,
+                    f"'t' (let the schedule drive the uniformity t = 1/(2τ)): the study "
+                    f"pairs this {self.losses[loss].kind} loss, which has no temperature, with "
+                    f"schedules.{sched} ({self.schedules[sched].kind}); or use a schedule of "
+                    "kind 'none'",
+                )
+        return self
+
+    # ----------------------------------------------------------------- run bookkeeping
+    def text_runs(self) -> list[TextRun]:
+        """Every run of the text study, in the order dvc.yaml's text matrix expands them."""
+        s = self.text.study
+        return [
+            TextRun(dataset=d, encoder=e, loss=lo, schedule=sc, seed=seed)
+            for d in s.datasets
+            for e in s.encoders
+            for lo in s.losses
+            for sc in s.schedules
+            for seed in s.seeds
+        ]
+
+    def runs(self) -> list[Run]:
+        """Every run of the study, in the order dvc.yaml's matrix expands them."""
+        s = self.study
+        return [
+            Run(dataset=d, backbone=b, loss=lo, schedule=sc, seed=seed)
+            for d in s.datasets
+            for b in s.backbones
+            for lo in s.losses
+            for sc in s.schedules
+            for seed in s.seeds
+        ]
+
+
+class Run(Strict):
+    dataset: Name
+    backbone: Name
+    loss: Name
+    schedule: Name
+    seed: int
+
+    @property
+    def id(self) -> str:
+        return run_id(self.dataset, self.backbone, self.loss, self.schedule, self.seed)
+
+
+class TextRun(Strict):
+    dataset: Name
+    encoder: Name
+    loss: Name
+    schedule: Name
+    seed: int
+
+    @property
+    def id(self) -> str:
+        return run_id(self.dataset, self.encoder, self.loss, self.schedule, self.seed)
+
+
+def run_id(dataset: str, backbone: str, loss: str, schedule: str, seed: int | str) -> str:
+    """The run id — identical to the suffix DVC gives the matrix stage (``pretrain@<id>``)."""
+    return f"{dataset}-{backbone}-{loss}-{schedule}-{seed}"

@@ -2,25 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
-from infonce_lab.aggregate import (
-    IncompleteSeeds,
-    alignment_uniformity,
-    collect,
-    collect_text,
-    metric_columns,
-    paired_comparisons,
-    select_on_validation,
-    selection_inflation,
-    summarise,
-    summarise_tails,
-    summarise_text,
-)
 from infonce_lab.cli import params_or_exit, stage
-from infonce_lab.io import atomic_dir, write_json_atomic, write_text_atomic
+from infonce_lab.pipeline.aggregate import write_aggregates
 
 app = typer.Typer(add_completion=False)
 
@@ -28,60 +13,7 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage
 def main() -> None:
-    params = params_or_exit()
-    df = collect(params)
-    summary = summarise(df)
-    try:
-        paired = paired_comparisons(df)
-    except IncompleteSeeds as exc:
-        raise ValueError(str(exc)) from None
-    selection = select_on_validation(df, summary)
-    au = alignment_uniformity(df)
-    inflation = selection_inflation(df)
-    tails = summarise_tails(params)
-    text_df = collect_text(params)
-    text = summarise_text(text_df)
-    tail_rows = [{"group": g, "epoch": int(e), "metric": m, "mean": v["mean"], "ci95": v["ci95"],
-                  "n": v["n"]}
-                 for g, t in tails.items() for e, ms in t["by_epoch"].items() for m, v in ms.items()]
-    rows = []
-    for group, s in summary.items():
-        row = {"group": group, "kind": s["kind"], "n_encoders": s["n_encoders"]}
-        for metric in metric_columns(df):
-            if metric in s:
-                row[f"{metric}.mean"] = s[metric]["mean"]
-                row[f"{metric}.ci95"] = s[metric]["ci95"]
-        rows.append(row)
-    paired_rows = [{"comparison": k, "a": v["a"], "b": v["b"], "metric": v["metric"],
-                    "diff_mean": v["diff"]["mean"], "diff_ci95": v["diff"]["ci95"],
-                    "n": v["diff"]["n"], "p_value": v["p_value"]} for k, v in paired.items()]
-    selection_rows = [{"scope": k, "selected": v["selected"], "selected_by": v["by"],
-                       "val_mean": v["val"]["mean"], "test_mean": v["test"]["mean"],
-                       "test_ci95": v["test"]["ci95"]} for k, v in selection.items()]
-    import pandas as pd
-
-    with atomic_dir(Path("reports/tables")) as tables:
-        write_text_atomic(tables / "encoders.csv", df.to_csv(index=False, float_format="%.6f"))
-        write_text_atomic(tables / "summary.csv",
-                          pd.DataFrame(rows).to_csv(index=False, float_format="%.6f"))
-        write_text_atomic(tables / "paired.csv",
-                          pd.DataFrame(paired_rows).to_csv(index=False, float_format="%.6f"))
-        write_text_atomic(tables / "selection.csv",
-                          pd.DataFrame(selection_rows).to_csv(index=False, float_format="%.6f"))
-        write_text_atomic(tables / "tails.csv",
-                          pd.DataFrame(tail_rows).to_csv(index=False, float_format="%.6f"))
-        write_text_atomic(tables / "text.csv", text_df.to_csv(index=False, float_format="%.6f"))
-    write_json_atomic(Path("reports/summary.json"),
-                      {"groups": summary, "paired": paired, "selection": selection, "tails": tails,
-                       "text": text, "alignment_uniformity": au,
-                       "selection_inflation": inflation})
-    for group, s in summary.items():
-        m = s["linear.test_acc"]
-        ci = "" if m["ci95"] is None else f" ± {m['ci95']:.4f}"
-        print(f"{group}: linear test {m['mean']:.4f}{ci} (n={m['n']})")
-    for group, s in text["groups"].items():
-        print(f"text {group}: STS Spearman {s['sts.test_spearman']['mean']:.2f} "
-              f"(n={s['n_encoders']})")
+    write_aggregates(params_or_exit())
 
 
 if __name__ == "__main__":

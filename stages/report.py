@@ -5,43 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
-from infonce_lab.io import atomic_dir, read_json, write_bytes_atomic, write_text_atomic
-from infonce_lab.report.figures import (
-    accuracy_bars,
-    alignment_uniformity_plane,
-    lambda_curves,
-    sim_figures,
-    tail_figures,
-    temperature_curves,
-    text_figure,
-    training_curves,
-)
-from infonce_lab.report.loaders import load_sims, representative_plots
-from infonce_lab.report.render import (
-    build_context,
-    load_curves,
-    paired_table,
-    render,
-    schedule_comparisons,
-    stage_names,
-    stage_timings,
-)
-from infonce_lab.report.sections import (
-    annealing_s0,
-    annealing_s1,
-    au_empirical,
-    geometry,
-    paper_scale,
-    pipeline,
-    weince_accuracy,
-    weince_tails,
-    weince_text,
-    weince_theory,
-)
+from infonce_lab.pipeline.report import write_report
 
 app = typer.Typer(add_completion=False)
 
@@ -49,103 +16,7 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage(timed=False)
 def main(out: Path = typer.Option(Path("reports"))) -> None:
-    params = params_or_exit()
-    summary_path = out / "summary.json"
-    if not summary_path.is_file():
-        raise FileNotFoundError(f"{summary_path}: missing; run the aggregate stage")
-    full = read_json(summary_path)
-    summary = full["groups"]
-    encoders = pd.read_csv(out / "tables" / "encoders.csv")
-    train_dir = out / "train"
-    run_ids = [r.id for r in params.runs()]
-    curves = load_curves(train_dir, run_ids)
-    figures = {
-        "accuracy": accuracy_bars(summary),
-        "training": training_curves(curves),
-        "temperature": temperature_curves(curves),
-        "au_plane": alignment_uniformity_plane(encoders),
-    }
-    lam = lambda_curves(curves)
-    if lam is not None:
-        figures["lambda"] = lam
-    kinds = {n: c.kind for n, c in params.losses.items()}
-    placements = list(params.tails.link.placements)
-    # Summaries written before the diagnose stage existed have no "tails": the rows read 'not run'.
-    tails = full.get("tails")
-    noise_path = out / "tails" / "noise_floor.json"
-    noise = read_json(noise_path) if noise_path.is_file() else None
-    if noise is None:
-        print(f"note: {noise_path} missing; noise-floor figure and verdict omitted")
-    representative = None
-    if tails:
-        # the figures show the first dataset of the study
-        plots_dir = out / "tails" / "plots" / params.study.datasets[0]
-        representative = representative_plots(plots_dir, run_ids)
-        if representative is None:
-            print(f"note: no plots file in {plots_dir}; per-run tail figures omitted")
-        figures.update(tail_figures(tails, placements[0], representative, noise))
-    # Simulations: whichever listed experiments have a file; a missing one's claims read 'not run'.
-    listed = list(params.simulation.experiments)
-    sims = load_sims(out / "sims", listed)
-    missing = [e for e in listed if e not in sims]
-    if missing:
-        print(f"note: no {out / 'sims'} file for {', '.join(missing)}; their claims read 'not run'")
-    figures.update(sim_figures(sims))
-    text = full.get("text")
-    text_args = {
-        "losses": {n: c.model_dump() for n, c in params.losses.items()},
-        "taus": {n: float(c.tau) for n, c in params.schedules.items() if c.kind == "fixed"}}
-    if text and text.get("groups"):
-        text_curves = load_curves(out / "text" / "train", [r.id for r in params.text_runs()])
-        figures["text"] = text_figure(text, text_curves)
-    else:
-        print("note: no text results in the summary; their claims read 'not run'")
-    with atomic_dir(out / "figures") as fig_dir:
-        for name, png in figures.items():
-            write_bytes_atomic(fig_dir / f"{name}.png", png)
-    context = build_context(params, summary, figures, train_dir)
-    paired = full.get("paired", {})
-    context["paired"] = paired
-    context["selection"] = full.get("selection", {})
-    context["tails"] = weince_tails.context(tails, kinds, placements)
-    context["tails_representative"] = representative
-    context["text"] = weince_text.context(
-        text, kinds, **text_args,
-        datasets={n: params.text.datasets[n].kind for n in params.text.study.datasets},
-        encoders={n: params.text.encoders[n].source for n in params.text.study.encoders})
-    context["s0"] = annealing_s0.context(sims)
-    context["s1ctx"] = annealing_s1.context(sims)
-    context["geometry"] = geometry.context(sims)
-    context["theory"] = weince_theory.context(sims.get("link_theory"), noise)
-    context["claim_rows"] = (
-        weince_accuracy.claim_rows(paired, kinds, full.get("selection_inflation"))
-        + weince_text.claim_rows(text, kinds, **text_args, dataset_kinds={
-            n: c.kind for n, c in params.text.datasets.items()})
-        + weince_tails.claim_rows(tails, kinds, placements)
-        + weince_theory.claim_rows(sims.get("link_theory"), noise)
-        + annealing_s0.claim_rows(sims)
-        + annealing_s1.claim_rows(sims)
-        + geometry.claim_rows(sims)
-        + au_empirical.claim_rows(full.get("alignment_uniformity"), paired, kinds)
-        + pipeline.claim_rows(summary, params.report.min_gain_over_random)
-        + paper_scale.claim_rows())
-    context["schedule_comparisons"] = schedule_comparisons(params, paired)
-    context["paired_table"] = paired_table(paired)
-    context["provenance"].update(stage_timings(out / "timings", stage_names(params)))
-    # The text runs and the simulations record their own compute time: provenance lists them
-    # beside the image runs' training times.
-    for run in params.text_runs():
-        f = out / "text" / "train" / run.id / "run.json"
-        if f.is_file():
-            r = read_json(f)
-            context["provenance"]["timings"].append({
-                "run": f"text_pretrain@{run.id}", "seconds": r["train_seconds"],
-                "device": r["device"], "samples_per_s": r["samples_per_s"], "steps": r["steps"]})
-    context["provenance"]["sim_seconds"] = {e: s.get("seconds") for e, s in sims.items()}
-    html, md = render(context)
-    write_text_atomic(out / "index.html", html)
-    write_text_atomic(out / "REPORT.md", md)
-    print(f"wrote {out / 'index.html'} and {out / 'REPORT.md'}")
+    write_report(params_or_exit(), out)
 
 
 if __name__ == "__main__":

@@ -10,11 +10,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import mean_ci, ols_ci, t_mean
 from infonce_lab.io import read_json
 from infonce_lab.params import Params, Run, TextRun
 
-COMPARED = ("linear.test_acc", "knn.test_acc", "knn.test_recall_at_1")
+COMPARED = metrics.names(compared=True)
 
 
 def metric_columns(df: pd.DataFrame) -> list[str]:
@@ -105,7 +106,7 @@ def _paired_gains(df: pd.DataFrame, part: pd.DataFrame) -> dict[str, Any]:
     if pairs.empty:
         return {}
     out = {}
-    for m in ("linear.test_acc", "knn.test_acc"):
+    for m in metrics.names(headline=True):
         diff = (pairs[m].astype(float) - pairs[f"{m}.base"].astype(float)).tolist()
         t = t_mean(diff)
         out[m] = {**mean_ci(diff), "t": None if t is None else t.to_json()}
@@ -161,7 +162,7 @@ def paired_comparisons(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
     return out
 
 
-AU_METRICS = ("linear.test_acc", "knn.test_acc")
+AU_METRICS = metrics.names(headline=True)
 AU_COORDS = ["geometry.alignment", "geometry.uniformity"]
 
 
@@ -266,7 +267,7 @@ def select_on_validation(df: pd.DataFrame, summary: dict[str, dict[str, Any]]) -
     score, and its test score — the only test figure a selection may report (WEINCE App. F.1). kNN
     metrics are selected separately per metric."""
     t = _trained(df)
-    targets = {"linear.test_acc": "linear.val_acc", "knn.test_acc": "knn.val_acc"}
+    targets = {m.name: m.selected_on for m in metrics.METRICS if m.selected_on}
     targets |= {c: c.replace("test_", "val_") for c in df.columns if c.startswith("knn.test_recall")}
     out: dict[str, Any] = {}
     for (d, b), part in t.groupby(["encoder.dataset", "encoder.backbone"], sort=False):
@@ -353,12 +354,7 @@ def summarise_tails(params: Params, tails_dir: str | Path = "reports/tails") -> 
 
 
 # ------------------------------------------------------------------------------------- text
-TEXT_METRICS = ("sts.test_spearman", "sts.val_spearman", "linear.test_acc", "linear.val_acc",
-                "knn.test_acc", "knn.val_acc", "geometry.alignment", "geometry.uniformity",
-                "geometry.effective_rank",
-                # training statistics of the loss, averaged over every step (WEINCE: λ̄ and its
-                # effective inverse temperature κ̄; train.loop.RUN_STATS)
-                "train.inv_tau_eff_mean", "train.lambda_mean")
+TEXT_METRICS = metrics.names(text=True)
 
 
 def text_group_id(enc: dict[str, Any]) -> str:

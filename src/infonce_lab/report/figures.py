@@ -11,6 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from infonce_lab.evaluation import metrics
+
 PALETTE = {"trained": "#1f77b4", "random_init": "#ff7f0e", "raw_pixels": "#7f7f7f"}
 
 
@@ -25,8 +27,8 @@ def accuracy_bars(summary: dict[str, dict[str, Any]]) -> bytes:
     """Linear-probe and kNN test accuracy per configuration, mean with 95% t-interval over seeds."""
     groups = list(summary)
     fig, axes = plt.subplots(1, 2, figsize=(10, 0.55 * len(groups) + 1.6), sharey=True)
-    for ax, metric, title in zip(axes, ("linear.test_acc", "knn.test_acc"),
-                                 ("Linear probe — test accuracy", "Weighted kNN — test accuracy"),
+    headline = [m for m in metrics.METRICS if m.headline]
+    for ax, metric, title in zip(axes, (m.name for m in headline), (m.title for m in headline),
                                  strict=True):
         means = [summary[g][metric]["mean"] for g in groups]
         errs = [summary[g][metric]["ci95"] or 0.0 for g in groups]

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import holm
 from infonce_lab.io import read_json
 from infonce_lab.params import Params, params_hash
@@ -174,7 +175,7 @@ def comparison(params: Params, summary: dict[str, dict[str, Any]]) -> list[dict[
     return grids
 
 
-EXPLORED_METRICS = ("linear.test_acc", "knn.test_acc")
+EXPLORED_METRICS = metrics.names(headline=True)
 
 
 def with_holm(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -260,12 +261,7 @@ def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: d
 
 
 
-METRIC_COLUMNS = [
-    ("linear.test_acc", "linear"), ("knn.test_acc", "kNN acc."),
-    ("knn.test_recall_at_1", "R@1"), ("knn.test_recall_at_5", "R@5"),
-    ("knn.test_recall_at_50", "R@50"), ("geometry.alignment", "alignment"),
-    ("geometry.uniformity", "uniformity"), ("geometry.effective_rank", "eff. rank"),
-]
+METRIC_COLUMNS = [(m.name, m.column) for m in metrics.METRICS if m.table]
 
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infonce_lab.evaluation import metrics
 from infonce_lab.report.sections._paired import decide_pooled_and_per_schedule, oriented_pairs
 from infonce_lab.report.verdicts import (
     Below,
@@ -21,7 +22,7 @@ from infonce_lab.report.verdicts import (
 )
 
 SECTION = "au"
-METRICS = {"linear.test_acc": "linear probe", "knn.test_acc": "kNN"}
+METRICS = metrics.labels(headline=True)
 # "Competitive": DirectAU at most one accuracy point below InfoNCE — the resolution at which the
 # paper's own tables separate methods (its CIs are ±0.2–0.3 points over 4 seeds; one point is
 # several times that, and well below the gains the contrastive papers report).

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import TInference
 from infonce_lab.report.sections._paired import POINTS
 from infonce_lab.report.verdicts import Above, ClaimRow, Estimate, claim, decide_family, not_run_row
 
 SECTION, TOPIC = "pipeline", "Does contrastive pretraining learn anything?"
-METRICS = {"linear.test_acc": "linear probe", "knn.test_acc": "kNN"}
+METRICS = metrics.labels(headline=True)
 DEFAULT_MARGIN = 0.10  # params.yaml report.min_gain_over_random
 
 

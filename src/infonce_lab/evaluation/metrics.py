@@ -1,0 +1,65 @@
+"""Every per-encoder metric the study reports, declared once.
+
+A metric's name is its dotted key in the per-run metrics files (``<section>.<key>``, as
+``pipeline/protocol.py`` and ``pipeline/text_protocol.py`` write them); the aggregate stage and
+the report derive their lists from the flags here, so a metric added here is compared, tabled
+and selected everywhere it says, and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    label: str                       # in sentences and legends
+    short: str = ""                  # as a table column (the label when empty)
+    title: str = ""                  # as a figure panel's title
+    higher_is_better: bool = True
+    compared: bool = False           # paired comparisons between configurations (aggregate)
+    headline: bool = False           # gains over random init, the alignment–uniformity fit, figures
+    selected_on: str | None = None   # the validation metric a selection reads for this test metric
+    table: bool = False              # a column of the report's per-configuration table
+    text: bool = False               # summarised over seeds for the text study too
+
+    @property
+    def column(self) -> str:
+        return self.short or self.label
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("sts.test_spearman", "STS Spearman (test)", text=True),
+    Metric("sts.val_spearman", "STS Spearman (validation)", text=True),
+    Metric("linear.test_acc", "linear probe", short="linear",
+           title="Linear probe — test accuracy", compared=True, headline=True,
+           selected_on="linear.val_acc", table=True, text=True),
+    Metric("linear.val_acc", "linear probe (validation)", text=True),
+    Metric("knn.test_acc", "kNN", short="kNN acc.", title="Weighted kNN — test accuracy",
+           compared=True, headline=True, selected_on="knn.val_acc", table=True, text=True),
+    Metric("knn.val_acc", "kNN (validation)", text=True),
+    # Recall@k at every k of evaluation.recall_ks is summarised (and selected on its own val_
+    # column); these are the table's columns and the one compared (WEINCE's Table 3 reports R@1).
+    Metric("knn.test_recall_at_1", "kNN recall@1", short="R@1", compared=True, table=True),
+    Metric("knn.test_recall_at_5", "kNN recall@5", short="R@5", table=True),
+    Metric("knn.test_recall_at_50", "kNN recall@50", short="R@50", table=True),
+    Metric("geometry.alignment", "alignment", higher_is_better=False, table=True, text=True),
+    Metric("geometry.uniformity", "uniformity", higher_is_better=False, table=True, text=True),
+    Metric("geometry.effective_rank", "effective rank", short="eff. rank", table=True,
+           text=True),
+    # The loss's own statistics averaged over every training step (WEINCE: λ̄ and its effective
+    # inverse temperature κ̄; train/loop.py's RUN_STATS).
+    Metric("train.inv_tau_eff_mean", "mean effective inverse temperature κ̄", text=True),
+    Metric("train.lambda_mean", "mean mixing weight λ̄", text=True),
+)
+BY_NAME: dict[str, Metric] = {m.name: m for m in METRICS}
+
+
+def names(**flags: bool) -> tuple[str, ...]:
+    """The names of the metrics whose flags all have the given values, in declaration order."""
+    return tuple(m.name for m in METRICS if all(getattr(m, k) == v for k, v in flags.items()))
+
+
+def labels(**flags: bool) -> dict[str, str]:
+    return {m.name: m.label for m in METRICS if all(getattr(m, k) == v for k, v in flags.items())}

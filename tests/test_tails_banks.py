@@ -277,3 +277,21 @@ def test_allocation_per_anchor_histograms_rebuild_the_pooled_shares():
     ones = np.ones((1, 30))
     tv = tv_to_risk(ones @ per["risk"], ones @ per["softmax_grad"])[0]
     assert tv == pytest.approx(0.5 * np.abs(np.array(out["softmax_grad"]) - out["risk"]).sum())
+
+
+def test_stored_draws_give_the_diagnostics_of_the_live_encoder(tmp_path):
+    """The evaluate stage stores the banks' raw embeddings; diagnosing from the stored float32
+    arrays reproduces the diagnostics computed on the live encoder exactly."""
+    from infonce_lab.pipeline.diagnose import diagnose_banks
+    from infonce_lab.tails.banks import link_bank_from, link_draws, pot_draws, pot_pairs_from
+
+    gen = torch.Generator().manual_seed(SMALL.seed)
+    link = link_draws(embed, IMAGES, jitter, SMALL.bank.batches, SMALL.bank.batch_images, gen)
+    pot = pot_draws(embed, IMAGES, jitter, SMALL.pot.repeats, SMALL.pot.batch_images, gen)
+    np.savez(tmp_path / "bank.npz", link_z=link[0], link_images=link[1], pot_z=pot[0],
+             pot_images=pot[1])
+    with np.load(tmp_path / "bank.npz") as z:
+        stored, _ = diagnose_banks(link_bank_from(z["link_z"], z["link_images"]),
+                                   pot_pairs_from(z["pot_z"], z["pot_images"]), SMALL)
+    live, _ = diagnose_encoder(embed, IMAGES, jitter, SMALL)
+    assert stored == live

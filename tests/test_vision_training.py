@@ -14,7 +14,6 @@ import pytest
 import torch
 import yaml
 
-from infonce_lab.features import augmented_view_pairs
 from infonce_lab.models.build import extract_features, load_encoder
 from infonce_lab.params import (
     ConfigError,
@@ -27,6 +26,7 @@ from infonce_lab.params import (
     WeinceConfig,
     parse_params,
 )
+from infonce_lab.pipeline.extract import augmented_view_pairs
 from infonce_lab.pipeline.pretrain import train_image
 
 

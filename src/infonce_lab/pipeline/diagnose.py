@@ -8,7 +8,8 @@ One process for the dataset: on digits a run's diagnostics take ≈ 15 s against
 start and DVC bookkeeping per stage (reports/timings/), so a stage per run spent a third of its
 wall time on fixed cost. Outputs are replaced as whole folders once every run is done.
 
-``diagnose_encoder`` runs everything for one frozen encoder (one checkpoint) and returns
+The banks' embeddings come from the evaluate stage's extraction (``pipeline/extract.py``), so no
+encoder is run here. ``diagnose_banks`` runs everything for one checkpoint's banks and returns
 ``metrics`` (scalars with stable names, for ``dvc metrics diff`` and the summary over seeds) and
 ``plots`` (the arrays behind the figures). Every interval respects the dependence in the banks:
 POT exceedances and allocation anchors are resampled by image (pairs and views of one image share
@@ -18,19 +19,15 @@ candidates).
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from infonce_lab.data import load_raw
-from infonce_lab.data.views import as_float, augment_one
 from infonce_lab.io import write_json_dir
-from infonce_lab.models.build import load_encoder
 from infonce_lab.params import Params, TailsConfig
 from infonce_lab.pipeline import paths
+from infonce_lab.pipeline.extract import load_banks
 from infonce_lab.pipeline.study import dataset_runs
 from infonce_lab.tails.ablations import (
     ablation_trend,
@@ -42,11 +39,14 @@ from infonce_lab.tails.allocation import gradient_allocation, tv_to_risk
 from infonce_lab.tails.banks import (
     Augment,
     Embed,
+    LinkBank,
     PotScores,
     link_bank,
+    link_bank_from,
     pool_order,
     pool_scores,
     pot_pairs,
+    pot_pairs_from,
 )
 from infonce_lab.tails.link import fit_link, link_test, split_batches
 from infonce_lab.tails.pot import (
@@ -61,60 +61,44 @@ from infonce_lab.tails.pot import (
 from infonce_lab.tails.repulsion import repulsion_shares
 
 
-def checkpoints(model_dir: Path) -> list[Path]:
-    """The kept intermediate checkpoints in epoch order, then the final weights."""
-    final = model_dir / "model.pt"
-    if not final.is_file():
-        raise FileNotFoundError(f"{final}: no trained model; run the pretrain stage for this run")
-    kept = sorted(model_dir.glob("checkpoints/epoch_*.pt"),
-                  key=lambda p: int(re.findall(r"\d+", p.stem)[0]))
-    return [*kept, final]
-
-
 def diagnose_dataset(params: Params, dataset: str) -> None:
     runs = dataset_runs(params, dataset)
     cfg = params.tails
     torch.set_num_threads(params.training.threads)
-    data = load_raw(paths.raw_dir(dataset))
-    n = len(data.train_x)
-    for key, size in (("tails.bank.batch_images", cfg.bank.batch_images),
-                      ("tails.pot.batch_images", cfg.pot.batch_images)):
-        if size > n:
-            raise ValueError(f"{key} = {size}: at most the {n} training images of dataset "
-                             f"'{dataset}'")
-    kept = {r.id: checkpoints(paths.model_dir(r)) for r in runs}  # all there before any work
-    images = as_float(torch.as_tensor(data.train_x))  # uint8 datasets: to [0, 1] once
-    augment_cfg = params.datasets[dataset].augment
-
-    def augment(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-        return augment_one(x, augment_cfg, gen)
-
-    head = 1 if cfg.bank.embedding == "z" else 0  # the encoder returns (h, z)
+    banks = {r.id: load_banks(paths.features_dir(dataset) / r.id) for r in runs}  # before work
     first = cfg.link.placements[0]
     results: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     for run in runs:
         metrics: dict[str, Any] = {}
         plots: dict[str, Any] = {}
-        for path in kept[run.id]:
-            encoder, meta = load_encoder(path)
-            key = f"epoch_{int(meta['epoch'])}"
-            metrics[key], plots[key] = diagnose_encoder(lambda x, e=encoder: e(x)[head], images,
-                                                        augment, cfg)
+        for epoch, arrays in banks[run.id]:
+            key = f"epoch_{epoch}"
+            metrics[key], plots[key] = diagnose_banks(
+                link_bank_from(arrays["link_z"], arrays["link_images"]),
+                pot_pairs_from(arrays["pot_z"], arrays["pot_images"]), cfg)
             m = metrics[key]
             print(f"{run.id} {key}: xi {m['pot']['xi']:+.3f}, lambda({first}) "
                   f"{m['link'][first]['lambda_hat']:.3f}, delta "
                   f"{m['link'][first]['delta_mean']:+.4f}")
-        metrics["final_epoch"] = int(meta["epoch"])
+        metrics["final_epoch"] = banks[run.id][-1][0]
         results[run.id] = (metrics, plots)
     # Plots first: the metrics are what DVC and the summary look for.
     write_json_dir(paths.tails_plots_dir(dataset), {k: v[1] for k, v in results.items()})
     write_json_dir(paths.tails_metrics_dir(dataset), {k: v[0] for k, v in results.items()})
 
+
 def diagnose_encoder(embed: Embed, images: torch.Tensor, augment: Augment,
                      cfg: TailsConfig) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every diagnostic of one frozen encoder, drawing its banks here (tests and the GPU check;
+    the stage reads the banks the evaluate stage extracted)."""
     gen = torch.Generator().manual_seed(cfg.seed)
     bank = link_bank(embed, images, augment, cfg.bank.batches, cfg.bank.batch_images, gen)
     pairs = pot_pairs(embed, images, augment, cfg.pot.repeats, cfg.pot.batch_images, gen)
+    return diagnose_banks(bank, pairs, cfg)
+
+
+def diagnose_banks(bank: LinkBank, pairs: PotScores, cfg: TailsConfig
+                   ) -> tuple[dict[str, Any], dict[str, Any]]:
     metrics: dict[str, Any] = {}
     plots: dict[str, Any] = {}
     metrics["pot"], plots["pot"] = pot_diagnostics(pairs, cfg)

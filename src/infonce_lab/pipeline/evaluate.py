@@ -1,8 +1,8 @@
 """The evaluate stage for one image dataset: every run of the study on it, then the baselines.
 
-Each run's frozen features — backbone h and projector z of the train and test sets, and h of two
-augmented views of each test image — are extracted from its final weights into
-``features_dir(dataset)/<run>/`` and scored by the linear probe, weighted kNN and the
+Each run's frozen features are extracted once (``pipeline/extract.py``: the splits from its final
+weights, the tail banks' embeddings from every kept checkpoint) into ``features_dir(dataset)/<run>/``
+and the splits are scored by the linear probe, weighted kNN and the
 alignment/uniformity geometry into ``run_metrics(run)``. The baselines (randomly initialised
 encoders, one per backbone × seed, and raw pixels) go through the same protocol into
 ``baseline_metrics(dataset)``.
@@ -20,27 +20,20 @@ import numpy as np
 import torch
 
 from infonce_lab.data import load_raw
-from infonce_lab.features import augmented_view_pairs, save_features
 from infonce_lab.io import atomic_dir, write_json_atomic, write_json_dir
-from infonce_lab.models.build import extract_features, init_encoder, load_encoder
+from infonce_lab.models.build import init_encoder
 from infonce_lab.params import Params
 from infonce_lab.pipeline import paths
+from infonce_lab.pipeline.extract import (
+    Views,
+    augmented_view_pairs,
+    check_banks,
+    encode_splits,
+    extract_run,
+)
 from infonce_lab.pipeline.protocol import check_knn_k, evaluate_features
 from infonce_lab.pipeline.study import dataset_runs
 from infonce_lab.train.runtime import resolve_device
-
-Views = tuple[np.ndarray, np.ndarray]
-
-
-def _encode(encoder: torch.nn.Module, data: Any, views: Views, bs: int,
-            device: str | torch.device = "cpu") -> dict[str, np.ndarray]:
-    """Frozen features of one encoder: h and z of the train and test sets, h of the two test
-    views — what the protocol scores, trained runs and random-init baselines alike."""
-    train_h, train_z = extract_features(encoder, data.train_x, bs, device)
-    test_h, test_z = extract_features(encoder, data.test_x, bs, device)
-    return {"train_h": train_h, "train_z": train_z, "test_h": test_h, "test_z": test_z,
-            "view1_h": extract_features(encoder, views[0], bs, device)[0],
-            "view2_h": extract_features(encoder, views[1], bs, device)[0]}
 
 
 def _score(f: dict[str, np.ndarray], data: Any, ecfg: Any) -> dict[str, Any]:
@@ -58,20 +51,15 @@ def evaluate_dataset(params: Params, dataset: str) -> None:
         if not (paths.model_dir(run) / "model.pt").is_file():
             raise FileNotFoundError(f"{paths.model_dir(run) / 'model.pt'}: no trained model; run "
                                     f"the pretrain stage for {run.id}")
+    check_banks(params.tails, len(data.train_x), dataset)
     ecfg = params.evaluation
-    bs = ecfg.batch_size
     v1, v2 = augmented_view_pairs(data.test_x, params.datasets[dataset].augment, ecfg.view_seed)
     records: dict[str, dict[str, Any]] = {}
     with atomic_dir(paths.features_dir(dataset)) as feats:
         for run in runs:
-            encoder, _ = load_encoder(paths.model_dir(run) / "model.pt", map_location=device)
             out = feats / run.id
             out.mkdir()
-            f = _encode(encoder, data, (v1, v2), bs, device)
-            save_features(out, "train", f["train_h"], f["train_z"], data.train_y)
-            save_features(out, "test", f["test_h"], f["test_z"], data.test_y)
-            save_features(out, "test_view1", f["view1_h"], None, data.test_y)
-            save_features(out, "test_view2", f["view2_h"], None, data.test_y)
+            f = extract_run(paths.model_dir(run), out, data, (v1, v2), params, dataset, device)
             metrics = _score(f, data, ecfg)
             records[run.id] = {"encoder": {"kind": "trained", **run.model_dump()}, **metrics}
             print(f"{run.id}: features h {f['train_h'].shape[1]}-d, z {f['train_z'].shape[1]}-d; linear "
@@ -104,7 +92,7 @@ def baselines(params: Params, dataset: str, data: Any,
             for seed in params.study.seeds:
                 enc = init_encoder(params.backbones[backbone], data.train_x.shape[1], seed,
                                    int(data.train_x.shape[-1])).eval()
-                m = _score(_encode(enc, data, views, bs), data, ecfg)
+                m = _score(encode_splits(enc, data, views, bs), data, ecfg)
                 out[f"random_init-{backbone}-{seed}"] = {
                     "encoder": {"kind": "random_init", "dataset": dataset, "backbone": backbone,
                                 "seed": seed}, **m}

@@ -65,6 +65,7 @@ def train_text(sentences: list[str], *, encoder: torch.nn.Module, tokenizer: Any
                 log_every_steps=t.log_every_steps, checkpoint_steps=frozenset(t.checkpoint_steps),
                 eval_every_steps=t.eval_every_steps, select_best=t.selection == "best_val",
                 max_grad_norm=t.max_grad_norm, bf16=True, threads=t.threads,
+                find_unused_parameters=True,
                 advice="lower text.training.lr or raise the temperature")
     return fit(SentencePairs(sentences, tokenizer, t.max_length, device, seed), encoder, loss_fn,
                build_schedule(schedule, spe), optimizer, plan, device=device, seed=seed,

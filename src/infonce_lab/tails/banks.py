@@ -42,11 +42,24 @@ def _draw(n_images: int, batch_images: int, gen: torch.Generator) -> torch.Tenso
 
 
 @torch.no_grad()
-def link_bank(embed: Embed, images: torch.Tensor, augment: Augment, batches: int,
-              batch_images: int, gen: torch.Generator) -> LinkBank:
-    """The link bank of WEINCE §2.3.2 at any size. Images are drawn without replacement within a
-    batch."""
-    b = batch_images
+def link_draws(embed: Embed, images: torch.Tensor, augment: Augment, batches: int,
+               batch_images: int, gen: torch.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The link bank's draws, embedded: (batches·2B, d) raw embeddings, batch after batch (the
+    first views of its B images, then the second), and the (batches, B) images drawn. Images are
+    drawn without replacement within a batch. This is the encoder's whole part in the bank; the
+    scores follow from it (:func:`link_bank_from`)."""
+    zs, chosen_all = [], []
+    for _ in range(batches):
+        chosen = _draw(len(images), batch_images, gen)
+        x = images[chosen]
+        zs.append(embed(torch.cat([augment(x, gen), augment(x, gen)])).numpy())
+        chosen_all.append(chosen.numpy())
+    return np.concatenate(zs), np.stack(chosen_all)
+
+
+def link_bank_from(z_raw: np.ndarray, chosen: np.ndarray) -> LinkBank:
+    """The link bank of WEINCE §2.3.2 from :func:`link_draws`' embeddings."""
+    batches, b = chosen.shape
     rows, batch_ids, zs, image_ids = [], [], [], []
     # Column order for anchor a: its positive, then the other views of the batch in order.
     idx = torch.arange(2 * b)
@@ -54,17 +67,20 @@ def link_bank(embed: Embed, images: torch.Tensor, augment: Augment, batches: int
     others = torch.stack([idx[(idx != a) & (idx != pos[a])] for a in range(2 * b)])
     cols = torch.cat([pos[:, None], others], dim=1)
     for k in range(batches):
-        chosen = _draw(len(images), b, gen)
-        x = images[chosen]
-        views = torch.cat([augment(x, gen), augment(x, gen)])
-        z = F.normalize(embed(views).double(), dim=1)
+        z = F.normalize(torch.from_numpy(z_raw[2 * b * k:2 * b * (k + 1)]).double(), dim=1)
         sim = z @ z.T
         rows.append(sim.gather(1, cols).numpy())
         batch_ids.append(np.full(2 * b, k))
         zs.append(z.numpy())
-        image_ids.append(torch.cat([chosen, chosen]).numpy())
+        image_ids.append(np.concatenate([chosen[k], chosen[k]]))
     return LinkBank(scores=np.concatenate(rows), batch=np.concatenate(batch_ids),
                     z=np.concatenate(zs), image=np.concatenate(image_ids))
+
+
+def link_bank(embed: Embed, images: torch.Tensor, augment: Augment, batches: int,
+              batch_images: int, gen: torch.Generator) -> LinkBank:
+    """The link bank of WEINCE §2.3.2 at any size, drawn and scored at once."""
+    return link_bank_from(*link_draws(embed, images, augment, batches, batch_images, gen))
 
 
 def pool_order(image: np.ndarray, size: int, seed: int) -> np.ndarray:
@@ -101,20 +117,37 @@ class PotScores:
 
 
 @torch.no_grad()
-def pot_pairs(embed: Embed, images: torch.Tensor, augment: Augment, repeats: int,
-              batch_images: int, gen: torch.Generator) -> PotScores:
-    """WEINCE §2.3.1 (Fig. 3): cosines of distinct pairs among first views, ``repeats`` batches
-    pooled, with the two images of every pair (the clusters of the POT bootstrap: an image drawn
-    in several batches, and every pair it is in, share it)."""
-    tri = torch.tril_indices(batch_images, batch_images, offset=-1)
-    out, ia, ib = [], [], []
+def pot_draws(embed: Embed, images: torch.Tensor, augment: Augment, repeats: int,
+              batch_images: int, gen: torch.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The POT bank's draws, embedded: (repeats·B, d) raw first-view embeddings and the
+    (repeats, B) images drawn (:func:`pot_pairs_from` scores them)."""
+    zs, chosen_all = [], []
     for _ in range(repeats):
         chosen = _draw(len(images), batch_images, gen)
-        z = F.normalize(embed(augment(images[chosen], gen)).double(), dim=1)
+        zs.append(embed(augment(images[chosen], gen)).numpy())
+        chosen_all.append(chosen.numpy())
+    return np.concatenate(zs), np.stack(chosen_all)
+
+
+def pot_pairs_from(z_raw: np.ndarray, chosen: np.ndarray) -> PotScores:
+    """WEINCE §2.3.1 (Fig. 3): cosines of distinct pairs among first views, the batches pooled,
+    with the two images of every pair (the clusters of the POT bootstrap: an image drawn in
+    several batches, and every pair it is in, share it)."""
+    repeats, b = chosen.shape
+    tri = torch.tril_indices(b, b, offset=-1)
+    out, ia, ib = [], [], []
+    for k in range(repeats):
+        z = F.normalize(torch.from_numpy(z_raw[b * k:b * (k + 1)]).double(), dim=1)
         out.append((z @ z.T)[tri[0], tri[1]].numpy())
-        ia.append(chosen[tri[0]].numpy())
-        ib.append(chosen[tri[1]].numpy())
+        ia.append(chosen[k][tri[0].numpy()])
+        ib.append(chosen[k][tri[1].numpy()])
     return PotScores(np.concatenate(out), np.concatenate(ia), np.concatenate(ib))
+
+
+def pot_pairs(embed: Embed, images: torch.Tensor, augment: Augment, repeats: int,
+              batch_images: int, gen: torch.Generator) -> PotScores:
+    """:func:`pot_pairs_from` on a fresh draw."""
+    return pot_pairs_from(*pot_draws(embed, images, augment, repeats, batch_images, gen))
 
 
 def pot_scores(embed: Embed, images: torch.Tensor, augment: Augment, repeats: int,

@@ -85,6 +85,9 @@ class Plan:
     bf16: bool = False              # autocast, on CUDA only
     compile: bool = False
     threads: int | None = None
+    # DDP: parameters the loss may not reach (a transformer's pooler under mean pooling) are
+    # looked for each step; without it DDP stops at the second step waiting for their gradients.
+    find_unused_parameters: bool = False
     advice: str = "lower training.lr or raise the temperature"
 
 
@@ -157,7 +160,8 @@ def fit(source: BatchSource, encoder: nn.Module, loss_fn: Loss, schedule: Schedu
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
 
-        model = DDP(encoder, device_ids=[device.index] if device.type == "cuda" else None)
+        model = DDP(encoder, device_ids=[device.index] if device.type == "cuda" else None,
+                    find_unused_parameters=plan.find_unused_parameters)
     if plan.compile:
         model = torch.compile(model)
     autocast = torch.autocast(device.type, dtype=torch.bfloat16,

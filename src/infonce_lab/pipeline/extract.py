@@ -1,0 +1,132 @@
+"""Feature extraction, the step between pretrain and the two readers (evaluate, diagnose): every
+encoder is run once, and only here.
+
+For each run of a dataset, into ``features_dir(dataset)/<run>/``:
+
+- from the final weights, h and z of the train and test sets and h of two augmented views of each
+  test image (``train.npz``, ``test.npz``, ``test_view1.npz``, ``test_view2.npz``): what the
+  evaluation protocol scores;
+- from every kept checkpoint and the final weights, the embeddings of the tail diagnostics' banks
+  (``bank_epoch_XXXX.npz``): the link bank's 2B views per batch and the POT bank's first views,
+  drawn from ``tails.seed`` so every run and checkpoint sees the same images and augmentations
+  (WEINCE §2.3.1–2.3.2). The diagnose stage reads these and never touches an encoder.
+
+It runs inside the evaluate stage rather than as a stage of its own: on digits a stage costs ≈ 7 s
+of process start and DVC bookkeeping, the extraction of a dataset's runs about as much.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from infonce_lab.data.views import as_float, augment_one, make_views
+from infonce_lab.io import save_npz_atomic
+from infonce_lab.models.build import extract_features, load_encoder
+from infonce_lab.params import AugmentConfig, Params, TailsConfig
+from infonce_lab.tails.banks import link_draws, pot_draws
+
+Views = tuple[np.ndarray, np.ndarray]
+
+
+@torch.no_grad()
+def augmented_view_pairs(x: np.ndarray, augment: AugmentConfig, seed: int) -> Views:
+    """Two augmented views of every image (the positive pairs that alignment is measured on)."""
+    gen = torch.Generator().manual_seed(seed)
+    v1, v2 = make_views(torch.as_tensor(x), augment, gen)
+    return v1.numpy(), v2.numpy()
+
+
+def checkpoints(model_dir: Path) -> list[Path]:
+    """The kept intermediate checkpoints in epoch order, then the final weights."""
+    final = model_dir / "model.pt"
+    if not final.is_file():
+        raise FileNotFoundError(f"{final}: no trained model; run the pretrain stage for this run")
+    kept = sorted(model_dir.glob("checkpoints/epoch_*.pt"),
+                  key=lambda p: int(re.findall(r"\d+", p.stem)[0]))
+    return [*kept, final]
+
+
+def encode_splits(encoder: torch.nn.Module, data: Any, views: Views, bs: int,
+                  device: str | torch.device = "cpu") -> dict[str, np.ndarray]:
+    """h and z of the train and test sets, h of the two test views — what the protocol scores,
+    trained runs and random-init baselines alike."""
+    train_h, train_z = extract_features(encoder, data.train_x, bs, device)
+    test_h, test_z = extract_features(encoder, data.test_x, bs, device)
+    return {"train_h": train_h, "train_z": train_z, "test_h": test_h, "test_z": test_z,
+            "view1_h": extract_features(encoder, views[0], bs, device)[0],
+            "view2_h": extract_features(encoder, views[1], bs, device)[0]}
+
+
+def save_splits(out: Path, f: dict[str, np.ndarray], data: Any) -> None:
+    for split, h, z, y in (("train", f["train_h"], f["train_z"], data.train_y),
+                           ("test", f["test_h"], f["test_z"], data.test_y),
+                           ("test_view1", f["view1_h"], None, data.test_y),
+                           ("test_view2", f["view2_h"], None, data.test_y)):
+        arrays = {"h": h.astype(np.float32), "y": y}
+        if z is not None:
+            arrays["z"] = z.astype(np.float32)
+        save_npz_atomic(out / f"{split}.npz", **arrays)
+
+
+def check_banks(cfg: TailsConfig, n_images: int, dataset: str) -> None:
+    for key, size in (("tails.bank.batch_images", cfg.bank.batch_images),
+                      ("tails.pot.batch_images", cfg.pot.batch_images)):
+        if size > n_images:
+            raise ValueError(f"{key} = {size}: at most the {n_images} training images of "
+                             f"dataset '{dataset}'")
+
+
+@torch.no_grad()
+def bank_embeddings(encoder: torch.nn.Module, images: torch.Tensor, params: Params,
+                    dataset: str, device: str | torch.device = "cpu") -> dict[str, np.ndarray]:
+    """One checkpoint's bank embeddings (``tails.bank.embedding``: z or h), from one generator
+    seeded with ``tails.seed``: the link bank's draws first, then the POT bank's."""
+    cfg, aug = params.tails, params.datasets[dataset].augment
+    head = 1 if cfg.bank.embedding == "z" else 0  # the encoder returns (h, z)
+    encoder = encoder.to(device).eval()
+
+    def embed(x: torch.Tensor) -> torch.Tensor:
+        return encoder(x.to(device))[head].float().cpu()
+
+    def augment(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        return augment_one(x, aug, gen)
+
+    gen = torch.Generator().manual_seed(cfg.seed)
+    link_z, link_images = link_draws(embed, images, augment, cfg.bank.batches,
+                                     cfg.bank.batch_images, gen)
+    pot_z, pot_images = pot_draws(embed, images, augment, cfg.pot.repeats, cfg.pot.batch_images,
+                                  gen)
+    return {"link_z": link_z, "link_images": link_images, "pot_z": pot_z,
+            "pot_images": pot_images}
+
+
+def extract_run(model_dir: Path, out: Path, data: Any, views: Views, params: Params,
+                dataset: str, device: str | torch.device = "cpu") -> dict[str, np.ndarray]:
+    """Every feature file of one run; returns the final weights' split features."""
+    images = as_float(torch.as_tensor(data.train_x))  # uint8 datasets: to [0, 1] once
+    f: dict[str, np.ndarray] = {}
+    for path in checkpoints(model_dir):
+        encoder, meta = load_encoder(path, map_location=device)
+        save_npz_atomic(out / f"bank_epoch_{int(meta['epoch']):04d}.npz",
+                        **bank_embeddings(encoder, images, params, dataset, device))
+        if path.name == "model.pt":
+            f = encode_splits(encoder, data, views, params.evaluation.batch_size, device)
+            save_splits(out, f, data)
+    return f
+
+
+def load_banks(run_features: Path) -> list[tuple[int, dict[str, np.ndarray]]]:
+    """A run's bank embeddings, (epoch, arrays) in epoch order (the final weights last)."""
+    files = sorted(run_features.glob("bank_epoch_*.npz"))
+    if not files:
+        raise FileNotFoundError(f"{run_features}: no bank_epoch_*.npz; run the evaluate stage")
+    out = []
+    for f in files:
+        with np.load(f) as z:
+            out.append((int(f.stem.removeprefix("bank_epoch_")), {k: z[k] for k in z.files}))
+    return out

@@ -1,0 +1,66 @@
+"""The text study under DDP (2 CPU processes, gloo) through the same loop as the images: each
+process encodes its half of every global batch, the loss sees the gathered batch, and the
+replicas' weights stay identical; rank 0 alone writes the resume state."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import numpy as np
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from infonce_lab.params import (
+    FixedSchedule,
+    TextTrainingConfig,
+    TransformerEncoderConfig,
+    WeinceConfig,
+)
+from infonce_lab.train.checkpointing import load_state
+from infonce_lab.train.loop import Resume
+from test_text_resume import SENTENCES, TINY
+
+
+def _worker(rank: int, world: int, port: int, state: str, queue) -> None:  # noqa: ANN001
+    from infonce_lab.models.text import build_sentence_encoder, load_tokenizer
+    from infonce_lab.pipeline.text_pretrain import train_text
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        cfg = TransformerEncoderConfig(pooling="mean", random_init=True, overrides=TINY)
+        res = train_text(SENTENCES, encoder=build_sentence_encoder(cfg, 0),
+                         tokenizer=load_tokenizer(cfg),
+                         loss=WeinceConfig(min_tail_points=3, candidates="cross_view"),
+                         schedule=FixedSchedule(tau=0.1), seed=0,
+                         training=TextTrainingConfig(epochs=3, batch_size=8, lr=1e-3,
+                                                     max_length=16, threads=1,
+                                                     checkpoint_every_steps=2),
+                         resume=Resume(Path(state), "ddp", 2))
+        queue.put((rank, res.steps, res.final_loss,
+                   {k: v.numpy().copy() for k, v in res.encoder.state_dict().items()}))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_two_processes_keep_identical_text_replicas(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(r, 2, port, str(tmp_path / "s.pt"), queue))
+             for r in range(2)]
+    for p in procs:
+        p.start()
+    out = {r: (steps, loss, sd) for r, steps, loss, sd in (queue.get(timeout=150) for _ in procs)}
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    (s0, l0, w0), (s1, l1, w1) = out[0], out[1]
+    assert s0 == s1 == 3 * (len(SENTENCES) // 8) and np.isfinite(l0) and l0 == l1
+    for k in w0:
+        np.testing.assert_array_equal(w0[k], w1[k], err_msg=k)
+    assert load_state(tmp_path / "s.pt", "ddp")["step"] == 8  # rank 0 wrote it

@@ -5,7 +5,14 @@ import copy
 import numpy as np
 import pytest
 
-from infonce_lab.params import ConfigError, load_params, parse_params, run_id
+from infonce_lab.params import (
+    ConfigError,
+    Configuration,
+    Run,
+    RunId,
+    load_params,
+    parse_params,
+)
 from infonce_lab.pipeline.protocol import check_knn_k
 
 
@@ -18,8 +25,20 @@ def _error(raw: dict) -> str:
 def test_shipped_params_are_valid(repo_root):
     p = load_params(repo_root / "params.yaml")
     assert len(p.runs()) == len(p.study.seeds) * len(p.study.losses) * len(p.study.schedules)
-    assert p.runs()[0].id == run_id(*p.study.datasets[:1], p.study.backbones[0],
-                                    p.study.losses[0], p.study.schedules[0], p.study.seeds[0])
+    first = "-".join(map(str, (p.study.datasets[0], p.study.backbones[0], p.study.losses[0],
+                               p.study.schedules[0], p.study.seeds[0])))
+    assert p.runs()[0].id == first  # DVC's matrix suffix: pretrain@<id>
+
+
+def test_run_ids_parse_back():
+    run = Run(dataset="digits", backbone="resnet_digits", loss="weince", schedule="cosine", seed=3)
+    rid = RunId.parse(run.id)
+    assert rid == run.run_id and rid.to_str() == run.id and rid.seed == 3
+    assert rid.config == Configuration.parse("digits-resnet_digits-weince-cosine")
+    assert rid.config.loss == "weince" and rid.config.model == "resnet_digits"
+    for bad in ("digits-resnet-weince-cosine", "a-b-c-d-e-1", "digits-r-l-s-x"):
+        with pytest.raises(ValueError, match="is not a"):
+            RunId.parse(bad)
 
 
 def test_unknown_key_is_named(raw):
@@ -163,9 +182,9 @@ def test_simulation_keys_are_checked(raw, patch, key):
 
 def test_text_study_is_validated(raw):
     p = parse_params(copy.deepcopy(raw))
-    assert [r.id for r in p.text_runs()][0] == run_id(
+    assert RunId.parse(p.text_runs()[0].id).config == Configuration(
         p.text.study.datasets[0], p.text.study.encoders[0], p.text.study.losses[0],
-        p.text.study.schedules[0], p.text.study.seeds[0])
+        p.text.study.schedules[0])
     bad = copy.deepcopy(raw)
     bad["text"]["study"]["encoders"] = ["minilm", "gpt"]
     msg = _error(bad)

@@ -13,7 +13,7 @@ import pandas as pd
 from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import mean_ci, ols_ci, t_mean
 from infonce_lab.io import read_json
-from infonce_lab.params import Params, Run, TextRun
+from infonce_lab.params import Configuration, Params, Run, TextRun
 
 COMPARED = metrics.names(compared=True)
 
@@ -28,7 +28,7 @@ def group_id(enc: dict[str, Any]) -> str:
     """Encoders that differ only by seed share a group."""
     kind = enc["kind"]
     if kind == "trained":
-        return f"{enc['dataset']}-{enc['backbone']}-{enc['loss']}-{enc['schedule']}"
+        return Configuration(enc["dataset"], enc["backbone"], enc["loss"], enc["schedule"]).to_str()
     if kind == "random_init":
         return f"{enc['dataset']}-{enc['backbone']}-random_init"
     return f"{enc['dataset']}-{kind}"
@@ -360,7 +360,7 @@ TEXT_METRICS = metrics.names(text=True)
 def text_group_id(enc: dict[str, Any]) -> str:
     kind = enc["kind"]
     if kind == "trained":
-        return f"{enc['dataset']}-{enc['encoder']}-{enc['loss']}-{enc['schedule']}"
+        return Configuration(enc["dataset"], enc["encoder"], enc["loss"], enc["schedule"]).to_str()
     if kind == "untuned":
         return f"{enc['dataset']}-{enc['encoder']}-untuned"
     return f"{enc['dataset']}-{kind}"

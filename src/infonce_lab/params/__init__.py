@@ -7,7 +7,7 @@ allowed — and no output has been touched yet.
 Named sections (``backbones``, ``losses``, ``schedules``, ``datasets``) are dictionaries of
 configurations keyed by a name that the ``study`` lists refer to. A run is one element of the
 product ``study.datasets × backbones × losses × schedules × seeds``; its id joins the names with
-``-`` (see :func:`run_id`), which is why names may only use letters, digits and ``_``. Kinds are
+``-`` (see :class:`RunId`), which is why names may only use letters, digits and ``_``. Kinds are
 discriminated unions (``kind:``); the error locations derive the kind tags from them.
 """
 
@@ -86,12 +86,13 @@ from infonce_lab.params.simulation import (
 )
 from infonce_lab.params.study import (
     Baseline,
+    Configuration,
     Params,
     ReportConfig,
     Run,
+    RunId,
     StudyConfig,
     TextRun,
-    run_id,
 )
 from infonce_lab.params.tails import (
     AblationConfig,
@@ -117,6 +118,8 @@ from infonce_lab.params.text import (
 from infonce_lab.params.training import TrainingConfig
 
 __all__ = [
+    "Configuration",
+    "RunId",
     "AblationConfig",
     "AllocationConfig",
     "AugmentConfig",
@@ -200,5 +203,4 @@ __all__ = [
     "loss_takes_temperature",
     "params_hash",
     "parse_params",
-    "run_id",
 ]

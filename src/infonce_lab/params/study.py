@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -152,30 +153,85 @@ class Params(Strict):
         ]
 
 
-class Run(Strict):
+@dataclass(frozen=True)
+class Configuration:
+    """A configuration: a run without its seed — what the summary groups seeds by. Names cannot
+    hold ``-`` (NAME_PATTERN), so the id parses back without ambiguity."""
+
+    dataset: str
+    model: str  # the backbone (images) or the encoder (text)
+    loss: str
+    schedule: str
+
+    def to_str(self) -> str:
+        return "-".join((self.dataset, self.model, self.loss, self.schedule))
+
+    @classmethod
+    def parse(cls, text: str) -> Configuration:
+        parts = text.split("-")
+        if len(parts) != 4:
+            raise ValueError(f"{text!r} is not a configuration id (dataset-model-loss-schedule)")
+        return cls(*parts)
+
+
+@dataclass(frozen=True)
+class RunId:
+    """A run's id: its configuration and seed, identical to the suffix DVC gives the matrix stage
+    (``pretrain@<id>``)."""
+
+    config: Configuration
+    seed: int
+
+    def to_str(self) -> str:
+        return f"{self.config.to_str()}-{self.seed}"
+
+    @classmethod
+    def parse(cls, text: str) -> RunId:
+        head, _, seed = text.rpartition("-")
+        if not seed.isdigit():
+            raise ValueError(f"{text!r} is not a run id (dataset-model-loss-schedule-seed)")
+        return cls(Configuration.parse(head), int(seed))
+
+
+class _Identified:
+    """The id of a run schema (its fields: dataset, a model, loss, schedule, seed). No annotations
+    here: pydantic would take them for fields, ahead of the model's own order."""
+
+    def _model(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def run_id(self) -> RunId:
+        d = self.__dict__
+        return RunId(Configuration(d["dataset"], self._model(), d["loss"], d["schedule"]),
+                     d["seed"])
+
+    @property
+    def id(self) -> str:
+        return self.run_id.to_str()
+
+
+class Run(Strict, _Identified):
+    """One image encoder: dataset × backbone × loss × schedule × seed."""
+
     dataset: Name
     backbone: Name
     loss: Name
     schedule: Name
     seed: int
 
-    @property
-    def id(self) -> str:
-        return run_id(self.dataset, self.backbone, self.loss, self.schedule, self.seed)
+    def _model(self) -> str:
+        return self.backbone
 
 
-class TextRun(Strict):
+class TextRun(Strict, _Identified):
+    """One text encoder: dataset × encoder × loss × schedule × seed."""
+
     dataset: Name
     encoder: Name
     loss: Name
     schedule: Name
     seed: int
 
-    @property
-    def id(self) -> str:
-        return run_id(self.dataset, self.encoder, self.loss, self.schedule, self.seed)
-
-
-def run_id(dataset: str, backbone: str, loss: str, schedule: str, seed: int | str) -> str:
-    """The run id — identical to the suffix DVC gives the matrix stage (``pretrain@<id>``)."""
-    return f"{dataset}-{backbone}-{loss}-{schedule}-{seed}"
+    def _model(self) -> str:
+        return self.encoder

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from infonce_lab.evaluation import metrics
+from infonce_lab.params import Configuration, RunId
 
 PALETTE = {"trained": "#1f77b4", "random_init": "#ff7f0e", "raw_pixels": "#7f7f7f"}
 
@@ -55,7 +56,7 @@ def _by_group(curves: dict[str, dict[str, pd.DataFrame]], name: str) -> dict[str
     groups: dict[str, list[pd.DataFrame]] = {}
     for run, frames in curves.items():
         if name in frames:
-            groups.setdefault(run.rsplit("-", 1)[0], []).append(frames[name])
+            groups.setdefault(RunId.parse(run).config.to_str(), []).append(frames[name])
     return {g: _group_mean(fs) for g, fs in groups.items()}
 
 
@@ -109,7 +110,7 @@ def temperature_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes:
     """τ(step) of each schedule as training used it (one line per schedule)."""
     per_schedule: Series = {}
     for run, frames in curves.items():
-        schedule = run.split("-")[3]
+        schedule = RunId.parse(run).config.schedule
         if "tau" in frames and schedule not in per_schedule:
             df = frames["tau"]
             per_schedule[schedule] = pd.DataFrame({"step": df["step"], "value": df[df.columns[-1]]})
@@ -159,20 +160,23 @@ def _floats(rows: list[dict[str, Any]], key: str) -> list[float]:
 
 def _short_label(group: str, groups: list[str]) -> str:
     """Drop the dataset-backbone prefix when every group shares it: legends stay short."""
-    if len({g.rsplit("-", 2)[0] for g in groups}) == 1:
-        return "/".join(group.split("-")[-2:])
+    configs = [Configuration.parse(g) for g in groups]
+    if len({(c.dataset, c.model) for c in configs}) == 1:
+        c = Configuration.parse(group)
+        return f"{c.loss}/{c.schedule}"
     return group
 
 
 def _group_styles(groups: list[str]) -> dict[str, dict[str, Any]]:
     """Colour by loss, line style by schedule: nine lines stay tellable apart."""
-    losses = sorted({g.split("-")[-2] for g in groups})
-    schedules = sorted({g.split("-")[-1] for g in groups})
+    configs = {g: Configuration.parse(g) for g in groups}
+    losses = sorted({c.loss for c in configs.values()})
+    schedules = sorted({c.schedule for c in configs.values()})
     colours = plt.get_cmap("tab10").colors
     dashes = ["-", "--", ":", "-."]
-    return {g: {"color": colours[losses.index(g.split("-")[-2]) % len(colours)],
-                "linestyle": dashes[schedules.index(g.split("-")[-1]) % len(dashes)]}
-            for g in groups}
+    return {g: {"color": colours[losses.index(c.loss) % len(colours)],
+                "linestyle": dashes[schedules.index(c.schedule) % len(dashes)]}
+            for g, c in configs.items()}
 
 
 def _epoch_series(group: dict[str, Any], key: str) -> tuple[list[int], list[float], list[float]]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from infonce_lab.io import read_json
+from infonce_lab.params import RunId
 
 
 def load_sims(sims_dir: Path, experiments: list[str]) -> dict[str, dict[str, Any]]:
@@ -30,12 +31,12 @@ def representative_plots(plots_dir: Path, run_ids: list[str]) -> dict[str, Any] 
     if not present:
         return None
     run = present[0]
-    group = run.rsplit("-", 1)[0]
+    group = RunId.parse(run).config
     seeds: dict[str, dict[str, Any]] = {}
     epochs: dict[str, int] = {}
     for r in present:
-        if r.rsplit("-", 1)[0] == group:
+        if RunId.parse(r).config == group:
             record = read_json(plots_dir / f"{r}.json")
             epochs[r] = final_plot_epoch(record)
             seeds[r] = record[f"epoch_{epochs[r]}"]
-    return {"run": run, "group": group, "epoch": epochs[run], "plots": seeds[run], "seeds": seeds}
+    return {"run": run, "group": group.to_str(), "epoch": epochs[run], "plots": seeds[run], "seeds": seeds}

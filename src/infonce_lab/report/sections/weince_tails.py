@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infonce_lab.evaluation.stats import TInference, t_mean
+from infonce_lab.params import Configuration
 from infonce_lab.report.verdicts import (
     ALPHA,
     Above,
@@ -499,7 +500,7 @@ def _split(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
                 for g in tails.values()}) > 1
     counted, context = [], []
     for gid, group in tails.items():
-        loss = (group.get("run") or {}).get("loss") or gid.split("-")[-2]
+        loss = (group.get("run") or {}).get("loss") or Configuration.parse(gid).loss
         kind = loss_kinds.get(loss, "unknown")
         item = (_name(gid, group, many), kind, group)
         (counted if kind == COUNTED_KIND else context).append(item)

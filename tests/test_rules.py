@@ -11,7 +11,7 @@ import pytest
 from infonce_lab.report import sections
 from infonce_lab.report.verdicts import Outcome
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parent / "report"  # where the section modules' tests live
 
 
 def _fixtures(module_name: str) -> dict:

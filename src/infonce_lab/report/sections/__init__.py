@@ -5,7 +5,7 @@
 - ``claim_rows(...) -> list[ClaimRow]`` — the rows of its claims (and self-checks), built from the
   results files through :mod:`infonce_lab.report.verdicts`.
 
-``tests/test_report_<module>.py`` holds ``FIXTURES: dict[str, tuple[input, input]]``: for every
+``tests/report/test_report_<module>.py`` holds ``FIXTURES: dict[str, tuple[input, input]]``: for every
 rule id, an input that must pass the rule and one that must fail it. ``tests/test_rules.py``
 checks that every module's every rule has both, and that they decide as they must.
 """

@@ -59,7 +59,7 @@ TRAP_EXCESS = math.log(10.0)
 # g: midpoint between a polynomial decay (0) and the bound's stretched exponential (1).
 STRETCH_MIDPOINT = 0.5
 # Hazard slope / (−c/c*) or /(−ΔE): beyond Kramers' asymptotics the exact escape rate (the
-# generator's spectral gap, tests/test_sim_s0.py) bends the slope by ≈ 2% where β·ΔE ∈ [3, 6]
+# generator's spectral gap, tests/simulation/test_sim_s0.py) bends the slope by ≈ 2% where β·ΔE ∈ [3, 6]
 # and ≈ 1% beyond; ±15% is coarser than that and finer than the c/c* grid, whose neighbours at
 # c ≥ c* differ by ≥ 33%.
 HAZARD_MARGIN = 0.15

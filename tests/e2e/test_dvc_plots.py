@@ -22,7 +22,7 @@ import yaml
 from infonce_lab.devtools import dvc_plots, vega_offline
 from infonce_lab.params import load_params
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LIBS = [lib.spec for lib in vega_offline.VENDORED]
 
 

@@ -90,7 +90,7 @@ def test_the_loop_learns_the_temperature_and_bias(digits_splits, optimizer):
 
 
 def test_params_pair_it_with_a_schedule_of_kind_none():
-    raw = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
+    raw = yaml.safe_load((Path(__file__).resolve().parents[2] / "params.yaml").read_text())
     raw["study"].update(losses=["siglip"], schedules=["fixed_t02"])
     with pytest.raises(ValueError, match=r"schedules.fixed_t02.kind = .fixed.: expected .none.*learns its own"):
         parse_params(raw)

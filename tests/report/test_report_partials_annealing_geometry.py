@@ -17,7 +17,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from infonce_lab.report.render import fmt_ci, fmt_p, md_cell, verdict_class
 from infonce_lab.report.sections import annealing_s0, geometry
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIGURES = {n: "QUJD" for n in ("sim_s0_trap", "sim_s0_hazard", "sim_s0_fixed_beta",
                                 "sim_large_batch", "sim_wang_isola", "sim_gibbs",
                                 "sim_modality_gap", "sim_lifted_energy")}

@@ -20,7 +20,7 @@ from infonce_lab.report.verdicts import (
     reproduced,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_scoreboard_counts_paper_claims_per_section_and_self_checks_apart():

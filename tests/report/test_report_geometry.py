@@ -248,7 +248,7 @@ def test_missing_files_read_not_run_in_both_sections():
 
 
 def test_files_from_before_the_convergence_runs_read_not_run():
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     old = {n: json.loads((repo / "reports" / "sims" / f"{n}.json").read_text())
            for n in ("gibbs", "modality_gap", "large_batch")}
     for name, res in old.items():

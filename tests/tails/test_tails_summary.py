@@ -12,7 +12,7 @@ import pytest
 from infonce_lab.aggregate import summarise_tails
 from infonce_lab.params import load_params
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_per_seed_values_are_kept_with_their_runs(tmp_path: Path):

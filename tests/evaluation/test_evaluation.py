@@ -162,7 +162,7 @@ def test_probe_within_one_point_of_logistic_regression_on_encoder_features(digit
     from infonce_lab.models.build import extract_features, init_encoder
     from infonce_lab.params import load_params
 
-    p = load_params(Path(__file__).resolve().parents[1] / "params.yaml")
+    p = load_params(Path(__file__).resolve().parents[2] / "params.yaml")
     cfg, d = p.evaluation.probe, digits_splits
     enc = init_encoder(p.backbones[p.study.backbones[0]], 1, seed=1)
     for xtr, xte in ((extract_features(enc, d.train_x)[0], extract_features(enc, d.test_x)[0]),

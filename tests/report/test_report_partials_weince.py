@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-
-from infonce_lab.aggregate import summarise_text
-from infonce_lab.report import render as report_render
-from infonce_lab.report.sections import weince_tails, weince_text
 from test_report_weince_tails import KINDS as TAIL_KINDS
 from test_report_weince_tails import default_study
 from test_report_weince_text import I4, KAPPA_AT_CONTROL, LOSSES, TAUS, W4, _df
 from test_report_weince_text import KINDS as TEXT_KINDS
+
+from infonce_lab.aggregate import summarise_text
+from infonce_lab.report import render as report_render
+from infonce_lab.report.sections import weince_tails, weince_text
 
 PARTIALS = ("html/weince.html.j2", "md/weince.md.j2")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from test_text_resume import SENTENCES, TINY
 
 from infonce_lab.params import (
     FixedSchedule,
@@ -20,7 +21,6 @@ from infonce_lab.params import (
 )
 from infonce_lab.train.checkpointing import load_state
 from infonce_lab.train.loop import Resume
-from test_text_resume import SENTENCES, TINY
 
 
 def _worker(rank: int, world: int, port: int, state: str, queue) -> None:  # noqa: ANN001

@@ -15,12 +15,12 @@ discriminated unions (``kind:``); the error locations derive the kind tags from 
 # Every schema name, importable from ``infonce_lab.params`` (each module's public names).
 from infonce_lab.params.base import *  # noqa: F403
 from infonce_lab.params.data import *  # noqa: F403
+from infonce_lab.params.evaluation import *  # noqa: F403
+from infonce_lab.params.load import *  # noqa: F403
 from infonce_lab.params.models import *  # noqa: F403
 from infonce_lab.params.objectives import *  # noqa: F403
-from infonce_lab.params.training import *  # noqa: F403
-from infonce_lab.params.evaluation import *  # noqa: F403
-from infonce_lab.params.tails import *  # noqa: F403
 from infonce_lab.params.simulation import *  # noqa: F403
-from infonce_lab.params.text import *  # noqa: F403
 from infonce_lab.params.study import *  # noqa: F403
-from infonce_lab.params.load import *  # noqa: F403
+from infonce_lab.params.tails import *  # noqa: F403
+from infonce_lab.params.text import *  # noqa: F403
+from infonce_lab.params.training import *  # noqa: F403

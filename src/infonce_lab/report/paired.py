@@ -23,16 +23,3 @@ def comparisons(paired: dict[str, Any]) -> Iterator[Comparison]:
         ab, _, shared = comp.partition("@")
         a, _, b = ab.partition("_vs_")
         yield Comparison(setting, a, b, shared, metric, pair)
-
-
-def loss_kind_differences(paired: dict[str, Any], loss_kinds: dict[str, str], first: str,
-                          second: str, metrics: set[str] | dict[str, str]
-                          ) -> Iterator[tuple[Comparison, dict[str, Any]]]:
-    """Every comparison of a ``first``-kind loss with a ``second``-kind one on ``metrics``, with
-    its difference oriented first − second whichever order the study listed them in."""
-    for c in comparisons(paired):
-        kinds = (loss_kinds.get(c.a), loss_kinds.get(c.b))
-        if set(kinds) != {first, second} or c.metric not in metrics:
-            continue
-        d = c.pair["diff"]
-        yield c, (d if kinds[0] == first else {**d, "mean": -d["mean"]})

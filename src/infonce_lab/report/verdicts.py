@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -431,10 +431,6 @@ def not_run_row(section: str, topic: str, claim_text: str, quantity: str, rule: 
     rule_text = rule.text if isinstance(rule, Rule) else rule
     return ClaimRow(section, topic, claim_text, quantity, rule_text, "—",
                     not_run(what_it_takes))
-
-
-def with_verdict(row: ClaimRow, verdict: Verdict) -> ClaimRow:
-    return replace(row, verdict=verdict)
 
 
 def md_cell(text: Any) -> str:

@@ -1,7 +1,7 @@
 """Temperature schedules: pure maps from the optimizer step to τ (β = 1/τ).
 
 The same objects drive training and the Langevin simulator. They take steps: the epoch-based
-params (cosine, step) are placed on the step axis by ``pipeline/registry.py``, and
+params (cosine, step) are placed on the step axis by the caller (the pipeline's registry), and
 ``time_per_step`` in the β-growth ones maps a step to the time t of the theory (the annealing
 paper's §4 leaves that map open, so it is a param).
 """

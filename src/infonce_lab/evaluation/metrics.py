@@ -1,7 +1,7 @@
 """Every per-encoder metric the study reports, declared once.
 
-A metric's name is its dotted key in the per-run metrics files (``<section>.<key>``, as
-``pipeline/protocol.py`` and ``pipeline/text_protocol.py`` write them); the aggregate stage and
+A metric's name is its dotted key in the per-run metrics files (``<section>.<key>``, as the
+image and text evaluation protocols write them); the aggregate stage and
 the report derive their lists from the flags here, so a metric added here is compared, tabled
 and selected everywhere it says, and nowhere else.
 """
@@ -49,7 +49,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("geometry.effective_rank", "effective rank", short="eff. rank", table=True,
            text=True),
     # The loss's own statistics averaged over every training step (WEINCE: λ̄ and its effective
-    # inverse temperature κ̄; train/loop.py's RUN_STATS).
+    # inverse temperature κ̄, which the training loop averages over every step).
     Metric("train.inv_tau_eff_mean", "mean effective inverse temperature κ̄", text=True),
     Metric("train.lambda_mean", "mean mixing weight λ̄", text=True),
 )

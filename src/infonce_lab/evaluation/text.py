@@ -1,8 +1,8 @@
 """Sentence-embedding measures (WEINCE §4.2; Gao et al. 2021, SimCSE §5 and §6): STS Spearman×100 between
 each pair's cosine and its gold score (scipy), and SimCSE's geometry — alignment over the gold
 pairs near the top of the scale (STS-B: above 4 of 5), uniformity and effective rank over every
-evaluation text. Numbers in, numbers out; the protocol that applies them to a corpus is
-``infonce_lab.pipeline.text_protocol``.
+evaluation text. Numbers in, numbers out; the text evaluation stage applies them to a corpus with the
+study's settings.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Loss objects ``(z1, z2, tau) -> (loss, stats)``: the loss functions with their knobs bound.
 
-They take numbers (``pipeline/registry.py`` builds them from params). Most are tiny stateless
+They take numbers (the pipeline's registry builds them from the params sections). Most are tiny stateless
 callables; WEINCE's recipe holds an EMA of the global tail index β_t, and a loss with learnable
 parameters (SigLIP's temperature and bias) is an ``nn.Module`` whose parameters the training loop
 hands to the optimizer. ``state_dict`` carries either kind of state through a checkpoint;

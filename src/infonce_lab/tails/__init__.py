@@ -3,8 +3,8 @@ softmax-vs-Weibull link test and its ablations, gradient allocation, the repulsi
 over τ and the noise floor.
 
 The math (``pot``, ``link``, ``ablations``, ``allocation``, ``noise_floor``) is pure functions on
-arrays; ``banks`` draws score banks from a frozen encoder; ``infonce_lab.pipeline.diagnose`` runs
-everything for one checkpoint with the params' settings."""
+arrays; ``banks`` draws score banks from a frozen encoder (an embedding callable). The diagnose
+stage applies them to each checkpoint with the study's settings; nothing here reads params."""
 
 from infonce_lab.tails.ablations import frechet_ablation, hardness_ablation, pool_size_ablation
 from infonce_lab.tails.allocation import (

@@ -18,6 +18,7 @@ from infonce_lab.params import (
 from infonce_lab.params.data import ImageKind
 from infonce_lab.pipeline.registry import LOSSES, SCHEDULES
 from infonce_lab.pipeline.simulate import EXPERIMENTS
+from infonce_lab.report.sections import sim_drawers
 
 
 def _members(annotated: object) -> set[type]:
@@ -37,6 +38,11 @@ def test_every_experiment_has_a_runner_a_params_section_and_a_name():
     names = set(typing.get_args(Experiment))
     sections = set(SimulationConfig.model_fields) - {"experiments"}
     assert names == set(EXPERIMENTS) == sections
+
+
+def test_every_experiment_has_its_figures_in_one_report_section():
+    # sim_drawers() refuses an experiment whose figures two section modules declare
+    assert set(sim_drawers()) == set(EXPERIMENTS)
 
 
 def test_every_backbone_kind_has_a_builder_and_the_reverse():

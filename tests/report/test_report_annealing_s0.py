@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from infonce_lab.report.figures import SIM_FIGURES, sim_figures
+from infonce_lab.report.plotting import sim_figures
 from infonce_lab.report.sections import annealing_s0 as sec
 from infonce_lab.report.verdicts import Estimate, Outcome
 from infonce_lab.simulation.double_well import (
@@ -276,7 +276,7 @@ def test_hazard_needs_two_testable_cases_and_fails_on_a_wrong_exponent():
 
 
 def test_figures_draw_from_the_file():
-    figs = sim_figures({"s0": _file()})
-    assert set(figs) == set(SIM_FIGURES["s0"]) == {"sim_s0_trap", "sim_s0_hazard",
+    figs = sim_figures({"s0": _file()}, sec.SIM_FIGURES)
+    assert set(figs) == set(sec.SIM_FIGURES["s0"]) == {"sim_s0_trap", "sim_s0_hazard",
                                                     "sim_s0_fixed_beta"}
     assert all(png.startswith(b"\x89PNG") for png in figs.values())

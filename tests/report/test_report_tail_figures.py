@@ -8,7 +8,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from infonce_lab.report.figures import (
+from infonce_lab.report.loaders import representative_plots
+from infonce_lab.report.sections.weince_tails import (
     allocation_shares,
     gpd_fit,
     link_ablations,
@@ -16,7 +17,6 @@ from infonce_lab.report.figures import (
     tail_figures,
     tails_over_training,
 )
-from infonce_lab.report.loaders import representative_plots
 
 PNG = b"\x89PNG"
 

@@ -338,7 +338,7 @@ def test_run_table_shows_every_run_with_its_own_numbers():
 
 
 def test_repulsion_figure_from_the_summary_and_absent_without_its_data():
-    from infonce_lab.report.figures import repulsion_curves, tail_figures
+    from infonce_lab.report.sections.weince_tails import repulsion_curves, tail_figures
 
     def m(mean: float) -> dict[str, Any]:
         return {"mean": mean, "ci95": 0.01, "n": 2, "std": 0.005}

@@ -10,17 +10,8 @@ import pandas as pd
 
 from infonce_lab.io import atomic_dir, read_json, write_bytes_atomic, write_text_atomic
 from infonce_lab.params import Params
-from infonce_lab.report.figures import (
-    accuracy_bars,
-    alignment_uniformity_plane,
-    lambda_curves,
-    sim_figures,
-    tail_figures,
-    temperature_curves,
-    text_figure,
-    training_curves,
-)
 from infonce_lab.report.loaders import load_sims, representative_plots
+from infonce_lab.report.plotting import sim_figures
 from infonce_lab.report.render import (
     build_context,
     load_curves,
@@ -36,6 +27,7 @@ from infonce_lab.report.sections import (
     au_empirical,
     geometry,
     paper_scale,
+    sim_drawers,
     weince_accuracy,
     weince_tails,
     weince_text,
@@ -58,12 +50,12 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
     run_ids = [r.id for r in params.runs()]
     curves = load_curves(train_dir, run_ids)
     figures = {
-        "accuracy": accuracy_bars(summary),
-        "training": training_curves(curves),
-        "temperature": temperature_curves(curves),
-        "au_plane": alignment_uniformity_plane(encoders),
+        "accuracy": pipeline_section.accuracy_bars(summary),
+        "training": pipeline_section.training_curves(curves),
+        "temperature": pipeline_section.temperature_curves(curves),
+        "au_plane": au_empirical.alignment_uniformity_plane(encoders),
     }
-    lam = lambda_curves(curves)
+    lam = weince_tails.lambda_curves(curves)
     if lam is not None:
         figures["lambda"] = lam
     kinds = {n: c.kind for n, c in params.losses.items()}
@@ -81,21 +73,21 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
         representative = representative_plots(plots_dir, run_ids)
         if representative is None:
             print(f"note: no plots file in {plots_dir}; per-run tail figures omitted")
-        figures.update(tail_figures(tails, placements[0], representative, noise))
+        figures.update(weince_tails.tail_figures(tails, placements[0], representative, noise))
     # Simulations: whichever listed experiments have a file; a missing one's claims read 'not run'.
     listed = list(params.simulation.experiments)
     sims = load_sims(out / "sims", listed)
     missing = [e for e in listed if e not in sims]
     if missing:
         print(f"note: no {out / 'sims'} file for {', '.join(missing)}; their claims read 'not run'")
-    figures.update(sim_figures(sims))
+    figures.update(sim_figures(sims, sim_drawers()))
     text = full.get("text")
     text_args = {
         "losses": {n: c.model_dump() for n, c in params.losses.items()},
         "taus": {n: float(c.tau) for n, c in params.schedules.items() if c.kind == "fixed"}}
     if text and text.get("groups"):
         text_curves = load_curves(out / "text" / "train", [r.id for r in params.text_runs()])
-        figures["text"] = text_figure(text, text_curves)
+        figures["text"] = weince_text.text_figure(text, text_curves)
     else:
         print("note: no text results in the summary; their claims read 'not run'")
     with atomic_dir(out / "figures") as fig_dir:

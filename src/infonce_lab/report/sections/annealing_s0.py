@@ -23,6 +23,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from infonce_lab.report.plotting import ci_bar, plt, png
 from infonce_lab.report.verdicts import (
     Above,
     Below,
@@ -350,3 +351,147 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
             "freeze": s0["freeze"], "schedules": table,
             "ergodicity": s0["ergodicity"], "sgd": s0["sgd"], "chain_steps": s0["chain_steps"],
             "seconds": s0.get("seconds")}
+
+
+# ---------------------------------------------------------------------------- figures
+def _positive_t(curve: dict[str, Any]) -> tuple[list[float], list[float], list[float], list[float]]:
+    """(t, P_trap, Wilson low, Wilson high) at t > 0: the log time axis has no t = 0."""
+    keep = [i for i, t in enumerate(curve["t"]) if t > 0]
+    lo, hi = curve["trap_ci"]
+    return ([curve["t"][i] for i in keep], [curve["p_trap"][i] for i in keep],
+            [lo[i] for i in keep], [hi[i] for i in keep])
+
+
+def _trap_band(ax: plt.Axes, curve: dict[str, Any], color: Any, label: str, **style: Any) -> None:
+    t, p, lo, hi = _positive_t(curve)
+    ax.plot(t, p, color=color, lw=1.2, label=label, **style)
+    ax.fill_between(t, lo, hi, color=color, alpha=0.15, lw=0)
+
+
+def s0_annealing(s0: dict[str, Any]) -> bytes:
+    """S0 under annealing: P_trap(t) per schedule (Wilson 95% band) at dt (solid) and dt/2
+    (dashed), beside the Gibbs trap mass at β(t) (dotted): log schedules on log–log axes — a
+    decay that follows the Gibbs mass is a straight line there — and the fast schedules."""
+    scheds = s0["schedules"]
+    conv = s0["convergence"]
+    log_names = [n for n, e in scheds.items() if e["kind"] == "log"]
+    fast_names = [n for n, e in scheds.items() if e["kind"] == "fast"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
+    cmap = plt.get_cmap("viridis")
+    panels = ((axes[0], log_names, True), (axes[1], fast_names, False))
+    for ax, names, loglog in panels:
+        for i, name in enumerate(names):
+            e = scheds[name]
+            colour = cmap(i / max(len(names) - 1, 1)) if loglog else f"C{i}"
+            label = f"c/c* = {e['c_ratio']:g}" if loglog else name
+            _trap_band(ax, e["curve"]["step"], colour, label)
+            half = e["curve"]["half_step"]
+            ax.plot(*_positive_t(half)[:2], color=colour, lw=0.9, ls="--")
+            t = [x for x in e["curve"]["step"]["t"] if x > 0]
+            ax.plot(t, e["gibbs_curve"][-len(t):], color=colour, lw=0.9, ls=":")
+        ax.plot([], [], "k--", lw=0.9, label=f"half step (dt = {conv['dt_half']:g})")
+        ax.plot([], [], "k:", lw=0.9, label="Gibbs trap mass at β(t)")
+        ax.set_xscale("log")
+        ax.set_xlabel("time t")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7, ncol=2 if loglog else 1)
+    axes[0].set_yscale("log")
+    axes[0].set_ylim(1e-3, 1.05)
+    axes[1].set_ylim(-0.02, 1.02)
+    axes[0].set_ylabel(f"P_trap(t) (Wilson 95% band, dt = {conv['dt']:g})")
+    axes[0].set_title(f"log schedules β = c·ln(t+K), c* = {s0['c_star']:.3f}", fontsize=10)
+    axes[1].set_title("fast schedules (held once no crossing is expected)", fontsize=10)
+    fig.suptitle(f"S0, {s0['chains']} chains per schedule, {s0['dynamics']} dynamics", fontsize=9)
+    fig.tight_layout()
+    return png(fig)
+
+
+def s0_rates(s0: dict[str, Any]) -> bytes:
+    """S0 escape rates: at fixed β against Kramers' A·e^{−βΔE}; and the regime statistics per
+    log schedule — φ (share of the Gibbs mass's decline followed), the hazard slope over −c/c* —
+    at dt and dt/2 with 95% intervals, against their rules' boundaries."""
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.0))
+    arr = s0["arrhenius"]
+    ax = axes[0]
+    for which, mk in (("step", "o"), ("half_step", "s")):
+        rates = arr["rates"][which]
+        bs = [float(b) for b, r in rates.items() if r["rate"]]
+        ax.plot(bs, [rates[f"{b:g}"]["rate"] for b in bs], mk, mfc="none",
+                label=f"measured ({which.replace('_', ' ')})")
+    bs = [float(b) for b in arr["rates"]["step"]]
+    ax.plot(bs, [arr["rates"]["step"][f"{b:g}"]["kramers"] for b in bs], "k:",
+            label="Kramers A·exp(−β·ΔE)")
+    ax.set_yscale("log")
+    ax.set_xlabel("β (fixed)")
+    ax.set_ylabel("escape rate out of the trap")
+    ax.legend(fontsize=7)
+    logs = [e for e in s0["schedules"].values() if e["kind"] == "log"]
+    for ax, key, line, title in ((axes[1], "follow", 0.5, "φ: share of the Gibbs decline followed"),
+                                 (axes[2], "hazard", 1.0, "hazard slope / (−c/c*)")):
+        for which, dx, colour in (("step", -0.03, "C0"), ("half_step", 0.03, "C1")):
+            for e in logs:
+                pair = e.get(key) or {}
+                est = pair.get(which)
+                if key == "hazard":
+                    est = (est or {}).get("ratio")
+                ci_bar(ax, e["c_ratio"] * (1 + dx), est, fmt="o", color=colour, ms=4)
+            ax.plot([], [], "o", color=colour, label=which.replace("_", " "))
+        ax.axhline(line, color="k", lw=0.8, ls=":")
+        ax.axvline(1.0, color="#999999", lw=0.8)
+        ax.set_xscale("log")
+        ratios = [e["c_ratio"] for e in logs]
+        ax.set_xticks(ratios, [f"{r:g}" for r in ratios])
+        ax.minorticks_off()
+        ax.set_xlabel("c/c*")
+        ax.set_title(title, fontsize=10)
+        ax.legend(fontsize=7)
+    axes[2].axhspan(0.85, 1.15, color="#cccccc", alpha=0.4, lw=0)
+    for ax in axes:
+        ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    return png(fig)
+
+
+def s0_fixed_beta(s0: dict[str, Any]) -> bytes:
+    """S0 at fixed β: time-averaged trap occupancy minus the Gibbs mass of each dynamics' law
+    (both starts, dt and dt/2, with the ±margin band); and SGD's error against η with the
+    Richardson limits at η → 0."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.0))
+    ax = axes[0]
+    cases = s0["ergodicity"]["cases"]
+    for i, c in enumerate(cases.values()):
+        for which, dx, colour in (("step", -0.1, "C0"), ("half_step", 0.1, "C1")):
+            ci_bar(ax, i + dx, c["difference"][which], fmt="o", color=colour, ms=4)
+    ax.set_xticks(range(len(cases)))
+    ax.set_xticklabels([f"{c['dynamics']} β={c['beta']:g}\nfrom {c['start']}"
+                        for c in cases.values()], fontsize=7)
+    ax.axhspan(-0.02, 0.02, color="#cccccc", alpha=0.4, lw=0)
+    ax.axhline(0.0, color="k", lw=0.8, ls=":")
+    ax.set_ylabel("time average − Gibbs trap mass")
+    ax.set_title("fixed-β ergodicity (blue: dt, orange: dt/2)", fontsize=10)
+    ax = axes[1]
+    sgd = s0["sgd"]
+    for k, r in sgd["runs"].items():
+        colour = "C1" if "half-step" in k else "C0"
+        ci_bar(ax, r["eta"], r["error"], fmt="o", color=colour, ms=4)
+    etas = sorted({r["eta"] for r in sgd["runs"].values()})
+    ax.plot(etas, [next(r for r in sgd["runs"].values() if r["eta"] == e)
+                   ["predicted_error_gradient_noise"] for e in etas], "k:",
+            label="gradient-noise heating alone")
+    for which, x, colour in (("step", -0.002, "C0"), ("half_step", 0.002, "C1")):
+        ci_bar(ax, x, sgd["limit"][which], fmt="D", color=colour, ms=5)
+    ax.axhspan(-0.02, 0.02, color="#cccccc", alpha=0.4, lw=0)
+    ax.axhline(0.0, color="k", lw=0.8, ls=":")
+    ax.set_xlabel("η (diamonds at 0: Richardson limits)")
+    ax.set_ylabel("SGD trap mass − Gibbs mass of exp(−β²U)")
+    ax.set_title(f"SGD with injected noise, β = {sgd['beta']:g}", fontsize=10)
+    ax.legend(fontsize=7)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return png(fig)
+
+
+# the simulate stage's experiment → {figure name: drawer}
+SIM_FIGURES = {"s0": {"sim_s0_trap": s0_annealing, "sim_s0_hazard": s0_rates,
+                      "sim_s0_fixed_beta": s0_fixed_beta}}

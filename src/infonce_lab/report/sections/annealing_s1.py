@@ -17,6 +17,7 @@ from itertools import pairwise
 from typing import Any
 
 from infonce_lab.report import verdicts as _v
+from infonce_lab.report.plotting import plt, png
 from infonce_lab.report.verdicts import (
     Above,
     Below,
@@ -561,3 +562,116 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
                                     for k in ("u0_barrier", "f_barrier", "is_minimum")}}
                                 for r in h["negatives"]["rows"]]
     return out
+
+
+# ---------------------------------------------------------------------------- figures
+def s1_trap_curves(s1: dict[str, Any]) -> bytes:
+    """S1: P_trap(t) under P1 (literal SDE) and P2 (normalised drift), one panel per schedule; the
+    run at the step (solid, Wilson band) and at half the step (dashed); P1 ends at its own
+    horizon. Log-time axis from the first check (the checks are log-spaced)."""
+    runs = s1["dynamics"]
+    half = s1.get("half_step") or {}
+    names = [r["name"] for r in next(iter(runs.values()))]
+    fig, axes = plt.subplots(1, len(names), figsize=(3.3 * len(names), 3.4), sharey=True,
+                             squeeze=False)
+    log_t = "half_step" in s1  # the fixed-step files checked on a linear grid from t = 0
+    for ax, name in zip(axes[0], names, strict=True):
+        for i, (dyn, rows) in enumerate(runs.items()):
+            curve = next(r for r in rows if r["name"] == name)
+            keep = [k for k, t in enumerate(curve["t"]) if t > 0 or not log_t]
+            t = [curve["t"][k] for k in keep]
+            lo, hi = ([curve["trap_ci"][j][k] for k in keep] for j in (0, 1))
+            ax.plot(t, [curve["p_trap"][k] for k in keep], "o-", ms=2.5, color=f"C{i}", lw=1.3,
+                    label=f"{dyn}, step")
+            ax.fill_between(t, lo, hi, color=f"C{i}", alpha=0.15, lw=0)
+            hrow = next((r for r in half.get(dyn, []) if r["name"] == name), None)
+            if hrow is not None:
+                hk = [k for k, tt in enumerate(hrow["t"]) if tt > 0]
+                ax.plot([hrow["t"][k] for k in hk], [hrow["p_trap"][k] for k in hk], "--",
+                        color=f"C{i}", lw=1.1, label=f"{dyn}, half step")
+        if log_t:
+            ax.set_xscale("log")
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("time t")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3, which="both")
+    axes[0, 0].set_ylabel("P_trap(t) (Wilson 95% band)")
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle(f"S1, {s1['chains']} chains per setting, c* = {s1['barrier']['c_star']:.2f}",
+                 fontsize=9)
+    fig.tight_layout()
+    return png(fig)
+
+
+def negatives_barrier(h: dict[str, Any]) -> bytes:
+    """App. A.2: the interleaved trap's escape barrier of U₀ (along minimum-energy paths of F_β̄,
+    at β̄ and 2β̄) against the number of negatives per anchor; 0 where it is no trap."""
+    neg = h["negatives"]
+    fig, ax = plt.subplots(figsize=(4.6, 3.4))
+    for res, marker, label in (("step", "o", f"β̄ = {neg['beta_bar']:g}"),
+                               ("half_step", "s", f"β̄ = {neg['beta_bar_check']:g}")):
+        pts = [(r["negatives"], r[res]["u0_barrier"]) for r in neg["rows"]
+               if r[res].get("u0_barrier") is not None]
+        if pts:
+            ax.plot(*zip(*pts, strict=True), marker + "-", ms=5, mfc="none", label=label)
+    for r in neg["rows"]:
+        if r["step"].get("is_minimum") is False:
+            ax.annotate("no trap", (r["negatives"], 0.0), textcoords="offset points",
+                        xytext=(0, 8), ha="center", fontsize=7)
+    ax.set_xlabel("negatives per anchor (2n − 2, n pairs on S¹)")
+    ax.set_ylabel("escape barrier of U₀ (κ_s = 1)")
+    ax.set_title("App. A.2: ΔE of the interleaved trap", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return png(fig)
+
+
+def hessian_scaling(h: dict[str, Any]) -> bytes:
+    """‖H‖ against β: non-optimal configurations with β and β² guides; the random configurations'
+    fitted slopes; global minimizers, where ‖H‖ → 0."""
+    fixed = [c for c in h["configs"] if c["u0"] > 0]
+    minima = [c for c in h["configs"] if c["u0"] <= 0]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    ax = axes[0]
+    for i, c in enumerate(fixed):
+        ax.loglog(c["betas"], c["norm_full"], "o-", ms=3, color=f"C{i}", label=c["name"])
+    if fixed:
+        # guides through the lowest and the highest curve's last point, so that neither hides one
+        b = fixed[0]["betas"]
+        ends = [c["norm_full"][-1] for c in fixed]
+        ax.loglog(b, [min(ends) * x / b[-1] for x in b], "k:", lw=1, label="∝ β")
+        ax.loglog(b, [max(ends) * (x / b[-1]) ** 2 for x in b], "k--", lw=0.8, label="∝ β²")
+    ax.set_title("non-optimal configurations", fontsize=10)
+    ax = axes[1]
+    per = h["random"]["per_config"]
+    top, whole = [r["slope_full_top"] for r in per], [r["slope_full"] for r in per]
+    asym = (h.get("asymptotic") or {}).get("slopes", [])
+    lo, hi = min(top + whole + asym), max(top + whole + asym)
+    bins = [lo + (hi - lo) * k / 40 for k in range(41)]  # shared bins: the two overlay fairly
+    ax.hist(top, bins=bins, alpha=0.7, label="β 100→200")
+    ax.hist(whole, bins=bins, alpha=0.5, label="whole β range")
+    if asym:
+        ax.hist(asym, bins=bins, alpha=0.8, histtype="step", lw=1.5, color="k",
+                label="β₁→2β₁ (β₁ = max(200, 30/margin))")
+    ax.axvline(1.0, color="k", ls=":", lw=1.2)
+    ax.set_xlabel("slope of log‖H‖ vs log β")
+    ax.set_title(f"{h['random']['count']} random non-optimal configurations", fontsize=10)
+    ax = axes[2]
+    for i, c in enumerate(minima):  # ‖H‖ ≈ β²·e^{−β·margin}: near-straight on a log-linear plot
+        ax.semilogy(c["betas"], c["norm_full"], "o-", ms=3, color=f"C{i + len(fixed)}",
+                    label=f"{c['name']} (margin {c['min_margin']:.2f})")
+    ax.set_title("global minimizers: ‖H‖ → 0", fontsize=10)
+    for ax in (axes[0], axes[2]):
+        ax.set_xlabel("β")
+        ax.set_ylabel("‖H‖₂ of L(·, β)")
+    for ax in axes:
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return png(fig)
+
+
+# the simulate stage's experiment → {figure name: drawer}
+SIM_FIGURES = {"s1": {"sim_s1_trap": s1_trap_curves},
+               "hessian": {"sim_hessian": hessian_scaling, "sim_negatives": negatives_barrier}}

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 from infonce_lab.evaluation import metrics
+from infonce_lab.report.plotting import plt, png
 from infonce_lab.report.sections._paired import decide_pooled_and_per_schedule, oriented_pairs
 from infonce_lab.report.verdicts import (
     Below,
@@ -92,3 +95,28 @@ def direct_au_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[C
 def claim_rows(au: dict[str, Any] | None, paired: dict[str, Any],
                loss_kinds: dict[str, str]) -> list[ClaimRow]:
     return plane_rows(au) + direct_au_rows(paired, loss_kinds)
+
+
+# ---------------------------------------------------------------------------- figures
+def alignment_uniformity_plane(encoders: pd.DataFrame) -> bytes:
+    """Every encoder in Wang & Isola's plane (lower-left is better), coloured by linear test acc."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    df = encoders.dropna(subset=["geometry.alignment", "geometry.uniformity"])
+    markers = {"trained": "o", "random_init": "s", "raw_pixels": "^"}
+    sc = None
+    for kind, part in df.groupby("encoder.kind"):
+        sc = ax.scatter(part["geometry.alignment"], part["geometry.uniformity"],
+                        c=part["linear.test_acc"], cmap="viridis", vmin=df["linear.test_acc"].min(),
+                        vmax=df["linear.test_acc"].max(), marker=markers.get(kind, "x"),
+                        s=46, edgecolor="k", linewidth=0.4, label=kind)
+    for _, r in df[df["encoder.kind"] == "trained"].iterrows():
+        ax.annotate(f"{r['encoder.loss']}/{r['encoder.schedule']}", (r["geometry.alignment"],
+                    r["geometry.uniformity"]), fontsize=5, alpha=0.7, xytext=(3, 2),
+                    textcoords="offset points")
+    if sc is not None:
+        fig.colorbar(sc, ax=ax, label="linear probe test accuracy")
+    ax.set_xlabel("alignment of two augmented test views (lower = better)")
+    ax.set_ylabel("uniformity of test features (lower = better)")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    return png(fig)

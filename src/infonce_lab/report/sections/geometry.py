@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from infonce_lab.report.plotting import plt, png, value_and_yerr
 from infonce_lab.report.verdicts import (
     Above,
     Below,
@@ -592,3 +593,179 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "value": [{k: v[k] for k in ("critic", "tau", "n_ref", "seeds")}
                       for v in lb["value_gap"]]}
     return ctx
+
+
+# ---------------------------------------------------------------------------- figures
+def wang_isola_gaps(lb: dict[str, Any]) -> bytes:
+    """Wang–Isola: the gap of E[L(M)] − log M to the limit (with its leading term c₁/M) and one
+    anchor's spread around it (with an M^−1/2 guide), against M, per τ."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharex=True)
+    for i, w in enumerate(lb["wang_isola"]):
+        m = w["m"]
+        axes[0].loglog(m, [abs(g) for g in w["gap_of_expectation"]], "o-", ms=3, color=f"C{i}",
+                       label=f"τ = {w['tau']:g}")
+        axes[0].loglog(m, w["gap_theory_leading"], ":", color=f"C{i}", lw=1.2,
+                       label=f"c₁/M (τ = {w['tau']:g})")
+        axes[1].loglog(m, w["sd_per_anchor"], "o-", ms=3, color=f"C{i}", label=f"τ = {w['tau']:g}")
+        sd = w["sd_per_anchor"]
+        axes[1].loglog(m, [sd[-1] * (x / m[-1]) ** -0.5 for x in m], ":", color=f"C{i}", lw=1.2)
+    axes[1].plot([], [], "k:", label="∝ M^−1/2")
+    axes[0].set_title("|E[L(M)] − log M − limit|", fontsize=10)
+    axes[1].set_title("SD over anchors of L(M) − log M − limit", fontsize=10)
+    for ax in axes:
+        ax.set_xlabel("negatives M")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return png(fig)
+
+
+def large_batch_consistency(lb: dict[str, Any]) -> bytes:
+    """Large batch: gradient cosine and relative error against the N_ref gradient (mean ± std over
+    seeds), and the value gap |L_NCE(N) − log N − log V − Ĵ_τ|, against N, per critic."""
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    for i, g in enumerate(lb["grad_consistency"]):
+        label = f"{g['critic']} (τ = {g['tau']:g})"
+        axes[0].errorbar(g["n"], g["cos_mean"], yerr=g["cos_std"], fmt="o-", ms=3, capsize=2,
+                         color=f"C{i}", label=label)
+        axes[1].errorbar(g["n"], g["rel_err_mean"], yerr=g["rel_err_std"], fmt="o-", ms=3,
+                         capsize=2, color=f"C{i}", label=label)
+    axes[0].axhline(1.0, color="k", ls=":", lw=1)
+    axes[0].set_title("cos(g_N, g_ref)", fontsize=10)
+    axes[1].set_title("‖g_N − g_ref‖ / ‖g_ref‖", fontsize=10)
+    axes[1].set_yscale("log")
+    styles = {"with_positive": "-", "decoupled": "--"}
+    for i, v in enumerate(lb["value_gap"]):
+        for variant, ls in styles.items():
+            axes[2].loglog(v["n"], v[variant]["abs_gap_mean"], marker="o", ms=3, ls=ls,
+                           color=f"C{i}", label=f"{v['critic']}, {variant.replace('_', ' ')}")
+    if lb["value_gap"]:
+        n = lb["value_gap"][0]["n"]
+        ref = max(v["decoupled"]["abs_gap_mean"][0] for v in lb["value_gap"])
+        axes[2].loglog(n, [ref * (x / n[0]) ** -0.5 for x in n], "k:", lw=1, label="∝ N^−1/2")
+    axes[2].set_title("|value gap| (mean over seeds)", fontsize=10)
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("negatives N")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return png(fig)
+
+
+def gibbs_convergence(g: dict[str, Any]) -> bytes:
+    """Mass within the wells' radius against τ: the Gibbs law (± 2 Monte-Carlo s.e.) and the
+    trained particles — the published curve (circles) and the bandwidth test's run (squares) — at
+    the steps (open) and at twice the steps (filled), each with its 95% interval over seeds; the
+    seeds of the doubled run as dots."""
+    conv = g["convergence"]
+    fig, ax = plt.subplots(figsize=(7.2, 4.3))
+    gib = g["gibbs"]
+    ax.errorbar(gib["tau"], gib["mass"], yerr=[2 * s for s in gib["se"]], fmt="k-", lw=1.6,
+                capsize=2, label="Gibbs law ρ* ∝ exp(−U/τ) (± 2 MC s.e.)", zorder=3)
+    blocks = [(g["published"], g["published"]["particles"], "o")]
+    if g.get("bandwidth_test"):
+        blocks += [(b, g["bandwidth_test"]["particles"], "s")
+                   for b in g["bandwidth_test"]["by_bandwidth"]]
+    for i, (b, particles, marker) in enumerate(blocks):
+        colour = f"C{i}"
+        taus = [t["tau"] for t in b["taus"]]
+        for key, mfc, ls, shift in (("step", "none", ":", 0.97), ("half_step", colour, "--", 1.03)):
+            val, err = value_and_yerr([t["mass"][key] for t in b["taus"]])
+            steps = conv["steps"] if key == "step" else conv["steps_doubled"]
+            ax.errorbar([t * shift for t in taus], val, yerr=err, fmt=marker, ls=ls, ms=4,
+                        mfc=mfc, capsize=2, color=colour,
+                        label=f"trained, h = {b['h']:g}, {particles} particles, {steps} steps")
+        for t in b["taus"]:
+            seeds = t["per_seed"]["half_step"]
+            ax.plot([t["tau"] * 1.03] * len(seeds), seeds, ".", ms=3, color=colour, alpha=0.4)
+    ax.axhline(g["uniform_mass"], color="#999999", lw=0.8, label="uniform law")
+    ax.set_xscale("log")
+    ax.invert_xaxis()  # colder to the right
+    ax.set_xlabel("temperature τ")
+    ax.set_ylabel(f"mass within geodesic radius {g['radius']:g} of a well")
+    ax.legend(fontsize=6.5)
+    ax.grid(alpha=0.3, which="both")
+    return png(fig)
+
+
+def modality_gap_controls(mg: dict[str, Any]) -> bytes:
+    """D_sym against σ_mis (log axis): the 25%-trimmed means (± 95% interval) of symmetric InfoNCE
+    at the steps and twice the steps, of the one-directional control and of the identity encoders
+    (the inputs' own gap); the published mean ± SEM; every seed of the symmetric runs as a dot,
+    outliers circled by their diagnosis."""
+    sig = mg["sigma_mis"]
+    conv = mg["convergence"]
+    fig, ax = plt.subplots(figsize=(7.4, 4.4))
+    sym = mg["by_loss"]["symmetric"]
+    for s, seeds in zip(sig, sym["half_step"]["d_sym_per_seed"], strict=True):
+        ax.plot([s] * len(seeds), seeds, ".", ms=4, color="#777777", alpha=0.6)
+    ax.plot([], [], ".", color="#777777", label=f"seeds, symmetric ({conv['steps_doubled']} steps)")
+    for collapsed, marker, colour, label in ((True, "o", "C3", "outlier, collapsed encoder"),
+                                             (False, "D", "C4", "outlier, not collapsed")):
+        pts = [(o["sigma_mis"], o["d_sym"]) for o in mg["diagnosis"]["outliers"]["half_step"]
+               if o["collapsed"] == collapsed]
+        if pts:
+            ax.plot(*zip(*pts, strict=True), marker, ms=9, mfc="none", color=colour, label=label)
+    curves = [(mg["identity"]["d_sym_trimmed"], "k", "s-", "identity encoders (inputs' own gap)", 0.0),
+              (sym["step"]["d_sym_trimmed"], "C0", "o:", f"symmetric, {conv['steps']} steps", -0.008),
+              (sym["half_step"]["d_sym_trimmed"], "C0", "o-", f"symmetric, {conv['steps_doubled']} steps", 0.004),
+              (mg["by_loss"]["x_to_y"]["half_step"]["d_sym_trimmed"], "C2", "^-",
+               f"one-directional x → y, {conv['steps_doubled']} steps", 0.012)]
+    for ests, colour, fmt, label, dx in curves:
+        val, err = value_and_yerr(ests)
+        ax.errorbar([s + dx for s in sig], val, yerr=err, fmt=fmt, ms=4, capsize=2, color=colour,
+                    label=f"{label}, trimmed mean")
+    pub = sym["half_step"]
+    ax.errorbar([s - 0.016 for s in sig], pub["d_sym_mean"], yerr=pub["d_sym_sem"], fmt="x--",
+                ms=4, capsize=2, color="C1", alpha=0.7, label="symmetric, mean ± SEM (as published)")
+    ax.set_yscale("log")
+    ax.set_xlabel("σ_mis (compatibility perturbation)")
+    ax.set_ylabel("D_sym = KL(p‖q) + KL(q‖p)")
+    ax.legend(fontsize=6.5)
+    ax.grid(alpha=0.3, which="both")
+    return png(fig)
+
+
+def lifted_energy_check(le: dict[str, Any]) -> bytes:
+    """Left: Monte-Carlo symmetric InfoNCE − log(N·V) minus the lifted energy with the smoothed
+    densities (± 95%), against N per τ, inside the check's margin; beside it, the same without the
+    coupling term. Right: the lifting error F^Sym(ρ) − J^Sym (quadrature) against τ."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.9))
+    for i, m in enumerate(le["monte_carlo"]):
+        n = [e["n"] for e in m["by_n"]]
+        for key, fmt, label in (("minus_smoothed", "o-", "with −½[KL+KL]"),
+                                ("minus_no_coupling", "x:", "without the coupling")):
+            val, err = value_and_yerr([e.get(key) for e in m["by_n"]])
+            axes[0].errorbar(n, val, yerr=err, fmt=fmt, ms=4, capsize=2, color=f"C{i}",
+                             label=f"τ = {m['tau']:g}, {label}")
+
+    axes[0].axhline(0.0, color="k", lw=0.8)
+    axes[0].axhspan(-FSYM_MARGIN, FSYM_MARGIN, color="#999999", alpha=0.2,
+                    label=f"the check's margin ± {FSYM_MARGIN:g}")
+    axes[0].set_xscale("log", base=2)
+    axes[0].set_xlabel("batch size N")
+    axes[0].set_title("J_MC − energy by quadrature (nats)", fontsize=10)
+    quad = le["quadrature"]
+    axes[1].loglog([q["tau"] for q in quad], [abs(q["lifting_error"]) for q in quad], "o-", ms=4)
+    axes[1].set_xlabel("τ")
+    axes[1].set_title("|F^Sym(ρ) − J^Sym| (quadrature, nats)", fontsize=10)
+    for ax in axes:
+        ax.grid(alpha=0.3, which="both")
+    axes[0].legend(fontsize=6.5)
+    fig.tight_layout()
+    return png(fig)
+
+
+def lifted_energy_figure(mg: dict[str, Any]) -> bytes | None:
+    """The F^Sym check's figure, where the modality-gap file has the lifted-energy block."""
+    return lifted_energy_check(mg["lifted_energy"]) if "lifted_energy" in mg else None
+
+
+# the simulate stage's experiment → {figure name: drawer}
+SIM_FIGURES = {
+    "large_batch": {"sim_wang_isola": wang_isola_gaps, "sim_large_batch": large_batch_consistency},
+    "gibbs": {"sim_gibbs": gibbs_convergence},
+    "modality_gap": {"sim_modality_gap": modality_gap_controls,
+                     "sim_lifted_energy": lifted_energy_figure},
+}

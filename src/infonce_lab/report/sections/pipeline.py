@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import TInference
+from infonce_lab.params import RunId
+from infonce_lab.report.plotting import Series, by_group, panels, plt, png
 from infonce_lab.report.sections._paired import POINTS
 from infonce_lab.report.verdicts import Above, ClaimRow, Estimate, claim, decide_family, not_run_row
 
@@ -41,3 +45,48 @@ def claim_rows(summary: dict[str, dict[str, Any]], margin: float = DEFAULT_MARGI
         return [not_run_row(SECTION, TOPIC, text, quantity, rule,
                             "list random_init in study.baselines")]
     return [claim(SECTION, TOPIC, text, quantity, rule, decide_family(rule, estimates, names))]
+
+
+# ---------------------------------------------------------------------------- figures
+PALETTE = {"trained": "#1f77b4", "random_init": "#ff7f0e", "raw_pixels": "#7f7f7f"}
+
+
+def accuracy_bars(summary: dict[str, dict[str, Any]]) -> bytes:
+    """Linear-probe and kNN test accuracy per configuration, mean with 95% t-interval over seeds."""
+    groups = list(summary)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 0.55 * len(groups) + 1.6), sharey=True)
+    headline = [m for m in metrics.METRICS if m.headline]
+    for ax, metric, title in zip(axes, (m.name for m in headline), (m.title for m in headline),
+                                 strict=True):
+        means = [summary[g][metric]["mean"] for g in groups]
+        errs = [summary[g][metric]["ci95"] or 0.0 for g in groups]
+        colors = [PALETTE.get(summary[g]["kind"], "#333333") for g in groups]
+        ax.barh(range(len(groups)), means, xerr=errs, color=colors, capsize=3)
+        for i, m in enumerate(means):
+            ax.text(m, i, f" {m:.3f}", va="center", fontsize=8)
+        ax.set_yticks(range(len(groups)), groups, fontsize=8)
+        ax.set_xlim(0, 1.08)
+        ax.set_title(title, fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+        ax.invert_yaxis()
+    fig.suptitle("Error bars: 95% t-interval over encoder seeds (none when n = 1)", fontsize=8, y=0.0)
+    return png(fig)
+
+
+def training_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes:
+    """Per configuration (mean over seeds): loss, alignment, uniformity, top-1 of the positive."""
+    names = [("loss", "training loss"), ("alignment", "alignment (lower = closer positives)"),
+             ("uniformity", "uniformity (lower = more uniform)"),
+             ("top1_acc", "positive ranked first among candidates")]
+    return panels([(title, by_group(curves, name)) for name, title in names])
+
+
+def temperature_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes:
+    """τ(step) of each schedule as training used it (one line per schedule)."""
+    per_schedule: Series = {}
+    for run, frames in curves.items():
+        schedule = RunId.parse(run).config.schedule
+        if "tau" in frames and schedule not in per_schedule:
+            df = frames["tau"]
+            per_schedule[schedule] = pd.DataFrame({"step": df["step"], "value": df[df.columns[-1]]})
+    return panels([("temperature τ(step)", per_schedule)])

@@ -27,8 +27,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 from infonce_lab.evaluation.stats import TInference, t_mean
 from infonce_lab.params import Configuration
+from infonce_lab.report.plotting import (
+    by_group,
+    epoch_series,
+    floats,
+    group_styles,
+    panels,
+    plt,
+    png,
+    short_label,
+)
 from infonce_lab.report.verdicts import (
     ALPHA,
     Above,
@@ -876,3 +888,210 @@ def context(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
             "margins": {"xi": XI_TOLERANCE, "endpoint": ENDPOINT_TOLERANCE,
                         "frechet": FRECHET_MARGIN, "stable": STABLE_FRACTION,
                         "repulsion": REPULSION_MAJORITY, "alpha": ALPHA}}
+
+
+# ---------------------------------------------------------------------------- figures
+def lambda_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes | None:
+    """WEINCE's per-anchor mixing weight λ over training (mean over seeds of batch summaries)."""
+    weince = {r: f for r, f in curves.items() if "lambda_mean" in f}
+    if not weince:
+        return None
+    names = [("lambda_mean", "mean λ_i over anchors"),
+             ("lambda_frac_gt_half", "share of anchors with λ_i > ½"),
+             ("rho0", "batch pivot ρ0"), ("beta_hat_q50", "median per-anchor β̂_i")]
+    return panels([(title, by_group(weince, name)) for name, title in names])
+
+
+def tails_over_training(tails: dict[str, Any], placement: str) -> bytes:
+    """ξ̂, λ̂ and held-out Δ̄ per configuration over training, ±95% t-interval over seeds, against
+    the paper's values (a line for ξ, bands for λ and Δ̄)."""
+
+    groups = list(tails)
+    styles = group_styles(groups)
+    panels = [("pot.xi", "GPD shape ξ̂ of negative cosines", PAPER_XI),
+              (f"link.{placement}.lambda_hat", f"λ̂, H1 blend (1/τ {placement})", PAPER_LAMBDA),
+              (f"link.{placement}.delta_mean", r"held-out $\bar{\Delta}$ (nats/anchor)", PAPER_DELTA)]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    for ax, (key, title, paper) in zip(axes, panels, strict=True):
+        for g in groups:
+            xs, means, halves = epoch_series(tails[g], key)
+            ax.plot(xs, means, marker="o", ms=3, lw=1.3, label=short_label(g, groups), **styles[g])
+            lo = [m - h for m, h in zip(means, halves, strict=True)]
+            hi = [m + h for m, h in zip(means, halves, strict=True)]
+            ax.fill_between(xs, lo, hi, color=styles[g]["color"], alpha=0.08, lw=0)
+        if isinstance(paper, tuple):
+            ax.axhspan(*paper, color="#999999", alpha=0.2, label="paper's range")
+        else:
+            ax.axhline(paper, color="k", ls=":", lw=1.2, label="paper's value")
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("epoch")
+        ax.grid(alpha=0.3)
+    # the groups and the paper's line from the first panel, the paper's band once from the second
+    handles, labels = axes[0].get_legend_handles_labels()
+    band_h, band_l = axes[1].get_legend_handles_labels()
+    handles, labels = handles + band_h[-1:], labels + band_l[-1:]
+    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=min(6, len(labels)))
+    fig.tight_layout(rect=(0, 0.06 * ((len(labels) + 5) // 6) + 0.02, 1, 1))
+    return png(fig)
+
+
+def gpd_fit(pot: dict[str, Any], title: str) -> bytes:
+    """One run's POT fit: exceedance density against the GPD and the ξ = 0 (exponential) fit,
+    the QQ plot, and ξ̂ across threshold quantiles."""
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    d = pot["density"]
+    ax = axes[0]
+    empirical = [v if v > 0 else float("nan") for v in d["empirical"]]  # log axis: no zeros
+    ax.plot(d["x"], empirical, "o", ms=3, color="#333333", label="empirical")
+    ax.plot(d["x"], d["gpd"], lw=1.5, color="#1f77b4", label="GPD fit")
+    ax.plot(d["x"], d["exponential"], lw=1.2, ls="--", color="#d62728", label="exponential (ξ = 0)")
+    ax.set_yscale("log")
+    ax.set_xlabel(f"exceedance s − u  (u = {pot['u']:.3f})")
+    ax.set_title("exceedance density", fontsize=10)
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    qq = pot["qq"]
+    ax.plot(qq["gpd"], qq["empirical"], "o", ms=3, color="#1f77b4")
+    top = max(max(qq["gpd"]), max(qq["empirical"]))
+    ax.plot([0, top], [0, top], color="k", lw=0.8, ls=":")
+    ax.set_xlabel("GPD quantile")
+    ax.set_ylabel("empirical quantile")
+    ax.set_title("QQ plot of exceedances", fontsize=10)
+    ax = axes[2]
+    stab = pot["stability"]
+    ax.plot(floats(stab, "q"), floats(stab, "xi"), marker="o", color="#1f77b4", label="ξ̂")
+    for r in stab:
+        ax.annotate(f"n={r['n']}", (r["q"], r["xi"]), fontsize=6, xytext=(2, 4),
+                    textcoords="offset points")
+    ax.axhline(PAPER_XI, color="k", ls=":", lw=1.2, label="paper's ξ̂")
+    ax.axhline(0.0, color="#999999", lw=0.8)
+    ax.set_xlabel("threshold quantile q")
+    ax.set_title("ξ̂ stability across thresholds", fontsize=10)
+    ax.legend(fontsize=7)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return png(fig)
+
+
+def link_ablations(seeds: dict[str, dict[str, Any]]) -> bytes:
+    """λ̂ and held-out Δ̄ against the hardness k (easier negatives added) and the mining pool size,
+    one line per seed (``seeds``: run id -> final-epoch plot data)."""
+    fig, axes = plt.subplots(2, 2, figsize=(10, 6.4), sharex="col")
+    specs = [("hardness", "k", "choice set: positive + k hardest negatives"),
+             ("pool_size", "pool", "hard set mined from a pool of this size")]
+    for col, (section, x, xlabel) in enumerate(specs):
+        for run, block in seeds.items():
+            rows = block.get(section, [])
+            label = f"seed {run.rsplit('-', 1)[-1]}"
+            axes[0, col].plot(floats(rows, x), floats(rows, "lambda_hat"), marker="o", label=label)
+            axes[1, col].plot(floats(rows, x), floats(rows, "delta_mean"), marker="o", label=label)
+        for row, ylabel in enumerate(("λ̂", r"held-out $\bar{\Delta}$ (nats/anchor)")):
+            ax = axes[row, col]
+            ax.set_xscale("log", base=2)
+            if row == 1:
+                ax.set_xlabel(xlabel, fontsize=8)
+            ax.set_ylabel(ylabel)
+            ax.grid(alpha=0.3)
+    axes[0, 0].set_title(r"hardness ablation (paper: λ̂, $\bar{\Delta}$ fall with k)", fontsize=10)
+    axes[0, 1].set_title("pool-size ablation (paper: λ̂ rises with pool)", fontsize=10)
+    placement = next(iter(seeds.values())).get("ablation_placement", "?")
+    axes[0, 0].legend(fontsize=7, title=f"1/τ {placement}", title_fontsize=7)
+    fig.tight_layout()
+    return png(fig)
+
+
+def _active_bins(edges: list[float], *masses: list[float], floor: float = 1e-3) -> tuple[float, float]:
+    """x-range from one bin below the first bin holding ``floor`` of any mass to the top edge."""
+    first = min((i for m in masses for i, v in enumerate(m) if v >= floor), default=0)
+    return edges[max(first - 1, 0)], edges[-1]
+
+
+def allocation_shares(alloc: dict[str, Any], title: str) -> bytes:
+    """Share of failures (risk) and of softmax / Weibit gradient mass per negative-score bin."""
+    edges = alloc["bin_edges"]
+    centres = [0.5 * (a + b) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    fig, ax = plt.subplots(figsize=(7.2, 3.8))
+    for key, label, style in (("risk", "risk: where the failures' culprits sit", "k-"),
+                              ("softmax_grad", "softmax gradient mass", "C3--"),
+                              ("weibit_grad", "Weibit gradient mass", "C0-")):
+        ax.plot(centres, alloc[key], style, marker="o", ms=3, lw=1.3, label=label)
+    ax.set_xlim(*_active_bins(edges, alloc["risk"], alloc["softmax_grad"], alloc["weibit_grad"]))
+    ax.set_xlabel("negative score s (bin centre)")
+    ax.set_ylabel("share per bin")
+    ax.set_title(f"{title} · failure rate {alloc['failure_rate']:.2f}", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    return png(fig)
+
+
+def noise_floor_curves(noise: dict[str, Any]) -> bytes:
+    """Synthetic MSE of the log-odds estimate vs sample size: Weibit on c/n, softmax at a floor."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    ax.loglog(noise["n"], noise["mse_weibit"], "o-", color="C0", label="Weibit MLE")
+    # drawn on top in black: the Weibit points sit on it and would hide it
+    ax.loglog(noise["n"], noise["theory_weibit"], ":", color="k", lw=1.5, zorder=3,
+              label="Weibit theory c/n")
+    ax.loglog(noise["n"], noise["mse_softmax"], "s-", color="C3", label="softmax MLE")
+    ax.axhline(noise["softmax_floor"], color="C3", ls="--", lw=1, label="softmax floor")
+    ax.set_xlabel("n observed winners")
+    ax.set_ylabel("MSE of the log-odds")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3, which="both")
+    return png(fig)
+
+
+def repulsion_curves(tails: dict[str, Any]) -> bytes | None:
+    """Wang–Isola essay §5: the share of InfoNCE's repulsive gradient on each anchor's hardest 1%
+    of negatives against τ, per configuration at its final epoch (mean over seeds, ±95%
+    t-interval over seeds), with the uniform share k/M and the majority line of the rule.
+    None when the diagnose files carry no repulsion shares."""
+
+    groups = [g for g in tails if any(k.startswith("repulsion.share.")
+                                      for k in tails[g]["by_epoch"][str(max(tails[g]["epochs"]))])]
+    if not groups:
+        return None
+    styles = group_styles(groups)
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    uniform = None
+    for g in groups:
+        m = tails[g]["by_epoch"][str(max(tails[g]["epochs"]))]
+        keys = sorted((k for k in m if k.startswith("repulsion.share.")),
+                      key=lambda k: float(k.rsplit("tau_", 1)[1]))
+        taus = [float(k.rsplit("tau_", 1)[1]) for k in keys]
+        means = [m[k]["mean"] for k in keys]
+        halves = [m[k]["ci95"] or 0.0 for k in keys]
+        ax.errorbar(taus, means, yerr=halves, marker="o", ms=3, lw=1.2, capsize=2,
+                    label=short_label(g, groups), **styles[g])
+        uniform = (m.get("repulsion.uniform_share") or {}).get("mean", uniform)
+    if uniform is not None:
+        ax.axhline(uniform, color="#999999", ls="--", lw=1, label="uniform share k/M")
+    ax.axhline(REPULSION_MAJORITY, color="k", ls=":", lw=1, label="majority (the rule's bound)")
+    ax.set_xscale("log")
+    ax.set_xlabel("τ")
+    ax.set_ylabel("share on the hardest 1% of negatives")
+    ax.set_title("InfoNCE repulsion concentrates as τ falls", fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    return png(fig)
+
+
+def tail_figures(tails: dict[str, Any], placement: str, representative: dict[str, Any] | None,
+                 noise: dict[str, Any] | None) -> dict[str, bytes]:
+    """Every tail-diagnostics figure whose inputs exist, keyed by figure name."""
+    figures = {"tails_over_training": tails_over_training(tails, placement)}
+    repulsion = repulsion_curves(tails)
+    if repulsion is not None:
+        figures["repulsion"] = repulsion
+    if representative is not None:
+        title = f"{representative['run']}, epoch {representative['epoch']}"
+        plots = representative["plots"]
+        figures["gpd_fit"] = gpd_fit(plots["pot"], title)
+        figures["link_ablations"] = link_ablations(representative["seeds"])
+        figures["allocation"] = allocation_shares(plots["allocation"], title)
+    if noise is not None:
+        figures["noise_floor"] = noise_floor_curves(noise)
+    return figures

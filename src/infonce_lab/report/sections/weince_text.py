@@ -23,7 +23,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pandas as pd
+
 from infonce_lab.evaluation.stats import TInference
+from infonce_lab.report.plotting import by_group, plt, png
 from infonce_lab.report.verdicts import (
     Above,
     Case,
@@ -374,3 +377,34 @@ def context(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], *,
               "per_seed": p.get("per_seed", {})} for name, p in text.get("paired", {}).items()]
     return {"rows": rows, "columns": COLUMNS, "paired": pairs, "paper": PAPER,
             "note": LEE_NOT_STSB, "datasets": dict(datasets or {}), "encoders": dict(encoders or {})}
+
+
+# ---------------------------------------------------------------------------- figures
+def text_figure(text: dict[str, Any], curves: dict[str, dict[str, pd.DataFrame]]) -> bytes:
+    """Left: STS Spearman per configuration (95% t-interval over seeds); right: training loss."""
+    groups = text["groups"]
+    names = list(groups)
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 0.5 * len(names) + 2.2))
+    colors = {"trained": "#1f77b4", "untuned": "#ff7f0e", "tfidf": "#7f7f7f"}
+    means = [groups[g]["sts.test_spearman"]["mean"] for g in names]
+    errs = [groups[g]["sts.test_spearman"]["ci95"] or 0.0 for g in names]
+    ax.barh(range(len(names)), means, xerr=errs, capsize=3,
+            color=[colors.get(groups[g]["kind"], "#333") for g in names])
+    for i, m in enumerate(means):
+        ax.text(m, i, f" {m:.1f}", va="center", fontsize=8)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("Spearman × 100 (cosine vs gold)")
+    ax.set_title("STS test Spearman", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    for label, series in by_group(curves, "loss").items():
+        ax2.plot(series["step"], series["value"], label=label.split("-", 1)[-1])
+    ax2.set_xlabel("step")
+    ax2.set_ylabel("training loss")
+    if curves:  # InfoNCE at τ = 0.05 sits orders of magnitude below WEINCE
+        ax2.set_yscale("log")
+    ax2.set_title("Unsupervised SimCSE: loss per step (mean over seeds)", fontsize=10)
+    if curves:
+        ax2.legend(fontsize=7)
+    ax2.grid(alpha=0.3)
+    return png(fig)

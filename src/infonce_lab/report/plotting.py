@@ -1,0 +1,157 @@
+"""What every report figure shares: the PNG encoder, the multi-panel curve grid, per-configuration
+means over seeds, compact legends, interval bars. The figures themselves live beside the claims
+they illustrate, in :mod:`infonce_lab.report.sections`."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from infonce_lab.params import Configuration, RunId  # noqa: E402
+
+__all__ = ["plt"]
+
+def png(fig: plt.Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def group_mean(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Mean over seeds of step-aligned curves (runs of one configuration share their steps)."""
+    merged = pd.concat([f.set_index("step")[f.columns[-1]] for f in frames], axis=1)
+    return merged.mean(axis=1).rename("value").reset_index()
+
+
+def by_group(curves: dict[str, dict[str, pd.DataFrame]], name: str) -> dict[str, pd.DataFrame]:
+    groups: dict[str, list[pd.DataFrame]] = {}
+    for run, frames in curves.items():
+        if name in frames:
+            groups.setdefault(RunId.parse(run).config.to_str(), []).append(frames[name])
+    return {g: group_mean(fs) for g, fs in groups.items()}
+
+
+Series = dict[str, pd.DataFrame]  # label -> DataFrame(step, value)
+
+
+def short_labels(labels: list[str]) -> dict[str, str]:
+    """Drop the dash-separated prefix every label shares (e.g. ``digits-resnet_digits-``)."""
+    parts = [lab.split("-") for lab in labels]
+    k = 0
+    while parts and all(len(p) > k + 1 and p[k] == parts[0][k] for p in parts):
+        k += 1
+    return {lab: "-".join(p[k:]) for lab, p in zip(labels, parts, strict=True)}
+
+
+def panels(panels: list[tuple[str, Series]], columns: int = 2) -> bytes:
+    """One axis per (title, {label: curve}) on a grid of ``columns``; one shared legend below,
+    its labels without the prefix they all share."""
+    n_rows = -(-len(panels) // columns)
+    n_cols = min(columns, len(panels))
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(5.2 * n_cols, 3.4 * n_rows), squeeze=False)
+    handles: dict[str, Any] = {}
+    for ax, (title, series) in zip(axes.flat, panels, strict=False):
+        for label, df in sorted(series.items()):
+            (line,) = ax.plot(df["step"], df["value"], lw=1.2)
+            handles.setdefault(label, line)
+            line.set_color(handles[label].get_color())
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("optimizer step")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    short = short_labels(list(handles))
+    ncol = min(3, max(1, len(handles)))
+    rows = -(-len(handles) // ncol)
+    fig.legend(list(handles.values()), [short[h] for h in handles], fontsize=8,
+               loc="lower center", ncol=ncol)
+    fig.tight_layout(rect=(0, min(0.45, (0.035 * rows + 0.02) / n_rows * 1.6), 1, 1))
+    return png(fig)
+
+
+def floats(rows: list[dict[str, Any]], key: str) -> list[float]:
+    """Column of plot rows as floats; a fit that failed (None) becomes a gap (NaN)."""
+    return [float("nan") if r.get(key) is None else float(r[key]) for r in rows]
+
+
+def short_label(group: str, groups: list[str]) -> str:
+    """Drop the dataset-backbone prefix when every group shares it: legends stay short."""
+    configs = [Configuration.parse(g) for g in groups]
+    if len({(c.dataset, c.model) for c in configs}) == 1:
+        c = Configuration.parse(group)
+        return f"{c.loss}/{c.schedule}"
+    return group
+
+
+def group_styles(groups: list[str]) -> dict[str, dict[str, Any]]:
+    """Colour by loss, line style by schedule: nine lines stay tellable apart."""
+    configs = {g: Configuration.parse(g) for g in groups}
+    losses = sorted({c.loss for c in configs.values()})
+    schedules = sorted({c.schedule for c in configs.values()})
+    colours = plt.get_cmap("tab10").colors
+    dashes = ["-", "--", ":", "-."]
+    return {g: {"color": colours[losses.index(c.loss) % len(colours)],
+                "linestyle": dashes[schedules.index(c.schedule) % len(dashes)]}
+            for g, c in configs.items()}
+
+
+def epoch_series(group: dict[str, Any], key: str) -> tuple[list[int], list[float], list[float]]:
+    """(epochs, means, ci95 half-widths or 0) of one metric over a group's diagnosed epochs."""
+    xs, means, halves = [], [], []
+    for epoch in sorted(int(e) for e in group["by_epoch"]):
+        m = group["by_epoch"][str(epoch)].get(key)
+        if m is not None:
+            xs.append(epoch)
+            means.append(m["mean"])
+            halves.append(m["ci95"] or 0.0)
+    return xs, means, halves
+
+
+def ci_bar(ax: plt.Axes, x: float, est: dict[str, Any] | None, **style: Any) -> None:
+    """One estimate (results-file convention) as a point with its 95% interval; nothing if
+    undefined."""
+    if not est or est.get("value") is None:
+        return
+    lo, hi = est.get("low"), est.get("high")
+    yerr = None if lo is None or hi is None else [[est["value"] - lo], [hi - est["value"]]]
+    ax.errorbar([x], [est["value"]], yerr=yerr, capsize=3, **style)
+
+
+def value_and_yerr(ests: list[dict[str, Any] | None]) -> tuple[list[float], list[list[float]]]:
+    """Values and asymmetric error bars of results-file estimates (nan where undefined)."""
+    nan = float("nan")
+    val = [nan if not e or e.get("value") is None else e["value"] for e in ests]
+    lo = [nan if not e or e.get("low") is None else v - e["low"] for v, e in zip(val, ests, strict=True)]
+    hi = [nan if not e or e.get("high") is None else e["high"] - v for v, e in zip(val, ests, strict=True)]
+    return val, [lo, hi]
+
+
+def sim_figures(sims: Mapping[str, dict[str, Any]],
+                drawers: Mapping[str, Mapping[str, Callable[[dict[str, Any]], bytes | None]]],
+                ) -> dict[str, bytes]:
+    """Every simulation figure whose experiment has a file, keyed by figure name. A file written
+    by an older simulate stage lacks keys a figure reads: that figure is left out with a note
+    (the section's rows say to re-run the experiment)."""
+    out: dict[str, bytes] = {}
+    for exp, figs in drawers.items():
+        if exp not in sims:
+            continue
+        for name, draw in figs.items():
+            try:
+                image = draw(sims[exp])
+            except KeyError as e:
+                plt.close("all")
+                print(f"note: reports/sims/{exp}.json has no {e}; figure {name} omitted "
+                      f"(re-run simulate@{exp})")
+                continue
+            if image is not None:
+                out[name] = image
+    return out

@@ -17,6 +17,9 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11 or run 'make PYTHON=/path/to/python3.11'"; exit 1; }
+	@# torch's CUDA build makes the venv about 6.5 GB: say so before pip runs out of disk halfway
+	@free=$$(df -Pk . | awk 'NR==2 {print int($$4 / 1048576)}'); [ "$$free" -ge 7 ] || \
+	  echo "warning: $$free GiB free here; the .venv needs about 6.5 GiB (torch's CUDA build)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
 	$(BIN)/python -m pip install --quiet -e ".[test]"

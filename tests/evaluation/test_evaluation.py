@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from sklearn.neighbors import NearestNeighbors
 from infonce_lab.data.datasets import stratified_split
 from infonce_lab.evaluation.geometry import alignment, uniformity
 from infonce_lab.evaluation.knn import knn_accuracy, topk_cosine
-from infonce_lab.evaluation.probe import linear_probe
+from infonce_lab.evaluation.probe import linear_probes
 from infonce_lab.evaluation.stats import mean_ci
 
 
@@ -54,6 +55,11 @@ def test_weighted_knn_matches_brute_force():
 def test_knn_rejects_k_above_bank():
     with pytest.raises(ValueError, match="exceeds the bank size"):
         topk_cosine(torch.zeros(3, 2), torch.zeros(1, 2), k=4)
+
+
+def linear_probe(*args: Any, seed: int, **kw: Any) -> dict[str, float]:
+    """One seed's probe: the stage trains all seeds at once (``linear_probes``)."""
+    return linear_probes(*args, [seed], **kw)[0]
 
 
 def test_probe_separates_separable_data():
@@ -112,8 +118,6 @@ def test_stratified_split():
 
 
 def test_batched_probes_equal_separate_probes(digits_splits):
-    from infonce_lab.evaluation.probe import linear_probes
-
     d = digits_splits
     xtr, xte = d.train_x.reshape(len(d.train_x), -1), d.test_x.reshape(len(d.test_x), -1)
     sets = {"test": (xte, d.test_y)}

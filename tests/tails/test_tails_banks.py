@@ -9,7 +9,7 @@ import torch
 from infonce_lab.params import TailsConfig
 from infonce_lab.pipeline.diagnose import diagnose_encoder
 from infonce_lab.tails.ablations import frechet_ablation, hardness_ablation, pool_size_ablation
-from infonce_lab.tails.banks import link_bank, pool_order, pool_scores, pot_scores
+from infonce_lab.tails.banks import link_bank, pool_order, pool_scores, pot_pairs
 from infonce_lab.tails.link import features, split_batches
 
 IMAGES = torch.rand(200, 1, 8, 8, generator=torch.Generator().manual_seed(0))
@@ -72,11 +72,11 @@ def test_pool_scores_match_brute_force():
 
 def test_pot_scores_are_the_distinct_pairs():
     gen = torch.Generator().manual_seed(4)
-    s = pot_scores(embed, IMAGES, jitter, repeats=3, batch_images=20, gen=gen)
+    s = pot_pairs(embed, IMAGES, jitter, repeats=3, batch_images=20, gen=gen).scores
     assert s.shape == (3 * 190,)
     assert np.abs(s).max() <= 1 + 1e-12
     with pytest.raises(ValueError, match="at least that many images"):
-        pot_scores(embed, IMAGES, jitter, 1, 201, gen)
+        pot_pairs(embed, IMAGES, jitter, 1, 201, gen)
 
 
 def _bank(n_batches: int, per_batch: int, k: int, seed: int) -> np.ndarray:

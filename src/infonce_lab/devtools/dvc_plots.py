@@ -99,19 +99,6 @@ def split(dvc_yaml: str) -> tuple[str, str]:
     return dvc_yaml[:at], dvc_yaml[at:]
 
 
-def listed_runs(dvc_yaml: str) -> dict[str, set[str]]:
-    """``{plot id: run ids}`` of the curve plots in a dvc.yaml's top-level ``plots:``."""
-    out: dict[str, set[str]] = {}
-    for item in yaml.safe_load(dvc_yaml).get("plots", []):
-        if not isinstance(item, dict):
-            continue
-        (plot_id, props), = item.items()
-        y = (props or {}).get("y")
-        if isinstance(y, dict) and all(k.endswith(".tsv") for k in y):
-            out[plot_id] = {Path(k).parts[-5] for k in y}
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write dvc.yaml's top-level plots: section.")
     parser.add_argument("--params", type=Path, default=Path("params.yaml"))

@@ -71,19 +71,3 @@ def linear_probes(
             for i in range(k):
                 out[i][name] = float((pred[i] == ey).float().mean())
     return out
-
-
-def linear_probe(
-    train_x: Arr,
-    train_y: Arr,
-    eval_sets: dict[str, tuple[Arr, Arr]],
-    seed: int,
-    epochs: int = 100,
-    lr: float = 3e-4,
-    batch_size: int = 256,
-    weight_decay: float = 0.0,
-    standardize: bool = False,
-) -> dict[str, float]:
-    """Train one probe on ``train_x`` and return the accuracy on each named evaluation set."""
-    return linear_probes(train_x, train_y, eval_sets, [seed], epochs, lr, batch_size,
-                         weight_decay, standardize)[0]

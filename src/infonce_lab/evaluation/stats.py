@@ -85,13 +85,6 @@ def t_mean(values: Sequence[float]) -> TInference | None:
                       int(v.size))
 
 
-def paired_difference(a: Mapping[Any, float], b: Mapping[Any, float]) -> TInference | None:
-    """``a − b`` paired on their keys (encoder seeds), as a paired t-test sees it. The key sets
-    must be equal: a comparison on different seeds is not paired."""
-    if set(a) != set(b):
-        raise ValueError(f"paired difference on different keys: {sorted(a)} vs {sorted(b)}")
-    return t_mean([a[k] - b[k] for k in sorted(a)])
-
 
 def block_pooled_difference(diffs: Mapping[str, Mapping[Any, float]]) -> TInference | None:
     """One paired difference pooled over blocks (settings such as schedules or datasets) that

@@ -107,18 +107,6 @@ def _softmax_and_diffs(
     return p, ds, dg
 
 
-def riemannian_grad(
-    z: np.ndarray,
-    candidates: np.ndarray,
-    positive: np.ndarray | int,
-    beta: float,
-    basis: np.ndarray | None = None,
-) -> np.ndarray:
-    """∇ℓ = β(μ − ∇s_j), μ = E_p[∇s_k], in tangent coordinates (..., d−1)."""
-    p, _, dg = _softmax_and_diffs(z, candidates, positive, beta, basis)
-    return beta * np.einsum("...k,...km->...m", p, dg)
-
-
 def hessian_terms(
     z: np.ndarray,
     candidates: np.ndarray,

@@ -461,25 +461,9 @@ def embed(x: torch.Tensor, w: torch.Tensor) -> np.ndarray:
         return torch.bmm(x, w.to(x.dtype).transpose(1, 2)).numpy()
 
 
-def embedding_histograms(
-    f: torch.Tensor, g: torch.Tensor, sigma_mis: np.ndarray, n_eval: int = 8000, seed: int = 1
-) -> tuple[np.ndarray, np.ndarray]:
-    """Angle histograms of both modalities' embeddings on n_eval fresh pairs per run: (R, 60) each."""
-    x1, x2 = evaluation_pairs(sigma_mis, n_eval, seed)
-    return angle_histograms(embed(x1, f)), angle_histograms(embed(x2, g))
-
-
 def symmetric_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """D_sym = KL(p‖q) + KL(q‖p) over the last axis (no ½, as published)."""
     return np.sum((p - q) * (np.log(p) - np.log(q)), axis=-1)
-
-
-def trimmed_means(x: np.ndarray, trim: float) -> np.ndarray:
-    """Trimmed means over the last axis (⌊trim·n⌋ cut from each end: scipy's ``trim_mean``),
-    vectorised over the leading axes."""
-    n = x.shape[-1]
-    k = int(trim * n)
-    return np.sort(x, axis=-1)[..., k:n - k].mean(-1)
 
 
 def trimmed_slope(values: np.ndarray, sigmas: np.ndarray, trim: float) -> TInference | None:

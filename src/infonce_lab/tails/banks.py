@@ -148,9 +148,3 @@ def pot_pairs(embed: Embed, images: torch.Tensor, augment: Augment, repeats: int
               batch_images: int, gen: torch.Generator) -> PotScores:
     """:func:`pot_pairs_from` on a fresh draw."""
     return pot_pairs_from(*pot_draws(embed, images, augment, repeats, batch_images, gen))
-
-
-def pot_scores(embed: Embed, images: torch.Tensor, augment: Augment, repeats: int,
-               batch_images: int, gen: torch.Generator) -> np.ndarray:
-    """The scores of :func:`pot_pairs` alone."""
-    return pot_pairs(embed, images, augment, repeats, batch_images, gen).scores

@@ -1,8 +1,8 @@
 """The diagnose stage for one image dataset: the tail diagnostics (the WEINCE paper's §3–4:
 peaks over threshold, the softmax-vs-Weibull link test, its ablations, gradient allocation, and
 the repulsion share of Wang & Isola §5) of every run, at every kept checkpoint and at the final
-weights. Per run, ``tails_metrics(run)`` holds the scalars per epoch and ``tails_plots(run)`` the
-data behind the report's figures.
+weights. Per run, ``tails_metrics_dir(dataset)/<run>.json`` holds the scalars per epoch and
+``tails_plots_dir(dataset)/<run>.json`` the data behind the report's figures.
 
 One process for the dataset: on digits a run's diagnostics take ≈ 15 s against ≈ 7 s of process
 start and DVC bookkeeping per stage (reports/timings/), so a stage per run spent a third of its

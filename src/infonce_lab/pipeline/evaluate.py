@@ -3,7 +3,7 @@
 Each run's frozen features are extracted once (``pipeline/extract.py``: the splits from its final
 weights, the tail banks' embeddings from every kept checkpoint) into ``features_dir(dataset)/<run>/``
 and the splits are scored by the linear probe, weighted kNN and the
-alignment/uniformity geometry into ``run_metrics(run)``. The baselines (randomly initialised
+alignment/uniformity geometry into ``run_metrics_dir(dataset)/<run>.json``. The baselines (randomly initialised
 encoders, one per backbone × seed, and raw pixels) go through the same protocol into
 ``baseline_metrics(dataset)``.
 

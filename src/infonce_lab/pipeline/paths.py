@@ -46,20 +46,12 @@ def run_metrics_dir(dataset: str) -> Path:
     return METRICS / "runs" / dataset
 
 
-def run_metrics(run: Run) -> Path:
-    return run_metrics_dir(run.dataset) / f"{run.id}.json"
-
-
 def baseline_metrics(dataset: str) -> Path:
     return METRICS / "baselines" / f"{dataset}.json"
 
 
 def text_run_metrics_dir(dataset: str) -> Path:
     return METRICS / "text" / "runs" / dataset
-
-
-def text_run_metrics(run: TextRun) -> Path:
-    return text_run_metrics_dir(run.dataset) / f"{run.id}.json"
 
 
 def text_baseline_metrics(dataset: str) -> Path:
@@ -74,16 +66,8 @@ def tails_metrics_dir(dataset: str) -> Path:
     return TAILS / "runs" / dataset
 
 
-def tails_metrics(run: Run) -> Path:
-    return tails_metrics_dir(run.dataset) / f"{run.id}.json"
-
-
 def tails_plots_dir(dataset: str) -> Path:
     return TAILS / "plots" / dataset
-
-
-def tails_plots(run: Run) -> Path:
-    return tails_plots_dir(run.dataset) / f"{run.id}.json"
 
 
 def noise_floor() -> Path:

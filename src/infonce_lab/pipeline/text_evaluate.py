@@ -2,7 +2,7 @@
 
 Each run's encoder (eval mode, no MLP unless ``mlp: always``) embeds the evaluation texts into
 ``text_features_dir(dataset)/<run>/features.npz``; STS Spearman, the polarity probe and kNN,
-alignment and uniformity go to ``text_run_metrics(run)``, with the run's training statistics
+alignment and uniformity go to ``text_run_metrics_dir(dataset)/<run>.json``, with the run's training statistics
 from the model's meta under ``train`` (WEINCE: λ̄ and its effective inverse temperature κ̄).
 The baselines (TF-IDF and each untuned encoder) go through the same protocol into
 ``text_baseline_metrics(dataset)``.

@@ -37,6 +37,9 @@ def test_paired_comparison_matches_scipy():
     assert res["p_value"] == pytest.approx(stats.ttest_rel(a, b).pvalue)
     lo, hi = stats.t.interval(0.95, df=3, loc=diff.mean(), scale=stats.sem(diff))
     assert res["diff"]["mean"] - res["diff"]["ci95"] == pytest.approx(lo)
+    from statsmodels.stats.power import TTestPower  # the MDE: d at 80% power × the paired SD
+    d = TTestPower().solve_power(nobs=4, alpha=0.05, power=0.8)
+    assert res["mde_80"] == pytest.approx(d * np.std(diff, ddof=1))
 
 
 def test_refuses_incomplete_seed_sets():

@@ -140,8 +140,11 @@ def paired_comparison(df: pd.DataFrame, a: str, b: str, metric: str) -> dict[str
     # ``t`` is the paired t-inference (mean, se, df, n) the report's rules test at their own
     # null values (superiority, non-inferiority, equivalence) and Holm-adjust within a family;
     # ``per_seed`` keeps every seed's difference so pooled rows can average within a seed.
+    # ``mde_80``: the smallest true difference this many seeds detect with 80% power at the
+    # observed paired SD — what an inconclusive row could have seen.
     return {"a": a, "b": b, "metric": metric, "diff": res, "p_value": p if p == p else None,
             "t": None if t is None else t.to_json(),
+            "mde_80": None if t is None else t.minimal_detectable_effect(),
             "per_seed": {str(int(k)): float(v) for k, v in zip(pa.index, diff, strict=True)}}
 
 

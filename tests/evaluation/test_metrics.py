@@ -32,12 +32,13 @@ def test_the_image_protocol_writes_every_image_metric_by_its_declared_name():
                             test_views=(x[90:], x[90:] + 0.1))
     written = {f"{section}.{key}" for section, values in out.items() for key in values}
     image = {m.name for m in metrics.METRICS if m.name.split(".")[0] in ("linear", "knn",
-                                                                          "geometry")}
+                                                                          "geometry", "few")}
     assert image <= written, image - written
 
 
 def test_the_stages_lists_are_derived():
-    assert aggregate.COMPARED == ("linear.test_acc", "knn.test_acc", "knn.test_recall_at_1")
+    assert aggregate.COMPARED == ("linear.test_acc", "knn.test_acc", "knn.test_recall_at_1",
+                                  "few.probe_test_acc", "few.knn_test_acc")
     assert aggregate.AU_METRICS == render.EXPLORED_METRICS == ("linear.test_acc", "knn.test_acc")
     assert [c for c, _ in render.METRIC_COLUMNS] == list(metrics.names(table=True))
     assert set(aggregate.TEXT_METRICS) == set(metrics.names(text=True))

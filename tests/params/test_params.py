@@ -13,7 +13,7 @@ from infonce_lab.params import (
     load_params,
     parse_params,
 )
-from infonce_lab.pipeline.protocol import check_knn_k
+from infonce_lab.pipeline.protocol import check_evaluation
 
 
 def _error(raw: dict) -> str:
@@ -100,11 +100,11 @@ def test_knn_k_larger_than_bank(raw):
     y = np.repeat(np.arange(3), 10)  # 30 labels -> 24 in the bank after a 20% split
     cfg = p.evaluation.model_copy(update={"knn": p.evaluation.knn.model_copy(update={"k": 25})})
     with pytest.raises(ConfigError, match=r"evaluation\.knn\.k = 25.*bank \(24"):
-        check_knn_k(y, cfg)
+        check_evaluation(y, cfg)
     ok = p.evaluation.model_copy(update={"knn": cfg.knn.model_copy(update={"k": 24}), "recall_ks": [1, 24]})
-    check_knn_k(y, ok)
+    check_evaluation(y, ok)
     with pytest.raises(ConfigError, match=r"evaluation\.recall_ks = \[1, 25\]"):
-        check_knn_k(y, ok.model_copy(update={"recall_ks": [1, 25]}))
+        check_evaluation(y, ok.model_copy(update={"recall_ks": [1, 25]}))
 
 
 def test_missing_file_and_bad_yaml(tmp_path):
@@ -246,3 +246,15 @@ def test_an_entry_named_like_a_kind_keeps_its_name(raw, config_error, name):
     # a cosine schedule named like its own kind, another schedule kind, a loss kind, a dataset
     raw["schedules"][name] = {**raw["schedules"]["cosine"], "tau_min": -1.0}
     assert f"  - schedules.{name}.tau_min = -1.0" in config_error(raw)
+
+
+def test_few_labels_more_than_the_smallest_class(raw):
+    p = parse_params(raw)
+    y = np.repeat(np.arange(3), 10)  # 8 per class in the probe's split after a 20% split
+    few = p.evaluation.few_labels
+    with pytest.raises(ConfigError, match=r"evaluation\.few_labels\.per_class = 9: .* has 8"):
+        check_evaluation(y, p.evaluation.model_copy(
+            update={"few_labels": few.model_copy(update={"per_class": 9})}))
+    check_evaluation(y, p.evaluation.model_copy(
+        update={"few_labels": few.model_copy(update={"per_class": 8}),
+                "knn": p.evaluation.knn.model_copy(update={"k": 24}), "recall_ks": [1]}))

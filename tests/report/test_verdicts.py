@@ -181,3 +181,18 @@ def test_cluster_robust_ols_uses_cluster_degrees_of_freedom():
     lr = stats.linregress(x[:, 0], y)
     one = ols_ci(x[:, :1], y)
     assert one["coef"][0] == pytest.approx(lr.slope) and one["se"][0] == pytest.approx(lr.stderr)
+
+
+def test_minimal_detectable_effect_has_the_power_it_claims():
+    from scipy import stats as st
+
+    # At the MDE, the noncentral t (nc = MDE/se) crosses the two-sided critical value with
+    # probability 0.8: scipy's nct, independent of statsmodels' solver.
+    for values in ([0.01, 0.03], [0.02, -0.01, 0.04], list(np.linspace(-0.02, 0.05, 8))):
+        t = t_mean(values)
+        mde = t.minimal_detectable_effect(power=0.8, alpha=0.05)
+        crit = st.t.ppf(0.975, t.df)
+        nc = mde / t.se
+        power = st.nct.sf(crit, t.df, nc) + st.nct.cdf(-crit, t.df, nc)
+        assert power == pytest.approx(0.8, abs=1e-6)
+    assert t_mean([0.0, 0.1]).minimal_detectable_effect() > 10 * np.std([0.0, 0.1], ddof=1)

@@ -44,6 +44,10 @@ METRICS: tuple[Metric, ...] = (
     Metric("knn.test_recall_at_1", "kNN recall@1", short="R@1", compared=True, table=True),
     Metric("knn.test_recall_at_5", "kNN recall@5", short="R@5", table=True),
     Metric("knn.test_recall_at_50", "kNN recall@50", short="R@50", table=True),
+    # evaluation.few_labels: a handful of labels per class, where the full-label task saturates
+    Metric("few.probe_test_acc", "few-label linear probe", short="few-label linear",
+           compared=True, table=True),
+    Metric("few.knn_test_acc", "few-label kNN", short="few-label kNN", compared=True, table=True),
     Metric("geometry.alignment", "alignment", higher_is_better=False, table=True, text=True),
     Metric("geometry.uniformity", "uniformity", higher_is_better=False, table=True, text=True),
     Metric("geometry.effective_rank", "effective rank", short="eff. rank", table=True,

@@ -66,6 +66,16 @@ class TInference:
             return 0.0 if self.mean < theta else 1.0
         return float(stats.t.cdf((self.mean - theta) / self.se, df=self.df))
 
+    def minimal_detectable_effect(self, power: float = 0.8, alpha: float = 0.05) -> float:
+        """The true mean the two-sided t-test at ``alpha`` detects with probability ``power`` on
+        ``n`` values with this sample's SD (se·√n): the study's resolution, read off the
+        observed spread, not a property of the effect (statsmodels' ``TTestPower``)."""
+        from statsmodels.stats.power import TTestPower
+
+        d = TTestPower().solve_power(effect_size=None, nobs=self.n, alpha=alpha, power=power,
+                                     alternative="two-sided")
+        return float(d) * self.se * math.sqrt(self.n)
+
     def to_json(self) -> dict[str, Any]:
         lo, hi = self.interval()
         return {"mean": self.mean, "se": self.se, "df": self.df, "n": self.n,
@@ -83,7 +93,6 @@ def t_mean(values: Sequence[float]) -> TInference | None:
         return None
     return TInference(float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size)), v.size - 1,
                       int(v.size))
-
 
 
 def block_pooled_difference(diffs: Mapping[str, Mapping[Any, float]]) -> TInference | None:

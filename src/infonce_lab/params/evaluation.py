@@ -27,6 +27,16 @@ class KNNConfig(Strict):
     temperature: Annotated[float, Field(gt=0.0)] = 0.1
 
 
+class FewLabelsConfig(Strict):
+    """The probe and kNN from ``per_class`` labels of each class, averaged over ``draws``
+    stratified label draws from the probe's training split (the SSL literature's few-label
+    protocol; SimCLR §4.2)."""
+
+    per_class: Annotated[int, Field(ge=1)] = 3
+    draws: Annotated[int, Field(ge=1)] = 20
+    seed: int = 0
+
+
 class EvaluationConfig(Strict):
     """WEINCE App. F.1, F.3–F.4. The probe trains on the split of ``split_seeds[0]``; kNN
     averages all splits."""
@@ -37,4 +47,5 @@ class EvaluationConfig(Strict):
     view_seed: int = 0  # the two augmented views of the test set used for alignment
     probe: ProbeConfig = ProbeConfig()
     knn: KNNConfig = KNNConfig()
+    few_labels: FewLabelsConfig = FewLabelsConfig()
     batch_size: Annotated[int, Field(ge=1)] = 1024

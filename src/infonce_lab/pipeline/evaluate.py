@@ -31,7 +31,7 @@ from infonce_lab.pipeline.extract import (
     encode_splits,
     extract_run,
 )
-from infonce_lab.pipeline.protocol import check_knn_k, evaluate_features
+from infonce_lab.pipeline.protocol import check_evaluation, evaluate_features
 from infonce_lab.pipeline.study import dataset_runs
 from infonce_lab.train.runtime import resolve_device
 
@@ -46,7 +46,7 @@ def evaluate_dataset(params: Params, dataset: str) -> None:
     torch.set_num_threads(params.training.threads)
     device = resolve_device(params.training.device)
     data = load_raw(paths.raw_dir(dataset))
-    check_knn_k(data.train_y, params.evaluation)  # bad params fail before any compute
+    check_evaluation(data.train_y, params.evaluation)  # bad params fail before any compute
     for run in runs:  # every model there before any work
         if not (paths.model_dir(run) / "model.pt").is_file():
             raise FileNotFoundError(f"{paths.model_dir(run) / 'model.pt'}: no trained model; run "

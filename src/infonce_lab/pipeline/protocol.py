@@ -3,7 +3,9 @@
 A stratified validation split of the labelled train set (⌊val_fraction·n_c⌋ per class, shuffled
 with the split seed). The linear probe trains on the rest of the first split and is scored on
 validation and test, averaged over the probe seeds; the kNN (weighted accuracy and recall@k) uses
-the rest as its bank and is averaged over all split seeds. Validation numbers are for selection;
+the rest as its bank and is averaged over all split seeds. The few-label probe and kNN draw
+``few_labels.per_class`` labels of each class from the probe's training split, averaged over
+draws. Validation numbers are for selection;
 test numbers are what gets reported. Geometry: alignment of two augmented views of each test
 image, uniformity and effective rank of the clean test features.
 """
@@ -14,6 +16,7 @@ import numpy as np
 import torch
 
 from infonce_lab.data.datasets import stratified_split
+from infonce_lab.evaluation.few_labels import few_label_accuracy
 from infonce_lab.evaluation.geometry import alignment, effective_rank, uniformity
 from infonce_lab.evaluation.knn import knn_accuracy, knn_recall
 from infonce_lab.evaluation.probe import linear_probes
@@ -25,8 +28,15 @@ def bank_size(n_train_labels: np.ndarray, cfg: EvaluationConfig) -> int:
     return min(len(stratified_split(n_train_labels, cfg.val_fraction, s)[0]) for s in cfg.split_seeds)
 
 
-def check_knn_k(train_y: np.ndarray, cfg: EvaluationConfig) -> None:
-    """Fail before any compute when ``evaluation.knn.k`` exceeds the kNN bank."""
+def check_evaluation(train_y: np.ndarray, cfg: EvaluationConfig) -> None:
+    """Fail before any compute when ``evaluation.knn.k`` exceeds the kNN bank or
+    ``evaluation.few_labels.per_class`` a class of the probe's training split."""
+    fit_idx, _ = stratified_split(train_y, cfg.val_fraction, cfg.split_seeds[0])
+    smallest = int(np.unique(np.asarray(train_y)[fit_idx], return_counts=True)[1].min())
+    if cfg.few_labels.per_class > smallest:
+        raise ConfigError(
+            f"evaluation.few_labels.per_class = {cfg.few_labels.per_class}: the smallest class "
+            f"of the probe's training split has {smallest} examples; use a value <= {smallest}")
     bank = bank_size(train_y, cfg)
     if cfg.knn.k > bank:
         raise ConfigError(
@@ -66,7 +76,12 @@ def evaluate_features(
                 knn_accuracy(fx, fy, qx, qy, cfg.knn.k, cfg.knn.temperature))
             for k, r in knn_recall(fx, fy, qx, qy, cfg.recall_ks).items():
                 knn.setdefault(f"{name}_recall_at_{k}", []).append(r)
+    few = cfg.few_labels
+    fit_idx, _ = stratified_split(train_y, cfg.val_fraction, cfg.split_seeds[0])
     out = {
+        "few": few_label_accuracy(train_x[fit_idx], train_y[fit_idx], test_x, test_y,
+                                  per_class=few.per_class, draws=few.draws, seed=few.seed,
+                                  k=cfg.knn.k, temperature=cfg.knn.temperature),
         "linear": {
             "val_acc": float(np.mean([a["val"] for a in accs])),
             "test_acc": float(np.mean([a["test"] for a in accs])),

@@ -32,7 +32,7 @@ def evaluate_text_dataset(params: Params, dataset: str) -> None:
         load_tokenizer,
         use_offline_hub_if_local,
     )
-    from infonce_lab.pipeline.protocol import check_knn_k
+    from infonce_lab.pipeline.protocol import check_evaluation
     from infonce_lab.pipeline.text_protocol import (
         embed_corpus,
         evaluate_text,
@@ -47,8 +47,8 @@ def evaluate_text_dataset(params: Params, dataset: str) -> None:
     corpus = load_text_raw(paths.text_raw_dir(dataset))
     ecfg = params.text.evaluation
     if ecfg.polarity and corpus.labelled is not None:
-        check_knn_k(corpus.labelled.labels[labelled_split(corpus.labelled.labels, ecfg)[0]],
-                    params.evaluation)
+        check_evaluation(corpus.labelled.labels[labelled_split(corpus.labelled.labels, ecfg)[0]],
+                         params.evaluation)
     for run in runs:
         if not (paths.text_model_dir(run) / "meta.json").is_file():
             raise FileNotFoundError(f"{paths.text_model_dir(run)}: no trained model; run the "

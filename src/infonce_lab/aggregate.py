@@ -18,10 +18,13 @@ from infonce_lab.params import Configuration, Params, Run, TextRun
 COMPARED = metrics.names(compared=True)
 
 
+SECTIONS = tuple(dict.fromkeys(m.name.split(".")[0] for m in metrics.METRICS))
+
+
 def metric_columns(df: pd.DataFrame) -> list[str]:
-    """Every per-encoder metric (linear.*, knn.*, geometry.*), in a stable order."""
-    return sorted(c for c in df.columns if c.split(".")[0] in ("linear", "knn", "geometry")
-                  and not c.endswith("_probe_std"))
+    """Every per-encoder metric of a declared section (``linear.*``, ``knn.*`` at every recall
+    k, ``few.*``, …), in a stable order; spreads over probe seeds or label draws are not."""
+    return sorted(c for c in df.columns if c.split(".")[0] in SECTIONS and not c.endswith("_std"))
 
 
 def group_id(enc: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ use are the ones derived from them."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from infonce_lab import aggregate
 from infonce_lab.evaluation import metrics
@@ -42,3 +43,16 @@ def test_the_stages_lists_are_derived():
     assert aggregate.AU_METRICS == render.EXPLORED_METRICS == ("linear.test_acc", "knn.test_acc")
     assert [c for c, _ in render.METRIC_COLUMNS] == list(metrics.names(table=True))
     assert set(aggregate.TEXT_METRICS) == set(metrics.names(text=True))
+
+
+def test_aggregate_summarises_every_metric_the_image_protocol_writes():
+    rng = np.random.default_rng(1)
+    y = np.repeat(np.arange(3), 40)
+    x = rng.normal(size=(120, 6)) + 2.0 * np.eye(6)[y % 6]
+    out = evaluate_features(x[:90], y[:90], x[90:], y[90:],
+                            EvaluationConfig(probe={"epochs": 5}, recall_ks=[1, 5, 50]),
+                            test_views=(x[90:], x[90:] + 0.1))
+    columns = {f"{s}.{k}" for s, values in out.items() for k in values}
+    summarised = set(aggregate.metric_columns(pd.DataFrame(columns=sorted(columns))))
+    assert {m.name for m in metrics.METRICS if m.table} <= summarised
+    assert not any(c.endswith("_std") for c in summarised)

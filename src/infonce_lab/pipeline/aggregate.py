@@ -50,7 +50,8 @@ def write_aggregates(params: Params) -> None:
         rows.append(row)
     paired_rows = [{"comparison": k, "a": v["a"], "b": v["b"], "metric": v["metric"],
                     "diff_mean": v["diff"]["mean"], "diff_ci95": v["diff"]["ci95"],
-                    "n": v["diff"]["n"], "p_value": v["p_value"]} for k, v in paired.items()]
+                    "n": v["diff"]["n"], "mde_80": v.get("mde_80"), "p_value": v["p_value"]}
+                   for k, v in paired.items()]
     selection_rows = [{"scope": k, "selected": v["selected"], "selected_by": v["by"],
                        "val_mean": v["val"]["mean"], "test_mean": v["test"]["mean"],
                        "test_ci95": v["test"]["ci95"]} for k, v in selection.items()]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from infonce_lab.evaluation.stats import TInference
 from infonce_lab.io import atomic_dir, read_json, write_bytes_atomic, write_text_atomic
 from infonce_lab.params import Params
 from infonce_lab.report.loaders import load_sims, representative_plots
@@ -121,6 +122,10 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
         + paper_scale.claim_rows())
     context["schedule_comparisons"] = schedule_comparisons(params, paired)
     context["paired_table"] = paired_table(paired)
+    # The MDE in paired SDs at the study's seed count and at 8, from the same power solver the
+    # aggregate stage used (a mean of n values with SD 1 has se = 1/√n).
+    context["mde_sds"] = {n: TInference(0.0, n ** -0.5, n - 1, n).minimal_detectable_effect()
+                          for n in sorted({len(params.study.seeds), 8}) if n > 1}
     context["provenance"].update(stage_timings(out / "timings", stage_names(params)))
     # The text runs and the simulations record their own compute time: provenance lists them
     # beside the image runs' training times.

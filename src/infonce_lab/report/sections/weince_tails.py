@@ -60,7 +60,6 @@ from infonce_lab.report.verdicts import (
     fmt_p,
     inconclusive,
     not_reproduced,
-    not_run,
     not_run_row,
     reproduced,
     tally,
@@ -318,13 +317,33 @@ def _num(x: Any) -> float | None:
     return None if x is None or isinstance(x, bool) else float(x)
 
 
-def xi_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
+def _bootstrap_estimate(group: Mapping[str, Any], epoch: int, key: str) -> Estimate:
+    """``key`` per seed with the run's image-cluster bootstrap (``key``_se, _ci_low, _ci_high)."""
     def one(seed: str, v: float) -> SeedValue:
-        g = lambda k: _num(_seed_value(group, epoch, f"pot.{k}", seed))  # noqa: E731
-        return SeedValue(v, g("xi_se"), None, g("xi_ci_low"), g("xi_ci_high"),
-                         "image-cluster bootstrap")
+        g = lambda k: _num(_seed_value(group, epoch, f"{key}_{k}", seed))  # noqa: E731
+        return SeedValue(v, g("se"), None, g("ci_low"), g("ci_high"), "image-cluster bootstrap")
 
-    return _estimate(group, epoch, "pot.xi", one, signed=True)
+    return _estimate(group, epoch, key, one, signed=True)
+
+
+def _t_estimate(group: Mapping[str, Any], epoch: int, key: str, method: str,
+                se_key: str | None = None, df_key: str | None = None,
+                flag: tuple[str, str] | None = None, **fmt: Any) -> Estimate:
+    """``key`` per seed with the run's own t (se and df at ``se_key`` and ``df_key``, by default
+    ``key``_se and _df). ``flag``: (key, why): a seed whose ``key`` is set has no estimate, and
+    ``why`` (formatted with its value ``v``) says why."""
+    def one(seed: str, v: float) -> SeedValue | str:
+        g = lambda k: _seed_value(group, epoch, k, seed)  # noqa: E731
+        if flag and g(flag[0]):
+            return flag[1].format(v=v)
+        return SeedValue(v, _num(g(se_key or f"{key}_se")), _num(g(df_key or f"{key}_df")),
+                         method=method)
+
+    return _estimate(group, epoch, key, one, **fmt)
+
+
+def xi_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
+    return _bootstrap_estimate(group, epoch, "pot.xi")
 
 
 def endpoint_gap_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
@@ -335,11 +354,10 @@ def endpoint_gap_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
         if x_f > 1.0:
             return (f"x̂_F = {x_f:.4f} above the cap 1 (the GPD fit extrapolates past the largest "
                     f"cosine {g('max_score') or float('nan'):.3f})")
-        u = g("u")
         lo, hi, se = g("endpoint_ci_low"), g("endpoint_ci_high"), g("endpoint_se")
         if lo is None or hi is None:
             return "the bootstrap reaches ξ ≥ 0: the endpoint's interval is unbounded"
-        w = 1.0 - u
+        w = 1.0 - g("u")
         return SeedValue((1.0 - x_f) / w, None if se is None else se / w, None,
                          (1.0 - hi) / w, (1.0 - lo) / w, "image-cluster bootstrap")
 
@@ -351,32 +369,20 @@ def endpoint_gap_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
 
 
 def delta_estimate(group: Mapping[str, Any], epoch: int, placement: str) -> Estimate:
-    key = f"link.{placement}"
-
-    def one(seed: str, v: float) -> SeedValue | str:
-        g = lambda k: _seed_value(group, epoch, f"{key}.{k}", seed)  # noqa: E731
-        if g("delta_degenerate"):
-            return ("Δ̄ = 0 by construction: λ̂ = 0 or τ̂0 on its bound, H1 and H0 are one "
-                    "link (degenerate fits)")
-        return SeedValue(v, _num(g("delta_se")), _num(g("delta_df")), method="batch-clustered t")
-
-    return _estimate(group, epoch, f"{key}.delta_mean", one, unit="nats")
+    d = f"link.{placement}.delta"
+    return _t_estimate(group, epoch, f"{d}_mean", "batch-clustered t", f"{d}_se", f"{d}_df",
+                       (f"{d}_degenerate", "Δ̄ = 0 by construction: λ̂ = 0 or τ̂0 on its bound, "
+                                           "H1 and H0 are one link (degenerate fits)"), unit="nats")
 
 
 def lambda_estimate(group: Mapping[str, Any], epoch: int, placement: str) -> Estimate:
-    key = f"link.{placement}"
-
-    def one(seed: str, v: float) -> SeedValue | str:
-        g = lambda k: _seed_value(group, epoch, f"{key}.{k}", seed)  # noqa: E731
-        if g("lambda_boundary"):
-            return f"λ̂ = {v:.3g} on its boundary: no interval (the MLE is not normal there)"
-        return SeedValue(v, _num(g("lambda_se")), _num(g("lambda_df")),
-                         method="cluster-robust sandwich")
-
-    values = _values(group, epoch, f"{key}.lambda_hat")
+    lam = f"link.{placement}.lambda"
+    values = _values(group, epoch, f"{lam}_hat")
     if values and any(v is None for v in values.values()):
         return Estimate.missing("λ̂ undefined: the fit ended at τ → ∞")
-    e = _estimate(group, epoch, f"{key}.lambda_hat", one)
+    e = _t_estimate(group, epoch, f"{lam}_hat", "cluster-robust sandwich", f"{lam}_se",
+                    f"{lam}_df", (f"{lam}_boundary", "λ̂ = {v:.3g} on its boundary: no interval "
+                                                     "(the MLE is not normal there)"))
     if e.defined and e.has_interval and e.low < 0 and e.high > 1:
         return Estimate.missing(f"interval [{e.low:.2f}, {e.high:.2f}] wider than λ's range "
                                 f"[0, 1] ({e.note})")
@@ -388,12 +394,14 @@ def _paired_change(group: Mapping[str, Any], first: int, last: int, placement: s
     """Δ̄(last) − Δ̄(first) of one run and its batch-clustered se: the two epochs are scored on
     the same held-out batches (one bank), so the difference is paired by batch."""
     key = f"link.{placement}"
-    per = group.get("per_seed", {})
     prefix = f"{key}.delta_by_batch."
-    early = {k.removeprefix(prefix): v.get(seed) for k, v in per.get(str(first), {}).items()
-             if k.startswith(prefix)}
-    late = {k.removeprefix(prefix): v.get(seed) for k, v in per.get(str(last), {}).items()
-            if k.startswith(prefix)}
+
+    def by_batch(epoch: int) -> dict[str, Any]:
+        return {k.removeprefix(prefix): v.get(seed)
+                for k, v in group.get("per_seed", {}).get(str(epoch), {}).items()
+                if k.startswith(prefix)}
+
+    early, late = by_batch(first), by_batch(last)
     d0 = _seed_value(group, first, f"{key}.delta_mean", seed)
     d1 = _seed_value(group, last, f"{key}.delta_mean", seed)
     if d0 is None or d1 is None:
@@ -417,19 +425,15 @@ def stability_inputs(group: Mapping[str, Any], placement: str) -> dict[str, Any]
     if not early.defined or not late.defined:
         change = Estimate.missing(early.undefined or late.undefined or "Δ̄ undefined")
     else:
-        values, why = _collect(group, last, f"link.{placement}.delta_mean",
-                               lambda seed, _: _paired_change(group, first, last, placement, seed))
-        change = Estimate.missing(why) if why else combine(values, unit="nats", signed=True)
+        change = _estimate(group, last, f"link.{placement}.delta_mean",
+                           lambda seed, _: _paired_change(group, first, last, placement, seed),
+                           unit="nats", signed=True)
     return {"early": early, "late": late, "change": change, "epochs": (first, last)}
 
 
 def frechet_inputs(group: Mapping[str, Any], epoch: int) -> dict[str, Any]:
-    def one(seed: str, v: float) -> SeedValue:
-        g = lambda k: _num(_seed_value(group, epoch, f"frechet.{k}", seed))  # noqa: E731
-        return SeedValue(v, g("frechet_lambda_score_se"), g("frechet_lambda_score_df"),
-                         method="score test, batch-clustered")
-
-    lam = _estimate(group, epoch, "frechet.frechet_lambda_score", one, signed=True, digits=2)
+    lam = _t_estimate(group, epoch, "frechet.frechet_lambda_score", "score test, batch-clustered",
+                      signed=True, digits=2)
     r2s = [v for v in _values(group, epoch, "frechet.frechet_collinearity_r2").values()
            if v is not None]
     return {"lambda_f": lam, "r2": min(r2s) if r2s else None}
@@ -440,14 +444,9 @@ def slope_estimate(group: Mapping[str, Any], epoch: int, axis: str, quantity: st
     held-out batches, λ̂'s from the sandwich influences over held-in batches (points where λ̂
     sits on a bound held fixed)."""
     key = f"ablations.{axis}_{quantity}_slope"
-
-    def one(seed: str, v: float) -> SeedValue:
-        g = lambda k: _num(_seed_value(group, epoch, f"{key}_{k}", seed))  # noqa: E731
-        method = ("batch-clustered t" if quantity == "delta" else
-                  "cluster-robust sandwich, bound points held fixed")
-        return SeedValue(v, g("se"), g("df"), method=method)
-
-    return _estimate(group, epoch, key, one, signed=True)
+    method = ("batch-clustered t" if quantity == "delta" else
+              "cluster-robust sandwich, bound points held fixed")
+    return _t_estimate(group, epoch, key, method, signed=True)
 
 
 def pool_lambda_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
@@ -463,12 +462,7 @@ def pool_lambda_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
 
 
 def allocation_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
-    def one(seed: str, v: float) -> SeedValue:
-        g = lambda k: _num(_seed_value(group, epoch, f"allocation.{k}", seed))  # noqa: E731
-        return SeedValue(v, g("tv_gap_se"), None, g("tv_gap_ci_low"), g("tv_gap_ci_high"),
-                         "image-cluster bootstrap")
-
-    return _estimate(group, epoch, "allocation.tv_gap", one, signed=True)
+    return _bootstrap_estimate(group, epoch, "allocation.tv_gap")
 
 
 def repulsion_taus(group: Mapping[str, Any], epoch: int) -> list[str]:
@@ -485,12 +479,8 @@ def repulsion_inputs(group: Mapping[str, Any], epoch: int) -> dict[str, Any]:
                 "tau": None}
 
     def est(kind: str, tau: str) -> Estimate:
-        def one(seed: str, v: float) -> SeedValue:
-            return SeedValue(v, _num(_seed_value(group, epoch, f"repulsion.{kind}_se.{tau}", seed)),
-                             _num(_seed_value(group, epoch, "repulsion.df", seed)),
-                             method="batch-clustered t")
-
-        return _estimate(group, epoch, f"repulsion.{kind}.{tau}", one)
+        return _t_estimate(group, epoch, f"repulsion.{kind}.{tau}", "batch-clustered t",
+                           f"repulsion.{kind}_se.{tau}", "repulsion.df")
 
     return {"share": est("share", taus[-1]), "rises": [est("rise", t) for t in taus[1:]],
             "tau": float(taus[-1].removeprefix("tau_")), "taus": taus}
@@ -505,8 +495,11 @@ def _name(group_id: str, group: Mapping[str, Any], many: bool) -> str:
     return f"{run['dataset']} · {run['backbone']} · {short}" if many else short
 
 
+Config = tuple[str, str, Mapping[str, Any]]  # (name, loss kind, the summary's group)
+
+
 def _split(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
-           ) -> tuple[list[tuple[str, str, Mapping[str, Any]]], list[tuple[str, str, Mapping[str, Any]]]]:
+           ) -> tuple[list[Config], list[Config]]:
     """(counted, context): (name, kind, group) of the InfoNCE configurations and of the others."""
     many = len({(g.get("run") or {}).get("dataset", "") + (g.get("run") or {}).get("backbone", "")
                 for g in tails.values()}) > 1
@@ -536,36 +529,84 @@ MAGNITUDE_NOTE = ("Decided in this study's setting: digits 8×8, the diagnose st
                   "paper_vision profile (not run).")
 
 
-def _rule_row(section: str, topic: str, claim_text: str, quantity: str, rule: Rule,
-              counted: list[tuple[str, Estimate]], context: list[tuple[str, Estimate]],
-              note: str = "") -> ClaimRow:
+POT_NOTE = ("Exceedances are resampled by image (a pair weighs the product of its two images' "
+            "multiplicities); the threshold u is held fixed (POT is conditional on it).")
+BOUND_NOTE = ("λ̂'s slope: a λ̂ on a bound of its fit (pure Weibit, λ̂ = 1, typically at the "
+              "hardest sets) enters with its value and no sampling error of its own.")
+POOL_NOTE = ("Pools where the softmax fit ends at τ̂0 → ∞ (the positive no likelier than the "
+             "mined negatives) are left out of the slope: Δ̄ and λ̂ there compare against a "
+             "degenerate H0. " + BOUND_NOTE)
+REPULSION_NOTE = ("At fixed embeddings the rise is a property of the softmax (the share of a top "
+                  "set grows with 1/τ for any scores); the encoder decides the size of the share "
+                  "at low τ, which is what the majority bound tests.")
+NO_INFONCE = "an InfoNCE (info_nce) configuration in study.losses, diagnosed"
+
+
+def _head(rule_id: str, quantity_suffix: str = "") -> tuple[str, str, str, str]:
+    """(section, topic, the paper's sentence, the quantity) of the claim ``rule_id`` decides."""
+    section, topic, text, quantity, _ = next(c for c in _CLAIMS if c[4] == rule_id)
+    return section, topic, text, quantity + quantity_suffix
+
+
+def _rule_row(rule_id: str, counted: list[tuple[str, Estimate]],
+              context: list[tuple[str, Estimate]], note: str = "",
+              quantity_suffix: str = "") -> ClaimRow:
     """Counted cases decided as one family (Holm), context cases each on its own, shown after
     them and left out of the verdict."""
+    rule = RULES[rule_id]
     if not counted:
-        return not_run_row(section, topic, claim_text, quantity, rule,
-                           "an InfoNCE (info_nce) configuration in study.losses, diagnosed")
+        return not_run_row(*_head(rule_id, quantity_suffix), rule, NO_INFONCE)
     cases = decide_family(rule, [e for _, e in counted], [n for n, _ in counted])
     extra = [Case(n, str(e), rule.decide(e)) for n, e in context]
-    verdict = all_cases([c.verdict for c in cases])
-    return claim(section, topic, claim_text, quantity, rule, [*cases, *extra], verdict=verdict,
-                 result=_result(cases), note=note)
+    return claim(*_head(rule_id, quantity_suffix), rule, [*cases, *extra],
+                 verdict=all_cases([c.verdict for c in cases]), result=_result(cases), note=note)
 
 
-def _check_row(section: str, topic: str, claim_text: str, quantity: str, check: Check,
-               counted: list[tuple[str, Any, str]], context: list[tuple[str, Any, str]],
-               note: str = "") -> ClaimRow:
+def _check_row(rule_id: str, counted: list[tuple[str, Any, str]],
+               context: list[tuple[str, Any, str]], note: str = "") -> ClaimRow:
+    check = RULES[rule_id]
     if not counted:
-        return ClaimRow(section, topic, claim_text, quantity, check.text, "—",
-                        not_run("an InfoNCE (info_nce) configuration in study.losses, diagnosed"))
+        return not_run_row(*_head(rule_id), check.text, NO_INFONCE)
     cases = [Case(n, text, check.decide(x)) for n, x, text in counted]
     extra = [Case(n, text, check.decide(x)) for n, x, text in context]
-    verdict = all_cases([c.verdict for c in cases])
-    return ClaimRow(section, topic, claim_text, quantity, check.text, _result(cases), verdict,
-                    [*cases, *extra], note=note)
+    return ClaimRow(*_head(rule_id), check.text, _result(cases),
+                    all_cases([c.verdict for c in cases]), [*cases, *extra], note=note)
 
 
 def _result(cases: list[Case]) -> str:
     return cases[0].result if len(cases) == 1 else tally(cases)
+
+
+def _pot_inputs(g: Mapping[str, Any], e: int) -> dict[str, Estimate]:
+    return {"xi": xi_estimate(g, e), "gap": endpoint_gap_estimate(g, e)}
+
+
+def _pot_text(x: Mapping[str, Estimate]) -> str:
+    return f"ξ̂ = {x['xi']}; endpoint gap (1 − x̂_F)/(1 − u) = {x['gap']}"
+
+
+def _stability_text(x: Mapping[str, Any]) -> str:
+    first, last = x["epochs"]
+    return (f"Δ̄(epoch {first}) = {x['early']}; Δ̄(epoch {last}) = {x['late']}; "
+            f"change = {x['change']}")
+
+
+def _frechet_text(x: Mapping[str, Any]) -> str:
+    r2 = x["r2"]
+    return (f"λ_F (score, signed) = {x['lambda_f']}; collinearity R² = "
+            f"{'—' if r2 is None else f'{r2:.4f}'}")
+
+
+def _hardness_slopes(g: Mapping[str, Any], e: int) -> list[tuple[str, Estimate]]:
+    return [(q, slope_estimate(g, e, "hardness", key)) for q, key in (("λ̂", "lambda"),
+                                                                        ("Δ̄", "delta"))]
+
+
+def _repulsion_text(x: Mapping[str, Any]) -> str:
+    if x.get("tau") is None:
+        return str(x["share"])
+    rises = ", ".join(f"{r.value:+.3f}" if r.defined else "undefined" for r in x["rises"])
+    return f"share at τ = {x['tau']:g}: {x['share']}; rises per step down in τ: {rises}"
 
 
 def claim_rows(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
@@ -575,129 +616,54 @@ def claim_rows(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
     ``loss_kinds``: loss name → kind (which configurations count); ``placements``: the link
     test's, the first deciding (the paper leaves open where 1/τ sits; the second is context)."""
     if not tails:
-        return [not_run_row(s, t, c, q, RULES[r], "the diagnose stage (reports/tails/) and the "
-                            "aggregate stage") for s, t, c, q, r in _CLAIMS]
+        return [not_run_row(s, t, c, q, RULES[r].text, "the diagnose stage (reports/tails/) and "
+                            "the aggregate stage") for s, t, c, q, r in _CLAIMS]
     counted, context = _split(tails, loss_kinds)
     primary = placements[0]
-    others = list(placements[1:])
-    rows: list[ClaimRow] = []
+    at_primary = f" (1/τ {primary})"
+    named = ([(n, g) for n, _, g in counted], [(_context_name(n, k), g) for n, k, g in context])
 
-    def per(fn: Callable[[Mapping[str, Any], int], Any], which: list[tuple[str, str, Mapping[str, Any]]],
-            ) -> list[tuple[str, Any]]:
-        return [(n if which is counted else _context_name(n, k), fn(g, final_epoch(g)))
-                for n, k, g in which]
+    def both(fn: Callable[[Mapping[str, Any], int], Any]) -> list[list[tuple[str, Any]]]:
+        """``fn`` at each configuration's final epoch: the counted cases, the context cases."""
+        return [[(n, fn(g, final_epoch(g))) for n, g in part] for part in named]
 
-    # POT/GPD (§2.3.1, Fig. 3)
-    def pot_in(g: Mapping[str, Any], e: int) -> dict[str, Estimate]:
-        return {"xi": xi_estimate(g, e), "gap": endpoint_gap_estimate(g, e)}
+    def checked(fn: Callable[[Mapping[str, Any], int], Any], text: Callable[[Any], str],
+                ) -> list[list[tuple[str, Any, str]]]:
+        # fn's None: the configuration lacks the input (stability: a single diagnosed epoch)
+        return [[(n, x, text(x)) for n, x in part if x is not None] for part in both(fn)]
 
-    def pot_text(x: Mapping[str, Estimate]) -> str:
-        return f"ξ̂ = {x['xi']}; endpoint gap (1 − x̂_F)/(1 − u) = {x['gap']}"
+    def link(fn: Callable[[Mapping[str, Any], int, str], Estimate]) -> list[list[tuple[str, Estimate]]]:
+        """At the deciding placement; at the others, the counted configurations as context."""
+        cases, ctx = both(lambda g, e: fn(g, e, primary))
+        return [cases, ctx + [(f"{n} (context: 1/τ {p}, not counted)", fn(g, final_epoch(g), p))
+                              for p in placements[1:] for n, _, g in counted]]
 
-    rows.append(_check_row(
-        SECTION, TOPIC, _CLAIMS[0][2], _CLAIMS[0][3], RULES["pot_endpoint_at_cap"],
-        [(n, x, pot_text(x)) for n, x in per(pot_in, counted)],
-        [(n, x, pot_text(x)) for n, x in per(pot_in, context)],
-        note="Exceedances are resampled by image (a pair weighs the product of its two images' "
-             "multiplicities); the threshold u is held fixed (POT is conditional on it)."))
-    rows.append(_rule_row(SECTION, TOPIC, _CLAIMS[1][2], _CLAIMS[1][3], RULES["pot_xi_magnitude"],
-                          per(xi_estimate, counted), per(xi_estimate, context),
-                          note=MAGNITUDE_NOTE))
-
-    # The link test (§2.3.2, D.4–D.5)
-    def delta(g: Mapping[str, Any], e: int) -> Estimate:
-        return delta_estimate(g, e, primary)
-
-    def lam(g: Mapping[str, Any], e: int) -> Estimate:
-        return lambda_estimate(g, e, primary)
-
-    def other(fn: Callable[[Mapping[str, Any], int, str], Estimate]) -> list[tuple[str, Estimate]]:
-        return [(f"{n} (context: 1/τ {p}, not counted)", fn(g, final_epoch(g), p))
-                for p in others for n, _, g in counted]
-
-    lrt = _lrt_note(counted, primary)
-    rows.append(_rule_row(SECTION, TOPIC, _CLAIMS[2][2], _CLAIMS[2][3] + f" (1/τ {primary})",
-                          RULES["link_gain"], per(delta, counted),
-                          per(delta, context) + other(delta_estimate), note=lrt))
-    rows.append(_rule_row(SECTION, TOPIC, _CLAIMS[3][2], _CLAIMS[3][3] + f" (1/τ {primary})",
-                          RULES["link_delta_magnitude"], per(delta, counted),
-                          per(delta, context) + other(delta_estimate), note=MAGNITUDE_NOTE))
-    rows.append(_rule_row(SECTION, TOPIC, _CLAIMS[4][2], _CLAIMS[4][3] + f" (1/τ {primary})",
-                          RULES["link_lambda_magnitude"], per(lam, counted),
-                          per(lam, context) + other(lambda_estimate), note=MAGNITUDE_NOTE))
-
-    # Stability across epochs
-    def stab(which: list[tuple[str, str, Mapping[str, Any]]]) -> list[tuple[str, Any, str]]:
-        out = []
-        for n, k, g in which:
-            x = stability_inputs(g, primary)
-            if x is None:
-                continue
-            first, last = x["epochs"]
-            text = (f"Δ̄(epoch {first}) = {x['early']}; Δ̄(epoch {last}) = {x['late']}; "
-                    f"change = {x['change']}")
-            out.append((n if which is counted else _context_name(n, k), x, text))
-        return out
-
-    stab_counted = stab(counted)
-    if counted and not stab_counted:
-        rows.append(ClaimRow(SECTION, TOPIC, _CLAIMS[5][2], _CLAIMS[5][3], RULES["link_stable"].text,
-                             "—", not_run("two diagnosed epochs per run (training.checkpoint_"
-                                          "epochs keeps an earlier one)")))
-    else:
-        rows.append(_check_row(SECTION, TOPIC, _CLAIMS[5][2], _CLAIMS[5][3], RULES["link_stable"],
-                               stab_counted, stab(context)))
-
-    # Fréchet ablation (D.6)
-    def fre_text(x: Mapping[str, Any]) -> str:
-        r2 = x["r2"]
-        return (f"λ_F (score, signed) = {x['lambda_f']}; collinearity R² = "
-                f"{'—' if r2 is None else f'{r2:.4f}'}")
-
-    rows.append(_check_row(
-        SECTION, TOPIC, _CLAIMS[6][2], _CLAIMS[6][3], RULES["frechet_none"],
-        [(n, x, fre_text(x)) for n, x in per(frechet_inputs, counted)],
-        [(n, x, fre_text(x)) for n, x in per(frechet_inputs, context)],
-        note=_frechet_note(counted)))
-
-    # Hardness and pool-size ablations (D.1, Figs 7–8)
-    hard_c = [(f"{n} · {q}", slope_estimate(g, final_epoch(g), "hardness", key))
-              for n, _, g in counted for q, key in (("λ̂", "lambda"), ("Δ̄", "delta"))]
-    hard_x = [(f"{_context_name(n, k)} · {q}", slope_estimate(g, final_epoch(g), "hardness", key))
-              for n, k, g in context for q, key in (("λ̂", "lambda"), ("Δ̄", "delta"))]
-    bound_note = ("λ̂'s slope: a λ̂ on a bound of its fit (pure Weibit, λ̂ = 1, typically at the "
-                  "hardest sets) enters with its value and no sampling error of its own.")
-    rows.append(_rule_row(SECTION, TOPIC, _CLAIMS[7][2], _CLAIMS[7][3], RULES["hardness_dilutes"],
-                          hard_c, hard_x, note=bound_note))
-    rows.append(_rule_row(
-        SECTION, TOPIC, _CLAIMS[8][2], _CLAIMS[8][3], RULES["pool_raises_lambda"],
-        per(pool_lambda_estimate, counted), per(pool_lambda_estimate, context),
-        note="Pools where the softmax fit ends at τ̂0 → ∞ (the positive no likelier than the mined "
-             "negatives) are left out of the slope: Δ̄ and λ̂ there compare against a degenerate "
-             "H0. " + bound_note))
-
-    # Gradient allocation (C.2, Fig. 6)
-    rows.append(_rule_row(SECTION, TOPIC, _CLAIMS[9][2], _CLAIMS[9][3], RULES["allocation_closer"],
-                          per(allocation_estimate, counted), per(allocation_estimate, context)))
-
-    # Wang–Isola essay §5: low τ concentrates the repulsion
-    def rep_text(x: Mapping[str, Any]) -> str:
-        if x.get("tau") is None:
-            return str(x["share"])
-        rises = ", ".join(f"{r.value:+.3f}" if r.defined else "undefined" for r in x["rises"])
-        return f"share at τ = {x['tau']:g}: {x['share']}; rises per step down in τ: {rises}"
-
-    rows.append(_check_row(
-        AU_SECTION, AU_TOPIC, _CLAIMS[10][2], _CLAIMS[10][3], RULES["low_tau_concentrates"],
-        [(n, x, rep_text(x)) for n, x in per(repulsion_inputs, counted)],
-        [(n, x, rep_text(x)) for n, x in per(repulsion_inputs, context)],
-        note="At fixed embeddings the rise is a property of the softmax (the share of a top set "
-             "grows with 1/τ for any scores); the encoder decides the size of the share at low "
-             "τ, which is what the majority bound tests."))
-    return rows
+    stable = checked(lambda g, _: stability_inputs(g, primary), _stability_text)
+    hardness = [[(f"{n} · {q}", e) for n, slopes in part for q, e in slopes]
+                for part in both(_hardness_slopes)]
+    return [
+        _check_row("pot_endpoint_at_cap", *checked(_pot_inputs, _pot_text), note=POT_NOTE),
+        _rule_row("pot_xi_magnitude", *both(xi_estimate), note=MAGNITUDE_NOTE),
+        _rule_row("link_gain", *link(delta_estimate), note=_lrt_note(counted, primary),
+                  quantity_suffix=at_primary),
+        _rule_row("link_delta_magnitude", *link(delta_estimate), note=MAGNITUDE_NOTE,
+                  quantity_suffix=at_primary),
+        _rule_row("link_lambda_magnitude", *link(lambda_estimate), note=MAGNITUDE_NOTE,
+                  quantity_suffix=at_primary),
+        not_run_row(*_head("link_stable"), RULES["link_stable"].text, "two diagnosed epochs per "
+                    "run (training.checkpoint_epochs keeps an earlier one)")
+        if counted and not stable[0] else _check_row("link_stable", *stable),
+        _check_row("frechet_none", *checked(frechet_inputs, _frechet_text),
+                   note=_frechet_note(counted)),
+        _rule_row("hardness_dilutes", *hardness, note=BOUND_NOTE),
+        _rule_row("pool_raises_lambda", *both(pool_lambda_estimate), note=POOL_NOTE),
+        _rule_row("allocation_closer", *both(allocation_estimate)),
+        _check_row("low_tau_concentrates", *checked(repulsion_inputs, _repulsion_text),
+                   note=REPULSION_NOTE),
+    ]
 
 
-def _lrt_note(counted: list[tuple[str, str, Mapping[str, Any]]], placement: str) -> str:
+def _lrt_note(counted: list[Config], placement: str) -> str:
     """The parametric-bootstrap LRT per run, as bounds where it sits at its floor 1/(R + 1)."""
     parts = []
     for n, _, g in counted:
@@ -715,7 +681,7 @@ def _lrt_note(counted: list[tuple[str, str, Mapping[str, Any]]], placement: str)
     return "Parametric-bootstrap LRT per run (p, or a bound at its floor 1/(R + 1)): " + "; ".join(parts)
 
 
-def _frechet_note(counted: list[tuple[str, str, Mapping[str, Any]]]) -> str:
+def _frechet_note(counted: list[Config]) -> str:
     deltas = []
     for n, _, g in counted:
         e = final_epoch(g)
@@ -772,12 +738,61 @@ def _fmt(v: Any, digits: int = 3, signed: bool = False) -> str:
     return f"{float(v):{'+' if signed else ''}.{digits}f}"
 
 
-def _ci(v: Any, lo: Any, hi: Any, digits: int = 3, signed: bool = False) -> str:
-    if v is None:
-        return "—"
-    if lo is None or hi is None:
-        return _fmt(v, digits, signed)
-    return f"{_fmt(v, digits, signed)} [{_fmt(lo, digits, signed)}, {_fmt(hi, digits, signed)}]"
+def _ci(v: Callable[[str], Any], key: str, digits: int = 3, signed: bool = False,
+        value: str | None = None) -> str:
+    """``key`` (or ``value``) with the run's interval [``key``_ci_low, ``key``_ci_high] if any."""
+    x, lo, hi = v(value or key), v(f"{key}_ci_low"), v(f"{key}_ci_high")
+    if x is None or lo is None or hi is None:
+        return _fmt(x, digits, signed)
+    return f"{_fmt(x, digits, signed)} [{_fmt(lo, digits, signed)}, {_fmt(hi, digits, signed)}]"
+
+
+def _with_se(x: Any, se: Any, digits: int, signed: bool = False) -> str:
+    return _fmt(x, digits, signed) + ("" if x is None or se is None else f" ± {se:.{digits}f} (se)")
+
+
+def _run_row(name: str, kind: str, g: Mapping[str, Any], e: int, seed: str,
+             placements: Sequence[str]) -> dict[str, Any]:
+    def v(key: str) -> Any:
+        return _seed_value(g, e, key, seed)
+
+    x_f = v("pot.endpoint")
+    if x_f is None:
+        endpoint = "undefined (ξ̂ ≥ 0)"
+    elif x_f > 1.0:
+        endpoint = f"undefined (x̂_F > 1: beyond the cap; max cosine {v('pot.max_score'):.3f})"
+    else:
+        endpoint = _ci(v, "pot.endpoint", 4)
+    lams = {}
+    for p in placements:
+        lam = v(f"link.{p}.lambda_hat")
+        lams[p] = (f"undefined ({'—' if lam is None else f'{lam:.3g}'} on its boundary)"
+                   if v(f"link.{p}.lambda_boundary") else _with_se(lam, v(f"link.{p}.lambda_se"), 3))
+    d = f"link.{placements[0]}"
+    if v(f"{d}.delta_degenerate"):
+        # H1 = H0: the held-out gains and the likelihood ratio are 0 up to round-off, so
+        # their p-values are round-off too (they moved by 0.2 between two builds).
+        delta = "undefined (degenerate fits: H1 = H0)"
+        t_p = lrt_p = "undefined (H1 = H0)"
+    else:
+        delta = _ci(v, f"{d}.delta", 4, True, value=f"{d}.delta_mean")
+        t_p = fmt_p(v(f"{d}.t_pvalue"))
+        lrt_p = fmt_p(v(f"{d}.lrt_pvalue"), floor=v(f"{d}.lrt_floor"))
+    rep = repulsion_taus(g, e)
+    return {
+        "configuration": name, "kind": kind, "counted": kind == COUNTED_KIND,
+        "seed": seed, "epoch": str(e), "xi": _ci(v, "pot.xi", 3, True), "endpoint": endpoint,
+        **{f"lambda_{p}": lams[p] for p in placements},
+        "delta": delta, "t_p": t_p, "lrt_p": lrt_p,
+        "frechet_lambda": _with_se(v("frechet.frechet_lambda_score"),
+                                   v("frechet.frechet_lambda_score_se"), 2, True),
+        "frechet_r2": _fmt(v("frechet.frechet_collinearity_r2"), 4),
+        "hardness_lambda_slope": _fmt(v("ablations.hardness_lambda_slope"), 3, True),
+        "pool_lambda_slope": _fmt(v("ablations.pool_lambda_slope"), 3, True),
+        "tv_gap": _ci(v, "allocation.tv_gap", 3, True),
+        "repulsion_low_tau": "—" if not rep else
+        f"{_fmt(v('repulsion.share.' + rep[-1]))} at τ = {rep[-1].removeprefix('tau_')}",
+    }
 
 
 def run_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
@@ -785,67 +800,9 @@ def run_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
     """One row per run (configuration × seed) at its final epoch: every number behind the
     verdicts with the run's own interval, p-values per run (never averaged), bounds as bounds and
     undefined values as such."""
-    primary = placements[0]
-    out = []
-    counted, context = _split(tails, loss_kinds)
-    for n, kind, g in [*counted, *context]:
-        e = final_epoch(g)
-
-        def v(key: str, seed: str, g: Mapping[str, Any] = g, e: int = e) -> Any:
-            return _seed_value(g, e, key, seed)
-
-        for seed in sorted(_values(g, e, "pot.xi"), key=int):
-            x_f = v("pot.endpoint", seed)
-            if x_f is None:
-                endpoint = "undefined (ξ̂ ≥ 0)"
-            elif x_f > 1.0:
-                endpoint = f"undefined (x̂_F > 1: beyond the cap; max cosine {v('pot.max_score', seed):.3f})"
-            else:
-                endpoint = _ci(x_f, v("pot.endpoint_ci_low", seed), v("pot.endpoint_ci_high", seed), 4)
-            lams = {}
-            for p in placements:
-                lam = v(f"link.{p}.lambda_hat", seed)
-                if v(f"link.{p}.lambda_boundary", seed):
-                    lams[p] = f"undefined ({'—' if lam is None else f'{lam:.3g}'} on its boundary)"
-                else:
-                    se = v(f"link.{p}.lambda_se", seed)
-                    lams[p] = _fmt(lam) + ("" if se is None else f" ± {se:.3f} (se)")
-            d = f"link.{primary}"
-            if v(f"{d}.delta_degenerate", seed):
-                # H1 = H0: the held-out gains and the likelihood ratio are 0 up to round-off, so
-                # their p-values are round-off too (they moved by 0.2 between two builds).
-                delta = "undefined (degenerate fits: H1 = H0)"
-                t_p = lrt_p = "undefined (H1 = H0)"
-            else:
-                delta = _ci(v(f"{d}.delta_mean", seed), v(f"{d}.delta_ci_low", seed),
-                            v(f"{d}.delta_ci_high", seed), 4, True)
-                t_p = fmt_p(v(f"{d}.t_pvalue", seed))
-                lrt_p = fmt_p(v(f"{d}.lrt_pvalue", seed), floor=v(f"{d}.lrt_floor", seed))
-            lf = v("frechet.frechet_lambda_score", seed)
-            lf_se = v("frechet.frechet_lambda_score_se", seed)
-            rep_keys = repulsion_taus(g, e)
-            out.append({
-                "configuration": n, "kind": kind, "counted": kind == COUNTED_KIND,
-                "seed": seed, "epoch": str(e),
-                "xi": _ci(v("pot.xi", seed), v("pot.xi_ci_low", seed), v("pot.xi_ci_high", seed),
-                          3, True),
-                "endpoint": endpoint,
-                **{f"lambda_{p}": lams[p] for p in placements},
-                "delta": delta,
-                "t_p": t_p,
-                "lrt_p": lrt_p,
-                "frechet_lambda": "—" if lf is None else
-                f"{lf:+.2f}" + ("" if lf_se is None else f" ± {lf_se:.2f} (se)"),
-                "frechet_r2": _fmt(v("frechet.frechet_collinearity_r2", seed), 4),
-                "hardness_lambda_slope": _fmt(v("ablations.hardness_lambda_slope", seed), 3, True),
-                "pool_lambda_slope": _fmt(v("ablations.pool_lambda_slope", seed), 3, True),
-                "tv_gap": _ci(v("allocation.tv_gap", seed), v("allocation.tv_gap_ci_low", seed),
-                              v("allocation.tv_gap_ci_high", seed), 3, True),
-                "repulsion_low_tau": "—" if not rep_keys else
-                f"{_fmt(v('repulsion.share.' + rep_keys[-1], seed))} at "
-                f"τ = {rep_keys[-1].removeprefix('tau_')}",
-            })
-    return out
+    return [_run_row(n, kind, g, final_epoch(g), seed, placements)
+            for part in _split(tails, loss_kinds) for n, kind, g in part
+            for seed in sorted(_values(g, final_epoch(g), "pot.xi"), key=int)]
 
 
 def configuration_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
@@ -853,24 +810,21 @@ def configuration_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
     """One row per configuration at its final epoch: the estimates the verdicts use (over seeds:
     their spread plus the shared bank's error; one seed: the run's own interval), printed as
     values with intervals or as undefined (why)."""
-    primary = placements[0]
-    counted, context_ = _split(tails, loss_kinds)
     out = []
-    for n, kind, g in [*counted, *context_]:
+    for n, kind, g in (c for part in _split(tails, loss_kinds) for c in part):
         e = final_epoch(g)
-        rep = repulsion_inputs(g, e)
         out.append({
             "configuration": n, "kind": kind, "counted": kind == COUNTED_KIND, "epoch": e,
             "seeds": ", ".join(str(s) for s in g.get("seeds", [])),
             "xi": str(xi_estimate(g, e)), "endpoint_gap": str(endpoint_gap_estimate(g, e)),
             **{f"lambda_{p}": str(lambda_estimate(g, e, p)) for p in placements},
-            "delta": str(delta_estimate(g, e, primary)),
+            "delta": str(delta_estimate(g, e, placements[0])),
             "frechet_lambda": str(frechet_inputs(g, e)["lambda_f"]),
             "hardness_lambda_slope": str(slope_estimate(g, e, "hardness", "lambda")),
             "hardness_delta_slope": str(slope_estimate(g, e, "hardness", "delta")),
             "pool_lambda_slope": str(slope_estimate(g, e, "pool", "lambda")),
             "tv_gap": str(allocation_estimate(g, e)),
-            "repulsion_low_tau": str(rep["share"]),
+            "repulsion_low_tau": str(repulsion_inputs(g, e)["share"]),
         })
     return out
 

@@ -106,13 +106,25 @@ def _loss_info(name: str, loss_kinds: dict[str, str], losses: dict[str, dict[str
             "tau_scale": float(cfg.get("tau_scale", 1.0))}
 
 
-def _settings(groups: dict[str, Any]) -> dict[tuple[str, str, str], list[str]]:
+def _trained(text: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The configurations trained with a loss (not the untuned encoder or the TF-IDF baseline)."""
+    return {n: g for n, g in text.get("groups", {}).items() if g.get("kind") == "trained"}
+
+
+def _settings(text: dict[str, Any]) -> dict[tuple[str, str, str], list[str]]:
     """(dataset, encoder, schedule) → the trained losses there, in study order."""
     out: dict[tuple[str, str, str], list[str]] = {}
-    for g in groups.values():
-        if g.get("kind") == "trained":
-            out.setdefault((g["dataset"], g["encoder"], g["schedule"]), []).append(g["loss"])
+    for g in _trained(text).values():
+        out.setdefault((g["dataset"], g["encoder"], g["schedule"]), []).append(g["loss"])
     return out
+
+
+def _over_seeds(m: dict[str, Any], **fmt: Any) -> Estimate:
+    """A mean over seeds (a ``mean_ci`` block) with its t-interval."""
+    if m.get("std") is None:
+        return Estimate.missing("one seed: no interval")
+    n = int(m["n"])
+    return Estimate.from_t(TInference(m["mean"], m["std"] / math.sqrt(n), n - 1, n), **fmt)
 
 
 def _difference(p: dict[str, Any], sign: float = 1.0) -> Estimate:
@@ -141,7 +153,7 @@ def _comparisons(text: dict[str, Any], loss_kinds: dict[str, str],
     """Every WEINCE-kind loss against every InfoNCE-kind loss with its candidate set at the same
     setting: ``control`` when the InfoNCE runs at a scaled temperature."""
     out = []
-    for setting, names in _settings(text.get("groups", {})).items():
+    for setting, names in _settings(text).items():
         info = {n: _loss_info(n, loss_kinds, losses) for n in names}
         for w in (n for n in names if info[n]["kind"] == "weince"):
             for i in (n for n in names if info[n]["kind"] == "info_nce"
@@ -180,18 +192,14 @@ def _contradicted(cases: list[Case], why: str) -> list[Case]:
             if c.verdict.outcome is Outcome.NOT_REPRODUCED else c for c in cases]
 
 
-def _on_paper_data(text: dict[str, Any], dataset_kinds: dict[str, str] | None) -> bool:
-    kinds = dataset_kinds or {}
-    return any(kinds.get(g.get("dataset", "")) == "simcse_wiki1m"
-               for g in text.get("groups", {}).values() if g.get("kind") == "trained")
+def _on_paper_data(g: dict[str, Any], dataset_kinds: dict[str, str] | None) -> bool:
+    return (dataset_kinds or {}).get(g.get("dataset", ""), "gensim") == "simcse_wiki1m"
 
 
 def _dataset_note(text: dict[str, Any], dataset_kinds: dict[str, str] | None) -> str:
-    kinds = dataset_kinds or {}
-    used = {g.get("dataset") for g in text.get("groups", {}).values() if g.get("kind") == "trained"}
-    if any(kinds.get(d, "gensim") != "simcse_wiki1m" for d in used):
-        return LEE_NOT_STSB
-    return "Scored on STS-B test, the paper's set."
+    if all(_on_paper_data(g, dataset_kinds) for g in _trained(text).values()):
+        return "Scored on STS-B test, the paper's set."
+    return LEE_NOT_STSB
 
 
 # ------------------------------------------------------------------------------------- claims
@@ -216,15 +224,6 @@ def claim_rows(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], 
     (``candidates``, ``tau_scale``); ``taus``: fixed schedule name → τ; ``dataset_kinds``: text
     dataset name → kind (``gensim`` or ``simcse_wiki1m``)."""
     text = text_summary or {}
-    if not text.get("groups"):
-        return [
-            not_run_row(SECTION, TOPIC, GAIN_CLAIM, "WEINCE − InfoNCE, STS Spearman × 100", GAIN,
-                        "no text results: list losses in text.study and run the text stages"),
-            not_run_row(SECTION, TOPIC, CONTROL_CLAIM, "WEINCE − InfoNCE at τ_c", CONTROL,
-                        CONTROL_SETTING),
-            not_run_row(SECTION, TOPIC, LEVEL_CLAIM, "STS-B Spearman × 100 per loss",
-                        LEVEL_INFONCE, PAPER_SETTING),
-        ]
     comps = _comparisons(text, loss_kinds, losses)
     # One family: every WEINCE − InfoNCE comparison of the section, the controls included.
     family = decide_family(GAIN, [c["estimate"] for c in comps], [_case_name(c) for c in comps])
@@ -241,13 +240,14 @@ def claim_rows(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], 
                           "paired difference)", GAIN, cases, result=_headline(cases),
                           note=f"{note_data} Context: {context}." if context else note_data))
     else:
-        rows.append(not_run_row(SECTION, TOPIC, GAIN_CLAIM, "WEINCE − InfoNCE", GAIN,
-                                "a WEINCE-kind and an InfoNCE-kind loss with the same "
-                                "candidates in text.study.losses"))
+        rows.append(not_run_row(SECTION, TOPIC, GAIN_CLAIM, "WEINCE − InfoNCE, STS Spearman × 100",
+                                GAIN, "a WEINCE-kind and an InfoNCE-kind loss with the same "
+                                "candidates in text.study.losses" if text.get("groups") else
+                                "no text results: list losses in text.study and run the text "
+                                "stages"))
     if ctrl:
-        cases = [Case(k.name, k.result, k.verdict, k.p) for _, k in ctrl]
-        cases = _contradicted(cases, "InfoNCE at WEINCE's effective temperature does better — "
-                                     "a softer temperature accounts for the gain")
+        cases = _contradicted([k for _, k in ctrl], "InfoNCE at WEINCE's effective temperature "
+                              "does better — a softer temperature accounts for the gain")
         taus_text = ", ".join(f"{c['infonce']}: τ_c = {c['tau_scale']:g} × τ"
                               for c, _ in ctrl)
         rows.append(claim(SECTION, TOPIC, CONTROL_CLAIM,
@@ -268,10 +268,7 @@ def _kappa(group: dict[str, Any]) -> Estimate:
     k = group.get("train.inv_tau_eff_mean")
     if not k:
         return Estimate.missing("no effective temperature in the run's training statistics")
-    if k.get("std") is None or k.get("n", 0) < 2:
-        return Estimate.missing("one seed: no interval")
-    n = int(k["n"])
-    return Estimate.from_t(TInference(k["mean"], k["std"] / math.sqrt(n), n - 1, n))
+    return _over_seeds(k)
 
 
 def control_position(kappa: Estimate, tau: float, tau_scale: float) -> Estimate:
@@ -311,24 +308,17 @@ def _control_at_row(text: dict[str, Any], ctrl: list[dict[str, Any]], taus: dict
 def _level_row(text: dict[str, Any], loss_kinds: dict[str, str],
                losses: dict[str, dict[str, Any]] | None,
                dataset_kinds: dict[str, str] | None) -> ClaimRow:
-    if not _on_paper_data(text, dataset_kinds):
+    on_paper = {n: g for n, g in _trained(text).items() if _on_paper_data(g, dataset_kinds)}
+    if not on_paper:
         return not_run_row(SECTION, TOPIC, LEVEL_CLAIM, "STS-B test Spearman × 100 per loss",
                            f"{LEVEL_INFONCE.text}; {LEVEL_WEINCE.text}", PAPER_SETTING)
     cases: list[Case] = []
-    kinds = dataset_kinds or {}
-    for gname, g in text["groups"].items():
-        if g.get("kind") != "trained" or kinds.get(g["dataset"]) != "simcse_wiki1m":
-            continue
+    for gname, g in on_paper.items():
         info = _loss_info(g["loss"], loss_kinds, losses)
         if info["tau_scale"] != 1.0 or info["kind"] not in ("info_nce", "weince"):
             continue
         rule = LEVEL_WEINCE if info["kind"] == "weince" else LEVEL_INFONCE
-        m = g.get(METRIC, {})
-        if m.get("std") is None:
-            e = Estimate.missing("one seed: no interval")
-        else:
-            n = int(m["n"])
-            e = Estimate.from_t(TInference(m["mean"], m["std"] / math.sqrt(n), n - 1, n), digits=2)
+        e = _over_seeds(g.get(METRIC, {}), digits=2)
         cases.append(Case(gname, str(e), rule.decide(e)))
     return claim(SECTION, TOPIC, LEVEL_CLAIM, "STS-B test Spearman × 100 per loss (mean over "
                  "seeds, t-interval)", f"{LEVEL_INFONCE.text}; {LEVEL_WEINCE.text}", cases,
@@ -401,10 +391,9 @@ def text_figure(text: dict[str, Any], curves: dict[str, dict[str, pd.DataFrame]]
         ax2.plot(series["step"], series["value"], label=label.split("-", 1)[-1])
     ax2.set_xlabel("step")
     ax2.set_ylabel("training loss")
+    ax2.set_title("Unsupervised SimCSE: loss per step (mean over seeds)", fontsize=10)
     if curves:  # InfoNCE at τ = 0.05 sits orders of magnitude below WEINCE
         ax2.set_yscale("log")
-    ax2.set_title("Unsupervised SimCSE: loss per step (mean over seeds)", fontsize=10)
-    if curves:
         ax2.legend(fontsize=7)
     ax2.grid(alpha=0.3)
     return png(fig)

@@ -39,7 +39,7 @@ FIGURES = {name: f"PNG-{name}" for name in (
     "link_ablations", "allocation")}
 REPRESENTATIVE = {"run": "d-b-infonce-fixed-1", "group": "d-b-infonce-fixed", "epoch": 60,
                   "plots": {}, "seeds": {"d-b-infonce-fixed-1": {}, "d-b-infonce-fixed-2": {}}}
-THEORY = {"table1": [], "large_k": [], "mismatch": [],
+THEORY = {"table1": [], "mismatch": [],
           "noise": {"truth": 1.0, "theta_pseudo": 0.9, "softmax_floor": 0.01234, "c": 2.0,
                     "params": {"beta": 3.0, "scores": [0.1, 0.5], "replicates": 200}}}
 

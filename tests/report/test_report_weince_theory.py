@@ -183,6 +183,5 @@ def test_undefined_noise_estimate_reads_inconclusive():
 def test_context_has_the_tables(link_file, noise_file):
     ctx = wt.context(link_file, noise_file)
     assert [r["model"] for r in ctx["table1"]] == ["gumbel", "weibull", "frechet"]
-    assert {r["K"] for r in ctx["large_k"]} == {2, 256}
     assert any(r["control"] for r in ctx["mismatch"]) and ctx["noise"]["c"] > 0
-    assert wt.context(None, None) == {"table1": [], "large_k": [], "mismatch": [], "noise": None}
+    assert wt.context(None, None) == {"table1": [], "mismatch": [], "noise": None}

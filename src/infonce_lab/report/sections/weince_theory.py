@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from infonce_lab.report.plotting import plt, png
+from infonce_lab.report.plotting import plt, png, value_and_yerr
 from infonce_lab.report.verdicts import (
     Above,
     Below,
@@ -135,6 +135,20 @@ def _control_case(name: str, e: Estimate, base: Rule) -> Case:
     return Case(f"control: {name}", str(e), v)
 
 
+def _controlled(claim_text: str, quantity: str, rule_id: str, base: Rule,
+                cases: list[tuple[str, Estimate, bool]], result: str | None,
+                note: str = "") -> ClaimRow:
+    """A claim row from (name, estimate, is it a control) cases: each decided by ``base`` (a
+    control as one that must fail it), the row by ``RULES[rule_id]`` (:func:`_with_controls`);
+    ``result`` None: the cases' tally."""
+    return claim(SECTION, TOPIC, claim_text, quantity, RULES[rule_id].text,
+                 [_control_case(n, e, base) if control else Case(n, str(e), base.decide(e))
+                  for n, e, control in cases],
+                 verdict=_with_controls(base, [e for _, e, c in cases if not c],
+                                        [e for _, e, c in cases if c]),
+                 result=result, note=note)
+
+
 def _est(d: dict[str, Any] | None, digits: int = 3) -> Estimate:
     return Estimate.from_dict(d, digits=digits)
 
@@ -176,18 +190,15 @@ def _table1_rows(lt: dict[str, Any]) -> list[ClaimRow]:
         block = pl[key]
         match = _est(block["match"])
         controls = {k: _est(v) for k, v in block["controls"].items()}
-        cases = [Case("the model's own link", str(match), LINK_MATCH.decide(match))]
-        cases += [_control_case(labels.get(k, k).format(e=e), c, LINK_MATCH)
-                  for k, c in controls.items()]
-        verdict = RULES["link_match_with_controls"].decide((
-            [match], list(controls.values())))
         result = (f"own link: {match}; controls: "
                   + ", ".join(f"{c.value:.3f}" if c.defined else "undefined"
                               for c in controls.values()))
-        rows.append(claim(SECTION, TOPIC, text, quantity, RULES["link_match_with_controls"].text,
-                          cases, verdict=verdict, result=result,
-                          note=f"top candidate's share under the link: {block['top_share']:.2f} "
-                               "(mean over sets); accuracy set by the trials per set"))
+        rows.append(_controlled(
+            text, quantity, "link_match_with_controls", LINK_MATCH,
+            [("the model's own link", match, False)]
+            + [(labels.get(k, k).format(e=e), c, True) for k, c in controls.items()], result,
+            note=f"top candidate's share under the link: {block['top_share']:.2f} "
+                 "(mean over sets); accuracy set by the trials per set"))
     return rows
 
 
@@ -196,28 +207,24 @@ def _large_k_row(lt: dict[str, Any]) -> ClaimRow:
     lk = lt["large_k"]
     labels = {"weibull_domain": "uniform shortfall → Weibit (β = 1)",
               "gumbel_domain": "exponential noise → softmax"}
-    claims, controls, cases, trend = [], [], [], []
+    cases: list[tuple[str, Estimate, bool]] = []
+    trend = []
     for key, block in lk.items():
-        ks = sorted(int(k) for k in block["distance"])
-        hi, lo = _est(block["distance"][str(ks[-1])]), _est(block["distance"][str(ks[0])])
-        claims.append(hi)
-        controls.append(lo)
-        cases.append(Case(f"{labels.get(key, key)}, K = {ks[-1]}", str(hi),
-                          LINK_MATCH.decide(hi)))
-        cases.append(_control_case(f"{labels.get(key, key)}, K = {ks[0]}", lo, LINK_MATCH))
-        values = {k: block["distance"][str(k)]["value"] for k in ks}
+        label, d = labels.get(key, key), block["distance"]
+        ks = sorted(int(k) for k in d)
+        cases += [(f"{label}, K = {ks[-1]}", _est(d[str(ks[-1])]), False),
+                  (f"{label}, K = {ks[0]}", _est(d[str(ks[0])]), True)]
+        values = {k: d[str(k)]["value"] for k in ks}
         peak = max(values, key=lambda k: values[k])
-        trend.append(f"{labels.get(key, key)}: " + ", ".join(
+        trend.append(f"{label}: " + ", ".join(
             f"K = {k}: {v:.3f}" for k, v in values.items()) + f" (largest at K = {peak})")
-    verdict = RULES["link_match_with_controls"].decide((claims, controls))
-    return claim(
-        SECTION, TOPIC,
+    return _controlled(
         "Thm 2.4 (§2.2.3): \"for large candidate sets, the top-1 selection probabilities "
         "depend on P_{U|S} only through these tail probabilities\" F̄_{s_i}(b_n)",
         "worst-set distance of the winners' law from the tail-weight law at the largest K, for "
         "utilities outside Table 1's models (the smallest K as the control)",
-        RULES["link_match_with_controls"].text, cases, verdict=verdict,
-        result="; ".join(str(c) for c in claims) + " at the largest K",
+        "link_match_with_controls", LINK_MATCH, cases,
+        "; ".join(str(e) for _, e, control in cases if not control) + " at the largest K",
         note="distance over K — " + "; ".join(trend))
 
 
@@ -230,29 +237,22 @@ def _coordinate_label(c: dict[str, Any]) -> str:
 
 def _mismatch_row(lt: dict[str, Any]) -> ClaimRow:
     cm = lt["coordinate_mismatch"]
-    claims, controls, cases = [], [], []
+    cases = []
     for key in sorted(cm, key=lambda k: (cm[k]["control"], k)):
         c = cm[key]
-        e = _est(c["min_worst_tv"], digits=4)
         tt = c.get("tau_tilde")
-        label = _coordinate_label(c) + (f" (best τ̃ = {tt:.3g})" if tt else "")
-        if c["control"]:
-            controls.append(e)
-            cases.append(_control_case(label, e, NO_TAU))
-        else:
-            claims.append(e)
-            cases.append(Case(label, str(e), NO_TAU.decide(e)))
-    verdict = RULES["no_tau_with_control"].decide((claims, controls))
-    smallest = min((e for e in claims if e.defined), key=lambda e: e.value, default=None)
-    return claim(
-        SECTION, TOPIC,
+        cases.append((_coordinate_label(c) + (f" (best τ̃ = {tt:.3g})" if tt else ""),
+                      _est(c["min_worst_tv"], digits=4), bool(c["control"])))
+    smallest = min((e for _, e, control in cases if not control and e.defined),
+                   key=lambda e: e.value, default=None)
+    return _controlled(
         "Prop. C.3 (App. C.3): for any non-affine T \"there is no temperature τ > 0 such that "
         "the link p^(T,τ̃) can be represented as p^(T̃,τ) uniformly over all candidate sets\"",
         "min over τ̃ > 0 of the worst total variation over sampled candidate sets, T = −log(1 − s) "
         "and WEINCE's blends; certified bounds (the sampled sets make it a lower bound on the "
         "supremum over all sets)",
-        RULES["no_tau_with_control"].text, cases, verdict=verdict,
-        result=(f"smallest over the non-affine cases: {smallest}" if smallest else tally(cases)),
+        "no_tau_with_control", NO_TAU, cases,
+        f"smallest over the non-affine cases: {smallest}" if smallest else None,
         note="an affine T = 2s + 0.3 is undone by τ̃ = 2τ: the control's bound reaches ≈ 0")
 
 
@@ -291,14 +291,13 @@ def _noise_rows(nf: dict[str, Any]) -> list[ClaimRow]:
     mse_s, mse_w = _est(est["mse_softmax"][top]), _est(est["mse_weibit"][top])
     ratio = (f"; softmax/Weibit MSE at n = {top}: {mse_s.value / mse_w.value:.0f}×"
              if mse_s.defined and mse_w.defined and mse_w.value > 0 else "")
-    softmax = claim(SECTION, TOPIC, sentence + " — the softmax part",
-                    f"softmax MSE/floor at the largest n, floor = (θ_pseudo·s_gap − truth)² = "
-                    f"{nf['softmax_floor']:.4g} (θ_pseudo solves E_θ[s] = E_p*[s])",
-                    RULES["softmax_floor_with_control"].text,
-                    [Case(f"n = {top}", str(s), AT_FLOOR.decide(s)),
-                     _control_case(f"Weibit estimator, n = {top}", weibit_at_floor, AT_FLOOR)],
-                    verdict=RULES["softmax_floor_with_control"].decide(([s], [weibit_at_floor])),
-                    result=str(s), note=f"MSE/floor over n = {ns[0]}…{ns[-1]}: {trend}{ratio}")
+    softmax = _controlled(sentence + " — the softmax part",
+                          f"softmax MSE/floor at the largest n, floor = (θ_pseudo·s_gap − truth)² = "
+                          f"{nf['softmax_floor']:.4g} (θ_pseudo solves E_θ[s] = E_p*[s])",
+                          "softmax_floor_with_control", AT_FLOOR,
+                          [(f"n = {top}", s, False),
+                           (f"Weibit estimator, n = {top}", weibit_at_floor, True)],
+                          str(s), note=f"MSE/floor over n = {ns[0]}…{ns[-1]}: {trend}{ratio}")
     return [weibit, softmax]
 
 
@@ -341,16 +340,13 @@ def claim_rows(link_theory: dict[str, Any] | None, noise_floor: dict[str, Any] |
 
 def context(link_theory: dict[str, Any] | None, noise_floor: dict[str, Any] | None
             ) -> dict[str, Any]:
-    """Numbers for the section's tables: Table 1 (matched and control distances), the large-K
-    trend, the Prop. C.3 bounds with the best τ̃, and the noise floor's theory constants."""
-    out: dict[str, Any] = {"table1": [], "large_k": [], "mismatch": [], "noise": None}
+    """Numbers for the section's tables: Table 1 (matched and control distances), the Prop. C.3
+    bounds with the best τ̃, and the noise floor's theory constants."""
+    out: dict[str, Any] = {"table1": [], "mismatch": [], "noise": None}
     if link_theory is not None:
         for key, block in link_theory["plackett_luce"].items():
             out["table1"].append({"model": key, "match": str(_est(block["match"])),
                                   **{k: str(_est(v)) for k, v in block["controls"].items()}})
-        for key, block in link_theory["large_k"].items():
-            for k, d in block["distance"].items():
-                out["large_k"].append({"domain": key, "K": int(k), "distance": str(_est(d))})
         for key, c in link_theory["coordinate_mismatch"].items():
             out["mismatch"].append({"case": key, "control": c["control"],
                                     "min_worst_tv": str(_est(c["min_worst_tv"], digits=4)),
@@ -398,11 +394,9 @@ def link_theory_panels(lt: dict[str, Any], margin: float = 0.02) -> bytes:
     ax = axes[1]
     for i, (name, block) in enumerate(lt["large_k"].items()):
         ks = sorted(int(k) for k in block["distance"])
-        d = [block["distance"][str(k)] for k in ks]
-        v = [x["value"] for x in d]
-        ax.errorbar(ks, v, yerr=[[a - x["low"] for a, x in zip(v, d, strict=True)],
-                                 [x["high"] - a for a, x in zip(v, d, strict=True)]],
-                    marker="o", ms=4, capsize=3, color=f"C{i}", label=name.replace("_", " "))
+        v, yerr = value_and_yerr([block["distance"][str(k)] for k in ks])
+        ax.errorbar(ks, v, yerr=yerr, marker="o", ms=4, capsize=3, color=f"C{i}",
+                    label=name.replace("_", " "))
     ax.axhline(margin, color="k", ls="--", lw=1, label=f"margin {margin:g}")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("candidates K")

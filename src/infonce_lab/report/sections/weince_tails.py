@@ -288,29 +288,24 @@ def combine(values: Mapping[str, SeedValue], **fmt: Any) -> Estimate:
                                    f"(df {t.df if t.df < BOOTSTRAP_DF else '∞'})", **fmt)
 
 
-def _collect(group: Mapping[str, Any], epoch: int, key: str,
-             one: Callable[[str, float], SeedValue | str]) -> tuple[dict[str, SeedValue], str | None]:
-    """Every seed's :class:`SeedValue` of ``key`` (``one`` builds it, or says why the seed's
-    estimate is undefined); the first undefined seed makes the configuration undefined."""
+def _estimate(group: Mapping[str, Any], epoch: int, key: str,
+              one: Callable[[str, float], SeedValue | str], **fmt: Any) -> Estimate:
+    """The configuration's estimate of ``key`` (:func:`combine`) from every seed's
+    :class:`SeedValue` (``one`` builds it, or says why the seed's estimate is undefined); the
+    first undefined seed makes the configuration undefined."""
     values = _values(group, epoch, key)
     if not values:
-        return {}, f"{key} not in the results"
+        return Estimate.missing(f"{key} not in the results")
     out: dict[str, SeedValue] = {}
     for seed in sorted(values, key=int):
         v = values[seed]
         if v is None or isinstance(v, bool) or not math.isfinite(float(v)):
-            return out, f"seed {seed}: {key.rsplit('.', 1)[-1]} undefined"
+            return Estimate.missing(f"seed {seed}: {key.rsplit('.', 1)[-1]} undefined")
         built = one(seed, float(v))
         if isinstance(built, str):
-            return out, f"seed {seed}: {built}"
+            return Estimate.missing(f"seed {seed}: {built}")
         out[seed] = built
-    return out, None
-
-
-def _estimate(group: Mapping[str, Any], epoch: int, key: str,
-              one: Callable[[str, float], SeedValue | str], **fmt: Any) -> Estimate:
-    values, why = _collect(group, epoch, key, one)
-    return Estimate.missing(why) if why else combine(values, **fmt)
+    return combine(out, **fmt)
 
 
 def _num(x: Any) -> float | None:
@@ -936,14 +931,14 @@ def link_ablations(seeds: dict[str, dict[str, Any]]) -> bytes:
     fig, axes = plt.subplots(2, 2, figsize=(10, 6.4), sharex="col")
     specs = [("hardness", "k", "choice set: positive + k hardest negatives"),
              ("pool_size", "pool", "hard set mined from a pool of this size")]
+    ys = [("lambda_hat", "λ̂"), ("delta_mean", r"held-out $\bar{\Delta}$ (nats/anchor)")]
     for col, (section, x, xlabel) in enumerate(specs):
-        for run, block in seeds.items():
-            rows = block.get(section, [])
-            label = f"seed {run.rsplit('-', 1)[-1]}"
-            axes[0, col].plot(floats(rows, x), floats(rows, "lambda_hat"), marker="o", label=label)
-            axes[1, col].plot(floats(rows, x), floats(rows, "delta_mean"), marker="o", label=label)
-        for row, ylabel in enumerate(("λ̂", r"held-out $\bar{\Delta}$ (nats/anchor)")):
+        for row, (y, ylabel) in enumerate(ys):
             ax = axes[row, col]
+            for run, block in seeds.items():
+                points = block.get(section, [])
+                ax.plot(floats(points, x), floats(points, y), marker="o",
+                        label=f"seed {run.rsplit('-', 1)[-1]}")
             ax.set_xscale("log", base=2)
             if row == 1:
                 ax.set_xlabel(xlabel, fontsize=8)
@@ -1003,15 +998,15 @@ def repulsion_curves(tails: dict[str, Any]) -> bytes | None:
     t-interval over seeds), with the uniform share k/M and the majority line of the rule.
     None when the diagnose files carry no repulsion shares."""
 
-    groups = [g for g in tails if any(k.startswith("repulsion.share.")
-                                      for k in tails[g]["by_epoch"][str(max(tails[g]["epochs"]))])]
+    finals = {g: t["by_epoch"][str(max(t["epochs"]))] for g, t in tails.items()}
+    groups = [g for g, m in finals.items() if any(k.startswith("repulsion.share.") for k in m)]
     if not groups:
         return None
     styles = group_styles(groups)
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     uniform = None
     for g in groups:
-        m = tails[g]["by_epoch"][str(max(tails[g]["epochs"]))]
+        m = finals[g]
         keys = sorted((k for k in m if k.startswith("repulsion.share.")),
                       key=lambda k: float(k.rsplit("tau_", 1)[1]))
         taus = [float(k.rsplit("tau_", 1)[1]) for k in keys]

@@ -289,13 +289,10 @@ def _control_at_row(text: dict[str, Any], ctrl: list[dict[str, Any]], taus: dict
     estimates, names = [], []
     for c in ctrl:
         d, e, sc = c["setting"]
-        name = f"{d}-{e} @ {sc}: {c['weince']} against {c['infonce']}"
-        if sc not in taus:
-            estimates.append(Estimate.missing(f"schedule {sc} has no fixed τ"))
-        else:
-            g = groups.get(f"{d}-{e}-{c['weince']}-{sc}", {})
-            estimates.append(control_position(_kappa(g), taus[sc], c["tau_scale"]))
-        names.append(name)
+        names.append(f"{d}-{e} @ {sc}: {c['weince']} against {c['infonce']}")
+        g = groups.get(f"{d}-{e}-{c['weince']}-{sc}", {})
+        estimates.append(control_position(_kappa(g), taus[sc], c["tau_scale"]) if sc in taus
+                         else Estimate.missing(f"schedule {sc} has no fixed τ"))
     cases = decide_family(CONTROL_AT, estimates, names)
     return claim(SECTION, TOPIC, CONTROL_AT_CLAIM,
                  "r: WEINCE's mean effective inverse temperature κ̄ over every training step "

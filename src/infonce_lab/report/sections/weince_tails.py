@@ -131,12 +131,10 @@ def _stable_check(x: Mapping[str, Estimate]) -> Verdict:
         return not_reproduced("the gain is absent at one epoch")
     if same.outcome is Outcome.NOT_REPRODUCED:
         return not_reproduced(f"the gain changes by more than ±{margin:.3g} nats")
-    if all(g.outcome is Outcome.REPRODUCED for g in gains) and same.outcome is Outcome.REPRODUCED:
-        return reproduced()
     why = [] if all(g.outcome is Outcome.REPRODUCED for g in gains) else ["a gain's interval reaches 0"]
     if same.outcome is not Outcome.REPRODUCED:
         why.append(f"the change's interval straddles ±{margin:.3g}")
-    return inconclusive("; ".join(why))
+    return inconclusive("; ".join(why)) if why else reproduced()
 
 
 def _frechet_check(x: Mapping[str, Any]) -> Verdict:
@@ -543,33 +541,21 @@ def _head(rule_id: str, quantity_suffix: str = "") -> tuple[str, str, str, str]:
     return section, topic, text, quantity + quantity_suffix
 
 
-def _rule_row(rule_id: str, counted: list[tuple[str, Estimate]],
-              context: list[tuple[str, Estimate]], note: str = "",
-              quantity_suffix: str = "") -> ClaimRow:
-    """Counted cases decided as one family (Holm), context cases each on its own, shown after
-    them and left out of the verdict."""
+def _row(rule_id: str, counted: list[tuple[str, Any]], context: list[tuple[str, Any]],
+         text: Callable[[Any], str] = str, note: str = "", quantity_suffix: str = "") -> ClaimRow:
+    """Counted cases decided together (a rule's as one family, Holm), context cases each on its
+    own, shown after them and left out of the verdict; ``text`` prints a case's input."""
     rule = RULES[rule_id]
+    head = _head(rule_id, quantity_suffix)
     if not counted:
-        return not_run_row(*_head(rule_id, quantity_suffix), rule, NO_INFONCE)
-    cases = decide_family(rule, [e for _, e in counted], [n for n, _ in counted])
-    extra = [Case(n, str(e), rule.decide(e)) for n, e in context]
-    return claim(*_head(rule_id, quantity_suffix), rule, [*cases, *extra],
-                 verdict=all_cases([c.verdict for c in cases]), result=_result(cases), note=note)
-
-
-def _check_row(rule_id: str, counted: list[tuple[str, Any, str]],
-               context: list[tuple[str, Any, str]], note: str = "") -> ClaimRow:
-    check = RULES[rule_id]
-    if not counted:
-        return not_run_row(*_head(rule_id), check.text, NO_INFONCE)
-    cases = [Case(n, text, check.decide(x)) for n, x, text in counted]
-    extra = [Case(n, text, check.decide(x)) for n, x, text in context]
-    return ClaimRow(*_head(rule_id), check.text, _result(cases),
-                    all_cases([c.verdict for c in cases]), [*cases, *extra], note=note)
-
-
-def _result(cases: list[Case]) -> str:
-    return cases[0].result if len(cases) == 1 else tally(cases)
+        return not_run_row(*head, rule.text, NO_INFONCE)
+    if isinstance(rule, Rule):
+        cases = decide_family(rule, [x for _, x in counted], [n for n, _ in counted])
+    else:
+        cases = [Case(n, text(x), rule.decide(x)) for n, x in counted]
+    extra = [Case(n, text(x), rule.decide(x)) for n, x in context]
+    return claim(*head, rule.text, [*cases, *extra], verdict=all_cases([c.verdict for c in cases]),
+                 result=cases[0].result if len(cases) == 1 else tally(cases), note=note)
 
 
 def _pot_inputs(g: Mapping[str, Any], e: int) -> dict[str, Estimate]:
@@ -619,13 +605,10 @@ def claim_rows(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
     named = ([(n, g) for n, _, g in counted], [(_context_name(n, k), g) for n, k, g in context])
 
     def both(fn: Callable[[Mapping[str, Any], int], Any]) -> list[list[tuple[str, Any]]]:
-        """``fn`` at each configuration's final epoch: the counted cases, the context cases."""
-        return [[(n, fn(g, final_epoch(g))) for n, g in part] for part in named]
-
-    def checked(fn: Callable[[Mapping[str, Any], int], Any], text: Callable[[Any], str],
-                ) -> list[list[tuple[str, Any, str]]]:
-        # fn's None: the configuration lacks the input (stability: a single diagnosed epoch)
-        return [[(n, x, text(x)) for n, x in part if x is not None] for part in both(fn)]
+        """``fn`` at each configuration's final epoch: the counted cases, the context cases
+        (``fn``'s None: the configuration lacks the input, e.g. a second diagnosed epoch)."""
+        return [[(n, x) for n, g in part if (x := fn(g, final_epoch(g))) is not None]
+                for part in named]
 
     def link(fn: Callable[[Mapping[str, Any], int, str], Estimate]) -> list[list[tuple[str, Estimate]]]:
         """At the deciding placement; at the others, the counted configurations as context."""
@@ -633,28 +616,27 @@ def claim_rows(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
         return [cases, ctx + [(f"{n} (context: 1/τ {p}, not counted)", fn(g, final_epoch(g), p))
                               for p in placements[1:] for n, _, g in counted]]
 
-    stable = checked(lambda g, _: stability_inputs(g, primary), _stability_text)
+    stable = both(lambda g, _: stability_inputs(g, primary))
     hardness = [[(f"{n} · {q}", e) for n, slopes in part for q, e in slopes]
                 for part in both(_hardness_slopes)]
     return [
-        _check_row("pot_endpoint_at_cap", *checked(_pot_inputs, _pot_text), note=POT_NOTE),
-        _rule_row("pot_xi_magnitude", *both(xi_estimate), note=MAGNITUDE_NOTE),
-        _rule_row("link_gain", *link(delta_estimate), note=_lrt_note(counted, primary),
-                  quantity_suffix=at_primary),
-        _rule_row("link_delta_magnitude", *link(delta_estimate), note=MAGNITUDE_NOTE,
-                  quantity_suffix=at_primary),
-        _rule_row("link_lambda_magnitude", *link(lambda_estimate), note=MAGNITUDE_NOTE,
-                  quantity_suffix=at_primary),
+        _row("pot_endpoint_at_cap", *both(_pot_inputs), _pot_text, note=POT_NOTE),
+        _row("pot_xi_magnitude", *both(xi_estimate), note=MAGNITUDE_NOTE),
+        _row("link_gain", *link(delta_estimate), note=_lrt_note(counted, primary),
+             quantity_suffix=at_primary),
+        _row("link_delta_magnitude", *link(delta_estimate), note=MAGNITUDE_NOTE,
+             quantity_suffix=at_primary),
+        _row("link_lambda_magnitude", *link(lambda_estimate), note=MAGNITUDE_NOTE,
+             quantity_suffix=at_primary),
         not_run_row(*_head("link_stable"), RULES["link_stable"].text, "two diagnosed epochs per "
                     "run (training.checkpoint_epochs keeps an earlier one)")
-        if counted and not stable[0] else _check_row("link_stable", *stable),
-        _check_row("frechet_none", *checked(frechet_inputs, _frechet_text),
-                   note=_frechet_note(counted)),
-        _rule_row("hardness_dilutes", *hardness, note=BOUND_NOTE),
-        _rule_row("pool_raises_lambda", *both(pool_lambda_estimate), note=POOL_NOTE),
-        _rule_row("allocation_closer", *both(allocation_estimate)),
-        _check_row("low_tau_concentrates", *checked(repulsion_inputs, _repulsion_text),
-                   note=REPULSION_NOTE),
+        if counted and not stable[0] else _row("link_stable", *stable, _stability_text),
+        _row("frechet_none", *both(frechet_inputs), _frechet_text, note=_frechet_note(counted)),
+        _row("hardness_dilutes", *hardness, note=BOUND_NOTE),
+        _row("pool_raises_lambda", *both(pool_lambda_estimate), note=POOL_NOTE),
+        _row("allocation_closer", *both(allocation_estimate)),
+        _row("low_tau_concentrates", *both(repulsion_inputs), _repulsion_text,
+             note=REPULSION_NOTE),
     ]
 
 

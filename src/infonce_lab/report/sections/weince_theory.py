@@ -257,17 +257,19 @@ def _mismatch_row(lt: dict[str, Any]) -> ClaimRow:
 
 
 # ------------------------------------------------------------------------------ noise floor
+def _noise_not_run(weibit: str, softmax: str, why: str) -> list[ClaimRow]:
+    return [not_run_row(SECTION, TOPIC, weibit, "n·MSE/c", RULES["weibit_on_c_over_n"], why),
+            not_run_row(SECTION, TOPIC, softmax, "MSE/floor", RULES["softmax_at_floor"], why)]
+
+
 def _noise_rows(nf: dict[str, Any]) -> list[ClaimRow]:
     est = nf.get("estimates")
     sentence = ("App. C.1 (Fig. 5): \"The correctly specified Weibit estimator has the expected "
                 "O(1/n) error decay, while the misspecified one-parameter softmax estimator "
                 "converges to its pseudo-true limit and retains a nonzero asymptotic error floor\"")
     if not est:
-        why = ("the noise-floor file predates its intervals: re-run `dvc repro noise_floor`")
-        return [not_run_row(SECTION, TOPIC, sentence + " — Weibit", "n·MSE/c",
-                            RULES["weibit_on_c_over_n"], why),
-                not_run_row(SECTION, TOPIC, sentence + " — softmax", "MSE/floor",
-                            RULES["softmax_at_floor"], why)]
+        return _noise_not_run(sentence + " — Weibit", sentence + " — softmax", "the noise-floor "
+                              "file predates its intervals: re-run `dvc repro noise_floor`")
     ns = sorted(int(n) for n in est["weibit_n_mse_over_c"])
     top = str(ns[-1])
     w = [_est(est["weibit_n_mse_over_c"][str(n)]) for n in ns]
@@ -328,11 +330,9 @@ def claim_rows(link_theory: dict[str, Any] | None, noise_floor: dict[str, Any] |
         rows.append(_large_k_row(link_theory))
         rows.append(_mismatch_row(link_theory))
     if noise_floor is None:
-        why = "the noise_floor stage (`dvc repro noise_floor`, ≈ 2 s)"
-        rows += [not_run_row(SECTION, TOPIC, "App. C.1 (Fig. 5): Weibit MSE O(1/n)", "n·MSE/c",
-                             RULES["weibit_on_c_over_n"], why),
-                 not_run_row(SECTION, TOPIC, "App. C.1 (Fig. 5): softmax stalls at its floor",
-                             "MSE/floor", RULES["softmax_at_floor"], why)]
+        rows += _noise_not_run("App. C.1 (Fig. 5): Weibit MSE O(1/n)", "App. C.1 (Fig. 5): "
+                               "softmax stalls at its floor",
+                               "the noise_floor stage (`dvc repro noise_floor`, ≈ 2 s)")
     else:
         rows += _noise_rows(noise_floor)
     return rows

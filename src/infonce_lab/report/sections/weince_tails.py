@@ -400,13 +400,11 @@ def _paired_change(group: Mapping[str, Any], first: int, last: int, placement: s
     if d0 is None or d1 is None:
         return "Δ̄ undefined at one epoch"
     common = sorted(set(early) & set(late), key=int)
-    diffs = [late[b] - early[b] for b in common if late[b] is not None and early[b] is not None]
-    if len(diffs) < 2:
+    t = t_mean([late[b] - early[b] for b in common
+                if late[b] is not None and early[b] is not None])
+    if t is None:
         return SeedValue(d1 - d0, method="no per-batch Δ̄ in the results")
-    m = sum(diffs) / len(diffs)
-    sd = math.sqrt(sum((x - m) ** 2 for x in diffs) / (len(diffs) - 1))
-    return SeedValue(d1 - d0, sd / math.sqrt(len(diffs)), len(diffs) - 1,
-                     method="batch-paired t")
+    return SeedValue(d1 - d0, t.se, t.df, method="batch-paired t")
 
 
 def stability_inputs(group: Mapping[str, Any], placement: str) -> dict[str, Any] | None:

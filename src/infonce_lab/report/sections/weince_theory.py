@@ -359,7 +359,7 @@ def context(link_theory: dict[str, Any] | None, noise_floor: dict[str, Any] | No
 
 
 # ---------------------------------------------------------------------------- figures
-def link_theory_panels(lt: dict[str, Any], margin: float = 0.02) -> bytes:
+def link_theory_panels(lt: dict[str, Any], margin: float = MATCH_MARGIN) -> bytes:
     """WEINCE link theory: (a) Table 1 — each index model's winners against its own link and the
     controls; (b) Thm 2.4 — distance from the tail-weight law against K; (c) Prop. C.3 — the
     worst-set TV against τ̃/τ (an affine T touches 0, the others bottom out above it)."""

@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from infonce_lab.report.plotting import ci_bar, plt, png
+from infonce_lab.report.plotting import ci_bar, finish, plt, png, trap_band, trap_curve
 from infonce_lab.report.verdicts import (
     Above,
     Below,
@@ -354,20 +354,6 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
 
 
 # ---------------------------------------------------------------------------- figures
-def _positive_t(curve: dict[str, Any]) -> tuple[list[float], list[float], list[float], list[float]]:
-    """(t, P_trap, Wilson low, Wilson high) at t > 0: the log time axis has no t = 0."""
-    keep = [i for i, t in enumerate(curve["t"]) if t > 0]
-    lo, hi = curve["trap_ci"]
-    return ([curve["t"][i] for i in keep], [curve["p_trap"][i] for i in keep],
-            [lo[i] for i in keep], [hi[i] for i in keep])
-
-
-def _trap_band(ax: plt.Axes, curve: dict[str, Any], color: Any, label: str, **style: Any) -> None:
-    t, p, lo, hi = _positive_t(curve)
-    ax.plot(t, p, color=color, lw=1.2, label=label, **style)
-    ax.fill_between(t, lo, hi, color=color, alpha=0.15, lw=0)
-
-
 def s0_annealing(s0: dict[str, Any]) -> bytes:
     """S0 under annealing: P_trap(t) per schedule (Wilson 95% band) at dt (solid) and dt/2
     (dashed), beside the Gibbs trap mass at β(t) (dotted): log schedules on log–log axes — a
@@ -384,9 +370,8 @@ def s0_annealing(s0: dict[str, Any]) -> bytes:
             e = scheds[name]
             colour = cmap(i / max(len(names) - 1, 1)) if loglog else f"C{i}"
             label = f"c/c* = {e['c_ratio']:g}" if loglog else name
-            _trap_band(ax, e["curve"]["step"], colour, label)
-            half = e["curve"]["half_step"]
-            ax.plot(*_positive_t(half)[:2], color=colour, lw=0.9, ls="--")
+            trap_band(ax, e["curve"]["step"], colour, label, lw=1.2)
+            ax.plot(*trap_curve(e["curve"]["half_step"])[:2], color=colour, lw=0.9, ls="--")
             t = [x for x in e["curve"]["step"]["t"] if x > 0]
             ax.plot(t, e["gibbs_curve"][-len(t):], color=colour, lw=0.9, ls=":")
         ax.plot([], [], "k--", lw=0.9, label=f"half step (dt = {conv['dt_half']:g})")
@@ -446,10 +431,7 @@ def s0_rates(s0: dict[str, Any]) -> bytes:
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=7)
     axes[2].axhspan(0.85, 1.15, color="#cccccc", alpha=0.4, lw=0)
-    for ax in axes:
-        ax.grid(alpha=0.3, which="both")
-    fig.tight_layout()
-    return png(fig)
+    return finish(fig, axes, legend=None)
 
 
 def s0_fixed_beta(s0: dict[str, Any]) -> bytes:
@@ -486,10 +468,7 @@ def s0_fixed_beta(s0: dict[str, Any]) -> bytes:
     ax.set_ylabel("SGD trap mass − Gibbs mass of exp(−β²U)")
     ax.set_title(f"SGD with injected noise, β = {sgd['beta']:g}", fontsize=10)
     ax.legend(fontsize=7)
-    for ax in axes:
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return png(fig)
+    return finish(fig, axes, which="major", legend=None)
 
 
 # the simulate stage's experiment → {figure name: drawer}

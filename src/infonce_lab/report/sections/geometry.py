@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from infonce_lab.report.plotting import plt, png, value_and_yerr
+from infonce_lab.report.plotting import finish, plt, value_and_yerr
 from infonce_lab.report.verdicts import (
     Above,
     Below,
@@ -612,12 +612,7 @@ def wang_isola_gaps(lb: dict[str, Any]) -> bytes:
     axes[1].plot([], [], "k:", label="∝ M^−1/2")
     axes[0].set_title("|E[L(M)] − log M − limit|", fontsize=10)
     axes[1].set_title("SD over anchors of L(M) − log M − limit", fontsize=10)
-    for ax in axes:
-        ax.set_xlabel("negatives M")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return png(fig)
+    return finish(fig, axes, xlabel="negatives M")
 
 
 def large_batch_consistency(lb: dict[str, Any]) -> bytes:
@@ -646,11 +641,7 @@ def large_batch_consistency(lb: dict[str, Any]) -> bytes:
     axes[2].set_title("|value gap| (mean over seeds)", fontsize=10)
     for ax in axes:
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("negatives N")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return png(fig)
+    return finish(fig, axes, xlabel="negatives N")
 
 
 def gibbs_convergence(g: dict[str, Any]) -> bytes:
@@ -684,9 +675,7 @@ def gibbs_convergence(g: dict[str, Any]) -> bytes:
     ax.invert_xaxis()  # colder to the right
     ax.set_xlabel("temperature τ")
     ax.set_ylabel(f"mass within geodesic radius {g['radius']:g} of a well")
-    ax.legend(fontsize=6.5)
-    ax.grid(alpha=0.3, which="both")
-    return png(fig)
+    return finish(fig, [ax], legend=6.5, tight=False)
 
 
 def modality_gap_controls(mg: dict[str, Any]) -> bytes:
@@ -722,9 +711,7 @@ def modality_gap_controls(mg: dict[str, Any]) -> bytes:
     ax.set_yscale("log")
     ax.set_xlabel("σ_mis (compatibility perturbation)")
     ax.set_ylabel("D_sym = KL(p‖q) + KL(q‖p)")
-    ax.legend(fontsize=6.5)
-    ax.grid(alpha=0.3, which="both")
-    return png(fig)
+    return finish(fig, [ax], legend=6.5, tight=False)
 
 
 def lifted_energy_check(le: dict[str, Any]) -> bytes:
@@ -750,11 +737,8 @@ def lifted_energy_check(le: dict[str, Any]) -> bytes:
     axes[1].loglog([q["tau"] for q in quad], [abs(q["lifting_error"]) for q in quad], "o-", ms=4)
     axes[1].set_xlabel("τ")
     axes[1].set_title("|F^Sym(ρ) − J^Sym| (quadrature, nats)", fontsize=10)
-    for ax in axes:
-        ax.grid(alpha=0.3, which="both")
     axes[0].legend(fontsize=6.5)
-    fig.tight_layout()
-    return png(fig)
+    return finish(fig, axes, legend=None)
 
 
 def lifted_energy_figure(mg: dict[str, Any]) -> bytes | None:

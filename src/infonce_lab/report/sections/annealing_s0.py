@@ -38,7 +38,6 @@ from infonce_lab.report.verdicts import (
     claim,
     converged,
     inconclusive,
-    not_reproduced,
     not_run_row,
     reproduced,
 )
@@ -73,15 +72,13 @@ GIBBS_MARGIN = 0.02
 # exact to round-off.
 BARRIER_TOL = 1e-9
 
+PHI = "φ (share of the Gibbs trap mass's log-decline over T/10 → T that P_trap follows)"
+EXCESS = "X = ln(P_trap(T) / π_β(T)(trap))"
 RULES: dict[str, Rule] = {
-    "log_slow_converges": Above(
-        FOLLOW_MIDPOINT, what="φ (share of the Gibbs trap mass's log-decline over T/10 → T that "
-        "P_trap follows)"),
-    "log_fast_traps": Below(
-        FOLLOW_MIDPOINT, what="φ (share of the Gibbs trap mass's log-decline over T/10 → T that "
-        "P_trap follows)"),
-    "tracks_gibbs": Equivalent(TRACK_MARGIN, what="X = ln(P_trap(T) / π_β(T)(trap))"),
-    "fast_schedules_trap": Above(TRAP_EXCESS, what="X = ln(P_trap(T) / π_β(T)(trap))"),
+    "log_slow_converges": Above(FOLLOW_MIDPOINT, what=PHI),
+    "log_fast_traps": Below(FOLLOW_MIDPOINT, what=PHI),
+    "tracks_gibbs": Equivalent(TRACK_MARGIN, what=EXCESS),
+    "fast_schedules_trap": Above(TRAP_EXCESS, what=EXCESS),
     "hazard_exponent": Equivalent(HAZARD_MARGIN, center=1.0,
                                   what="escape-hazard slope vs log(t+K), divided by −c/c*"),
     "finite_time_rate": Above(STRETCH_MIDPOINT,
@@ -163,12 +160,6 @@ def _gibbs_text(entry: dict[str, Any], ends: list[float]) -> str:
     return f"P_trap(T) = {occ}, π_β(T) = {entry['gibbs'][t]:.3g}"
 
 
-def _contradicted(row: ClaimRow, why: str) -> ClaimRow:
-    if row.verdict.outcome is Outcome.NOT_REPRODUCED:
-        row.verdict = not_reproduced(f"contradicted ({row.verdict.why}): {why}")
-    return row
-
-
 def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     """The S0 rows, in the order the page lists them (the self-check last)."""
     s0 = sims.get("s0")
@@ -184,12 +175,9 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     steps = f"dt = {conv['dt']:g} and dt/2 = {conv['dt_half']:g}"
     rows: list[ClaimRow] = []
 
-    def row(key: str, quantity: str, cases: list[Case], note: str = "",
-            self_check: bool = False, combine: Any = all_cases) -> ClaimRow:
-        r = claim(SECTION, TOPIC, CLAIMS[key], quantity, RULES[key], cases, note=note,
-                  self_check=self_check, combine=combine)
-        rows.append(r)
-        return r
+    def row(key: str, quantity: str, cases: list[Case], **kw: Any) -> ClaimRow:
+        rows.append(claim(SECTION, TOPIC, CLAIMS[key], quantity, RULES[key], cases, **kw))
+        return rows[-1]
 
     row("log_slow_converges", f"φ over the last decade ({decade}), at {steps}",
         [_converged_case(_log_name(e), e.get("follow"), RULES["log_slow_converges"],

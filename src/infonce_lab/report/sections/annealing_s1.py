@@ -187,14 +187,10 @@ def claim(*args: Any, **kw: Any) -> ClaimRow:
     return _v.claim(*args, **kw)
 
 
-def _est(d: dict[str, Any] | None, **kw: Any) -> Estimate:
-    return Estimate.from_dict(d, **kw)
-
-
 def _converged_case(name: str, pair: dict[str, Any], rule: Rule, extra: str = "",
                     **kw: Any) -> Case:
-    verdict, text = converged(_est(pair.get("step"), **kw), _est(pair.get("half_step"), **kw),
-                              rule)
+    step, half = (Estimate.from_dict(pair.get(k), **kw) for k in ("step", "half_step"))
+    verdict, text = converged(step, half, rule)
     return Case(name, text + extra, verdict)
 
 
@@ -409,7 +405,7 @@ def hessian_rows(h: dict[str, Any]) -> list[ClaimRow]:
     return rows
 
 
-def landscape_rows(h: dict[str, Any] | None, s1: dict[str, Any] | None) -> list[ClaimRow]:
+def landscape_rows(h: dict[str, Any] | None) -> list[ClaimRow]:
     rows: list[ClaimRow] = []
     c2_text = ("Prop. C.2: Z* is a global minimizer of U₀ if and only if sim(z_i, z_j) = S_max "
                "for every positive pair (i, j)")
@@ -499,7 +495,7 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     else:
         rows.append(not_run_row(SECTION, TOPIC_HESSIAN, "Lemma C.3 and the D.6 formula",
                                 "‖H‖ vs β", "—", "simulation.experiments: hessian"))
-    rows += landscape_rows(h, s1)
+    rows += landscape_rows(h)
     return rows
 
 

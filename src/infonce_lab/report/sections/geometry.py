@@ -506,13 +506,12 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
     sims = {k: v for k, v in sims.items() if _current(k, v)}
     if "gibbs" in sims:
         g = sims["gibbs"]
-        lab1, lab2 = _labels(g["convergence"])
         blocks = [(g["published"]["particles"], g["published"]["seeds"], g["published"])]
         if g.get("bandwidth_test"):
             t = g["bandwidth_test"]
             blocks += [(t["particles"], t["seeds"], b) for b in t["by_bandwidth"]]
         ctx["gibbs"] = {
-            "steps": [lab1, lab2], "radius": g["radius"], "uniform_mass": g["uniform_mass"],
+            "steps": list(_labels(g["convergence"])), "radius": g["radius"], "uniform_mass": g["uniform_mass"],
             "n_gibbs": g["gibbs"]["n_samples"], "margin": GIBBS_MARGIN,
             "rows": [{"h": b["h"], "particles": m, "seeds": n, "tau": t["tau"],
                       "gibbs": t["gibbs_mass"],
@@ -524,7 +523,6 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
         }
     if "modality_gap" in sims:
         mg = sims["modality_gap"]
-        lab1, lab2 = _labels(mg["convergence"])
         sym = mg["by_loss"]["symmetric"]
         one = mg["by_loss"]["x_to_y"]
         rows = []
@@ -543,8 +541,8 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
                            for key in ("step", "half_step")},
                 "collapsed": sum(mg["diagnosis"]["collapsed_per_seed"]["half_step"][k]),
             })
-        ctx["modality_gap"] = {"steps": [lab1, lab2], "seeds": mg["seeds"], "trim": mg["trim"],
-                               "rows": rows,
+        ctx["modality_gap"] = {"steps": list(_labels(mg["convergence"])), "seeds": mg["seeds"],
+                               "trim": mg["trim"], "rows": rows,
                                "outliers": mg["diagnosis"]["outliers"]["half_step"]}
         if "lifted_energy" in mg:
             le = mg["lifted_energy"]

@@ -326,9 +326,7 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
              "frozen_at": e["frozen_at"], "gibbs": e["gibbs"]}
         for which in ("step", "half_step"):
             r[which] = {"occupancy": {k: v.get("value") for k, v in e["occupancy"][which].items()},
-                        "excess": val(e.get("excess"), which),
-                        "follow": val(e.get("follow"), which),
-                        "stretch": val(e.get("stretch"), which),
+                        **{k: val(e.get(k), which) for k in ("excess", "follow", "stretch")},
                         "hazard_ratio": (None if "hazard" not in e else
                                          (e["hazard"][which].get("ratio") or {}).get("value"))}
         table.append(r)

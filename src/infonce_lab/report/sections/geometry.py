@@ -591,11 +591,9 @@ def large_batch_consistency(lb: dict[str, Any]) -> bytes:
     seeds), and the value gap |L_NCE(N) − log N − log V − Ĵ_τ|, against N, per critic."""
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     for i, g in enumerate(lb["grad_consistency"]):
-        label = f"{g['critic']} (τ = {g['tau']:g})"
-        axes[0].errorbar(g["n"], g["cos_mean"], yerr=g["cos_std"], fmt="o-", ms=3, capsize=2,
-                         color=f"C{i}", label=label)
-        axes[1].errorbar(g["n"], g["rel_err_mean"], yerr=g["rel_err_std"], fmt="o-", ms=3,
-                         capsize=2, color=f"C{i}", label=label)
+        for ax, key in zip(axes, ("cos", "rel_err"), strict=False):
+            ax.errorbar(g["n"], g[f"{key}_mean"], yerr=g[f"{key}_std"], fmt="o-", ms=3, capsize=2,
+                        color=f"C{i}", label=f"{g['critic']} (τ = {g['tau']:g})")
     axes[0].axhline(1.0, color="k", ls=":", lw=1)
     axes[0].set_title("cos(g_N, g_ref)", fontsize=10)
     axes[1].set_title("‖g_N − g_ref‖ / ‖g_ref‖", fontsize=10)

@@ -5,7 +5,7 @@ they illustrate, in :mod:`infonce_lab.report.sections`."""
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import matplotlib
@@ -23,6 +23,21 @@ def png(fig: plt.Figure) -> bytes:
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return buf.getvalue()
+
+
+def finish(fig: plt.Figure, axes: Iterable[plt.Axes], xlabel: str | None = None,
+           which: str = "both", legend: float | None = 7, tight: bool = True) -> bytes:
+    """The figures' common close: each axis gridded (and given ``xlabel`` and a legend of
+    ``legend`` points), the layout tightened, the PNG."""
+    for ax in axes:
+        if xlabel is not None:
+            ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3, which=which)
+        if legend is not None:
+            ax.legend(fontsize=legend)
+    if tight:
+        fig.tight_layout()
+    return png(fig)
 
 
 def group_mean(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -123,6 +138,24 @@ def ci_bar(ax: plt.Axes, x: float, est: dict[str, Any] | None, **style: Any) -> 
     lo, hi = est.get("low"), est.get("high")
     yerr = None if lo is None or hi is None else [[est["value"] - lo], [hi - est["value"]]]
     ax.errorbar([x], [est["value"]], yerr=yerr, capsize=3, **style)
+
+
+def trap_curve(curve: dict[str, Any], log_t: bool = True,
+               ) -> tuple[list[float], list[float], list[float], list[float]]:
+    """(t, P_trap, Wilson low, Wilson high) of a simulated trap curve; for a log time axis
+    (``log_t``) only t > 0, as it has no t = 0."""
+    keep = [i for i, t in enumerate(curve["t"]) if t > 0 or not log_t]
+    lo, hi = curve["trap_ci"]
+    t, p, lo, hi = ([seq[i] for i in keep] for seq in (curve["t"], curve["p_trap"], lo, hi))
+    return t, p, lo, hi
+
+
+def trap_band(ax: plt.Axes, curve: dict[str, Any], color: Any, label: str, *fmt: str,
+              log_t: bool = True, **style: Any) -> None:
+    """A trap curve's P_trap(t) with its Wilson 95% band."""
+    t, p, lo, hi = trap_curve(curve, log_t)
+    ax.plot(t, p, *fmt, color=color, label=label, **style)
+    ax.fill_between(t, lo, hi, color=color, alpha=0.15, lw=0)
 
 
 def value_and_yerr(ests: list[dict[str, Any] | None]) -> tuple[list[float], list[list[float]]]:

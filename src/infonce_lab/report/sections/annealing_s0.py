@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from infonce_lab.report.plotting import ci_bar, plt, png
+from infonce_lab.report.plotting import ci_bar, finish, plt, png, trap_band, trap_curve
 from infonce_lab.report.verdicts import (
     Above,
     Below,
@@ -38,7 +38,6 @@ from infonce_lab.report.verdicts import (
     claim,
     converged,
     inconclusive,
-    not_reproduced,
     not_run_row,
     reproduced,
 )
@@ -73,15 +72,13 @@ GIBBS_MARGIN = 0.02
 # exact to round-off.
 BARRIER_TOL = 1e-9
 
+PHI = "φ (share of the Gibbs trap mass's log-decline over T/10 → T that P_trap follows)"
+EXCESS = "X = ln(P_trap(T) / π_β(T)(trap))"
 RULES: dict[str, Rule] = {
-    "log_slow_converges": Above(
-        FOLLOW_MIDPOINT, what="φ (share of the Gibbs trap mass's log-decline over T/10 → T that "
-        "P_trap follows)"),
-    "log_fast_traps": Below(
-        FOLLOW_MIDPOINT, what="φ (share of the Gibbs trap mass's log-decline over T/10 → T that "
-        "P_trap follows)"),
-    "tracks_gibbs": Equivalent(TRACK_MARGIN, what="X = ln(P_trap(T) / π_β(T)(trap))"),
-    "fast_schedules_trap": Above(TRAP_EXCESS, what="X = ln(P_trap(T) / π_β(T)(trap))"),
+    "log_slow_converges": Above(FOLLOW_MIDPOINT, what=PHI),
+    "log_fast_traps": Below(FOLLOW_MIDPOINT, what=PHI),
+    "tracks_gibbs": Equivalent(TRACK_MARGIN, what=EXCESS),
+    "fast_schedules_trap": Above(TRAP_EXCESS, what=EXCESS),
     "hazard_exponent": Equivalent(HAZARD_MARGIN, center=1.0,
                                   what="escape-hazard slope vs log(t+K), divided by −c/c*"),
     "finite_time_rate": Above(STRETCH_MIDPOINT,
@@ -163,12 +160,6 @@ def _gibbs_text(entry: dict[str, Any], ends: list[float]) -> str:
     return f"P_trap(T) = {occ}, π_β(T) = {entry['gibbs'][t]:.3g}"
 
 
-def _contradicted(row: ClaimRow, why: str) -> ClaimRow:
-    if row.verdict.outcome is Outcome.NOT_REPRODUCED:
-        row.verdict = not_reproduced(f"contradicted ({row.verdict.why}): {why}")
-    return row
-
-
 def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     """The S0 rows, in the order the page lists them (the self-check last)."""
     s0 = sims.get("s0")
@@ -184,12 +175,9 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     steps = f"dt = {conv['dt']:g} and dt/2 = {conv['dt_half']:g}"
     rows: list[ClaimRow] = []
 
-    def row(key: str, quantity: str, cases: list[Case], note: str = "",
-            self_check: bool = False, combine: Any = all_cases) -> ClaimRow:
-        r = claim(SECTION, TOPIC, CLAIMS[key], quantity, RULES[key], cases, note=note,
-                  self_check=self_check, combine=combine)
-        rows.append(r)
-        return r
+    def row(key: str, quantity: str, cases: list[Case], **kw: Any) -> ClaimRow:
+        rows.append(claim(SECTION, TOPIC, CLAIMS[key], quantity, RULES[key], cases, **kw))
+        return rows[-1]
 
     row("log_slow_converges", f"φ over the last decade ({decade}), at {steps}",
         [_converged_case(_log_name(e), e.get("follow"), RULES["log_slow_converges"],
@@ -338,9 +326,7 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
              "frozen_at": e["frozen_at"], "gibbs": e["gibbs"]}
         for which in ("step", "half_step"):
             r[which] = {"occupancy": {k: v.get("value") for k, v in e["occupancy"][which].items()},
-                        "excess": val(e.get("excess"), which),
-                        "follow": val(e.get("follow"), which),
-                        "stretch": val(e.get("stretch"), which),
+                        **{k: val(e.get(k), which) for k in ("excess", "follow", "stretch")},
                         "hazard_ratio": (None if "hazard" not in e else
                                          (e["hazard"][which].get("ratio") or {}).get("value"))}
         table.append(r)
@@ -354,20 +340,6 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
 
 
 # ---------------------------------------------------------------------------- figures
-def _positive_t(curve: dict[str, Any]) -> tuple[list[float], list[float], list[float], list[float]]:
-    """(t, P_trap, Wilson low, Wilson high) at t > 0: the log time axis has no t = 0."""
-    keep = [i for i, t in enumerate(curve["t"]) if t > 0]
-    lo, hi = curve["trap_ci"]
-    return ([curve["t"][i] for i in keep], [curve["p_trap"][i] for i in keep],
-            [lo[i] for i in keep], [hi[i] for i in keep])
-
-
-def _trap_band(ax: plt.Axes, curve: dict[str, Any], color: Any, label: str, **style: Any) -> None:
-    t, p, lo, hi = _positive_t(curve)
-    ax.plot(t, p, color=color, lw=1.2, label=label, **style)
-    ax.fill_between(t, lo, hi, color=color, alpha=0.15, lw=0)
-
-
 def s0_annealing(s0: dict[str, Any]) -> bytes:
     """S0 under annealing: P_trap(t) per schedule (Wilson 95% band) at dt (solid) and dt/2
     (dashed), beside the Gibbs trap mass at β(t) (dotted): log schedules on log–log axes — a
@@ -384,9 +356,8 @@ def s0_annealing(s0: dict[str, Any]) -> bytes:
             e = scheds[name]
             colour = cmap(i / max(len(names) - 1, 1)) if loglog else f"C{i}"
             label = f"c/c* = {e['c_ratio']:g}" if loglog else name
-            _trap_band(ax, e["curve"]["step"], colour, label)
-            half = e["curve"]["half_step"]
-            ax.plot(*_positive_t(half)[:2], color=colour, lw=0.9, ls="--")
+            trap_band(ax, e["curve"]["step"], colour, label, lw=1.2)
+            ax.plot(*trap_curve(e["curve"]["half_step"])[:2], color=colour, lw=0.9, ls="--")
             t = [x for x in e["curve"]["step"]["t"] if x > 0]
             ax.plot(t, e["gibbs_curve"][-len(t):], color=colour, lw=0.9, ls=":")
         ax.plot([], [], "k--", lw=0.9, label=f"half step (dt = {conv['dt_half']:g})")
@@ -446,10 +417,7 @@ def s0_rates(s0: dict[str, Any]) -> bytes:
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=7)
     axes[2].axhspan(0.85, 1.15, color="#cccccc", alpha=0.4, lw=0)
-    for ax in axes:
-        ax.grid(alpha=0.3, which="both")
-    fig.tight_layout()
-    return png(fig)
+    return finish(fig, axes, legend=None)
 
 
 def s0_fixed_beta(s0: dict[str, Any]) -> bytes:
@@ -486,10 +454,7 @@ def s0_fixed_beta(s0: dict[str, Any]) -> bytes:
     ax.set_ylabel("SGD trap mass − Gibbs mass of exp(−β²U)")
     ax.set_title(f"SGD with injected noise, β = {sgd['beta']:g}", fontsize=10)
     ax.legend(fontsize=7)
-    for ax in axes:
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return png(fig)
+    return finish(fig, axes, which="major", legend=None)
 
 
 # the simulate stage's experiment → {figure name: drawer}

@@ -17,7 +17,7 @@ from itertools import pairwise
 from typing import Any
 
 from infonce_lab.report import verdicts as _v
-from infonce_lab.report.plotting import plt, png
+from infonce_lab.report.plotting import finish, plt, trap_band, trap_curve
 from infonce_lab.report.verdicts import (
     Above,
     Below,
@@ -87,18 +87,12 @@ def _fd(x: dict[str, float]) -> Verdict:
     return inconclusive("not converged: the error depends on the finite-difference step")
 
 
-def _at_least_linear(slope: float | None) -> Verdict:
-    if slope is None or not math.isfinite(slope):
-        return inconclusive("undefined: no slope")
-    return reproduced() if slope >= 1 - SLOPE_TOL else not_reproduced(f"slope {slope:.3f}")
-
-
-def _near(target: float) -> Callable[[float | None], Verdict]:
+def _slope(holds: Callable[[float], bool]) -> Callable[[float | None], Verdict]:
+    """A check of a log–log slope: reproduced where ``holds``, undefined without a slope."""
     def decide(slope: float | None) -> Verdict:
         if slope is None or not math.isfinite(slope):
             return inconclusive("undefined: no slope")
-        return (reproduced() if abs(slope - target) <= SLOPE_TOL
-                else not_reproduced(f"slope {slope:.3f}"))
+        return reproduced() if holds(slope) else not_reproduced(f"slope {slope:.3f}")
     return decide
 
 
@@ -167,13 +161,13 @@ RULES: dict[str, Rule | Check] = {
         f"it reproduces; above at both does not", _fd),
     "hessian_at_least_linear": Check(
         f"asymptotic slope of log‖H‖₂ vs log β ≥ {1 - SLOPE_TOL:g} reproduces; below does not",
-        _at_least_linear),
+        _slope(lambda s: s >= 1 - SLOPE_TOL)),
     "hessian_linear": Check(
         f"asymptotic slope of log‖H‖₂ vs log β within {SLOPE_TOL:g} of 1 reproduces; outside "
-        f"does not", _near(1.0)),
+        f"does not", _slope(lambda s: abs(s - 1.0) <= SLOPE_TOL)),
     "hessian_tie_quadratic": Check(
         f"slope of log‖H‖₂ vs log β within {SLOPE_TOL:g} of 2 reproduces; outside does not",
-        _near(2.0)),
+        _slope(lambda s: abs(s - 2.0) <= SLOPE_TOL)),
     "hessian_coefficient": Check(
         f"every ‖H_i‖/(β₁·|s_ik* − s_ij|) within {COEFF_TOL:.0%} of 1 reproduces; any outside "
         f"does not", _coefficient),
@@ -193,18 +187,23 @@ def claim(*args: Any, **kw: Any) -> ClaimRow:
     return _v.claim(*args, **kw)
 
 
-def _est(d: dict[str, Any] | None, **kw: Any) -> Estimate:
-    return Estimate.from_dict(d, **kw)
-
-
-def _converged_case(name: str, pair: dict[str, Any], rule: Rule, **kw: Any) -> Case:
-    verdict, text = converged(_est(pair.get("step"), **kw), _est(pair.get("half_step"), **kw),
-                              rule)
-    return Case(name, text, verdict)
+def _converged_case(name: str, pair: dict[str, Any], rule: Rule, extra: str = "",
+                    **kw: Any) -> Case:
+    step, half = (Estimate.from_dict(pair.get(k), **kw) for k in ("step", "half_step"))
+    verdict, text = converged(step, half, rule)
+    return Case(name, text + extra, verdict)
 
 
 def _check_case(name: str, rule_id: str, x: Any, result: str) -> Case:
     return Case(name, result, RULES[rule_id].decide(x))
+
+
+def _check_row(topic: str, rule_id: str, text: str, quantity: str,
+               cases: list[tuple[str, Any, str]], **kw: Any) -> ClaimRow:
+    """A row decided by one of the checks in RULES, its cases given as (name, the check's
+    input, the result shown)."""
+    return claim(SECTION, topic, text, quantity, RULES[rule_id].text,
+                 [_check_case(name, rule_id, x, result) for name, x, result in cases], **kw)
 
 
 def _combine(verdicts: list[Verdict] | Any) -> Verdict:
@@ -233,14 +232,12 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
               + (f", {coarse:.5f} on {bar['grid_coarse']}³" if coarse is not None else "")
               + f" (κ_s/16 = {exact:.5f}); c* = {bar['c_star']:.2f}; F_β̄ (β̄ = "
               f"{bar['beta_bar']:g}): ΔE = {bar['delta_e_max_f']:.4f}")
-    rows.append(claim(
-        SECTION, TOPIC_S1,
+    rows.append(_check_row(
+        TOPIC_S1, "s1_watershed",
         "Our derivation: along S1's symmetric escape (pair B folding onto particle 0) U₀ peaks at "
         "cos θ = 1/4, so ΔE_max(U₀) = κ_s/16 and c* = 16/κ_s (A5 constant, §2.2, of our S1)",
         "ΔE_max(U₀) of the union-find watershed on the rotation-quotiented 3-torus",
-        RULES["s1_watershed"].text,
-        [_check_case("—", "s1_watershed", {"value": bar["delta_e_max_u0"], "exact": exact,
-                                           "coarse": coarse}, result)],
+        [("—", {"value": bar["delta_e_max_u0"], "exact": exact, "coarse": coarse}, result)],
         self_check=True))
 
     t1 = s1.get("horizon_p1")
@@ -285,14 +282,10 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
                                     "simulation.s1.c_ratios must include such c/c*"
                                     if "p2_vs_gibbs" in s1 else _STALE))
             continue
-        cases = []
-        for name, g in chosen.items():
-            case = _converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, rule, signed=True)
-            tenth = g.get("p_trap_tenth_step")
-            if tenth is not None:
-                case = Case(case.name, f"{case.result}; P_trap(T/10) = {tenth['value']:.3f}",
-                            case.verdict)
-            cases.append(case)
+        cases = [_converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, rule, signed=True,
+                                 extra=(f"; P_trap(T/10) = {tenth['value']:.3f}"
+                                        if (tenth := g.get("p_trap_tenth_step")) is not None else ""))
+                 for name, g in chosen.items()]
         rows.append(claim(SECTION, TOPIC_S1, text, quantity, rule, cases,
                           note="Gibbs trap mass at β(T): "
                                + ", ".join(f"{g['gibbs_trap_mass']:.1e}"
@@ -324,35 +317,34 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
 
 def hessian_rows(h: dict[str, Any]) -> list[ClaimRow]:
     rows: list[ClaimRow] = []
+
+    def row(rule_id: str, text: str, quantity: str, cases: list[tuple[str, Any, str]],
+            **kw: Any) -> None:
+        rows.append(_check_row(TOPIC_HESSIAN, rule_id, text, quantity, cases, **kw))
+
     fd = h.get("fd")
     if fd is not None:
         errs = fd["rel_err_max"]
-        rows.append(claim(
-            SECTION, TOPIC_HESSIAN,
+        row("fd_formula",
             "Our check of the paper's D.6 formula H = β²Cov_p[∇s_ik] + β(E_p[H_ik] − H_ij) "
             "(per anchor, Riemannian, on the sphere) against central finite differences (D.8)",
             f"largest relative error over {fd['configs']} configurations × {len(fd['betas'])} β",
-            RULES["fd_formula"].text,
-            [_check_case("—", "fd_formula", errs,
-                         f"FD step: {errs['step']:.1e}; half the FD step: {errs['half_step']:.1e}")],
-            self_check=True))
+            [("—", errs, f"FD step: {errs['step']:.1e}; half the FD step: {errs['half_step']:.1e}")],
+            self_check=True)
     cfg = {c["name"]: c for c in h["configs"]}
     asym = h.get("asymptotic") or {}
     trap, pert = cfg.get("s1_trap"), asym.get("perturbed_trap")
     cases = []
     if trap is not None:
-        cases.append(_check_case("S1 trap (each anchor's two nearest candidates tie)",
-                                 "hessian_at_least_linear", trap["slope_full_top"],
-                                 f"slope {trap['slope_full_top']:.3f} (β 100 → 200)"))
+        cases.append(("S1 trap (each anchor's two nearest candidates tie)", trap["slope_full_top"],
+                      f"slope {trap['slope_full_top']:.3f} (β 100 → 200)"))
     if pert is not None:
-        cases.append(_check_case("S1 trap, pair (3, 4) turned by 0.1", "hessian_at_least_linear",
-                                 pert["slope"], f"slope {pert['slope']:.3f} "
-                                                f"(β {pert['beta1']:g} → {2 * pert['beta1']:g})"))
+        cases.append(("S1 trap, pair (3, 4) turned by 0.1", pert["slope"],
+                      f"slope {pert['slope']:.3f} (β {pert['beta1']:g} → {2 * pert['beta1']:g})"))
     if asym.get("count"):
-        cases.append(_check_case(
-            f"{asym['count']} random non-optimal (S²)⁶", "hessian_at_least_linear",
-            asym["slope_min"], f"slopes {asym['slope_min']:.4f} … {asym['slope_max']:.4f} "
-                               f"(β₁ → 2β₁, β₁ up to {asym['beta1_max']:.0f})"))
+        cases.append((f"{asym['count']} random non-optimal (S²)⁶", asym["slope_min"],
+                      f"slopes {asym['slope_min']:.4f} … {asym['slope_max']:.4f} "
+                      f"(β₁ → 2β₁, β₁ up to {asym['beta1_max']:.0f})"))
     excluded = asym.get("excluded", 0)
     asym_note = (f"Slopes at β₁ = max(200, {asym.get('margin_factor', 30):g}/margin) and 2β₁, "
                  f"margin = the smallest gap between an anchor's two most similar candidates: at "
@@ -362,71 +354,58 @@ def hessian_rows(h: dict[str, Any]) -> list[ClaimRow]:
                  f"{h['random']['slope_full_top']['q95']:.2f} (95%)); {excluded} "
                  f"configuration(s) would need β₁ > {asym.get('beta_cap', 1e4):g} and are left "
                  f"out.")
-    rows.append(claim(
-        SECTION, TOPIC_HESSIAN,
+    row("hessian_at_least_linear",
         "Lemma C.3 (§5): for any Z that is not a global minimizer the dominant eigenvalues of H "
         "scale at least linearly with β, i.e. ‖H‖ ∼ O(β)",
-        "asymptotic slope of log‖H‖₂ (full Hessian of L, finite differences) vs log β",
-        RULES["hessian_at_least_linear"].text, cases,
+        "asymptotic slope of log‖H‖₂ (full Hessian of L, finite differences) vs log β", cases,
         note=asym_note + (" At the trap ‖H‖ grows like β² (slope 2): at least linear, as the "
                           "lemma's words say, but not O(β) as its formula writes."
-                          if trap is not None else "")))
+                          if trap is not None else ""))
 
     lin_cases = []
     if pert is not None:
-        lin_cases.append(_check_case("S1 trap, pair (3, 4) turned by 0.1", "hessian_linear",
-                                     pert["slope"], f"slope {pert['slope']:.3f}"))
+        lin_cases.append(("S1 trap, pair (3, 4) turned by 0.1", pert["slope"],
+                          f"slope {pert['slope']:.3f}"))
     if asym.get("count"):
         worst = max((asym["slope_min"], asym["slope_max"]), key=lambda v: abs(v - 1))
-        lin_cases.append(_check_case(f"{asym['count']} random non-optimal (S²)⁶", "hessian_linear",
-                                     worst, f"slopes {asym['slope_min']:.4f} … "
-                                            f"{asym['slope_max']:.4f}"))
+        lin_cases.append((f"{asym['count']} random non-optimal (S²)⁶", worst,
+                          f"slopes {asym['slope_min']:.4f} … {asym['slope_max']:.4f}"))
     if lin_cases:
-        rows.append(claim(
-            SECTION, TOPIC_HESSIAN,
+        row("hessian_linear",
             "Our analysis (D.7(iii)), not the paper: where each anchor's most similar candidate "
             "is unique the β²·Cov term is exponentially small (the paper: O(1/β)·β²), so "
             "‖H‖ ∝ β exactly, slope 1",
-            "asymptotic slope of log‖H‖₂ vs log β", RULES["hessian_linear"].text, lin_cases,
-            note=asym_note, self_check=True))
+            "asymptotic slope of log‖H‖₂ vs log β", lin_cases, note=asym_note, self_check=True)
     if trap is not None:
-        rows.append(claim(
-            SECTION, TOPIC_HESSIAN,
+        row("hessian_tie_quadratic",
             "Our analysis (D.7(iii)), not the paper: where an anchor's two nearest candidates tie "
             "(the S1 trap) the covariance term does not decay and ‖H‖ ∝ β²",
             "slope of log‖H‖₂ vs log β at the S1 trap (β 100 → 200)",
-            RULES["hessian_tie_quadratic"].text,
-            [_check_case("S1 trap", "hessian_tie_quadratic", trap["slope_full_top"],
-                         f"slope {trap['slope_full_top']:.4f}")], self_check=True))
+            [("S1 trap", trap["slope_full_top"], f"slope {trap['slope_full_top']:.4f}")],
+            self_check=True)
     if asym.get("anchors"):
-        rows.append(claim(
-            SECTION, TOPIC_HESSIAN,
+        row("hessian_coefficient",
             "Our analysis (D.7(iii)), not the paper: the per-anchor coefficient is ‖H_i‖/β → "
             "|s_ik* − s_ij| (k* the anchor's most similar negative)",
             f"‖H_i‖₂/(β₁·|s_ik* − s_ij|) over {asym['anchors']} non-optimal anchors of the "
             f"asymptotic random configurations (D.6 blocks at β₁)",
-            RULES["hessian_coefficient"].text,
-            [_check_case("—", "hessian_coefficient",
-                         {"min": asym["coeff_ratio_min"], "max": asym["coeff_ratio_max"]},
-                         f"ratio {asym['coeff_ratio_min']:.6f} … {asym['coeff_ratio_max']:.6f}")],
-            self_check=True))
+            [("—", {"min": asym["coeff_ratio_min"], "max": asym["coeff_ratio_max"]},
+              f"ratio {asym['coeff_ratio_min']:.6f} … {asym['coeff_ratio_max']:.6f}")],
+            self_check=True)
     minima = [c for c in h["configs"] if c["u0"] <= 0]
     if minima:
-        rows.append(claim(
-            SECTION, TOPIC_HESSIAN,
+        row("hessian_vanishes",
             "At a global minimizer with a unique positive maximum ‖H‖ → 0 like β²e^(−β·margin) "
             "(D.8(iii) and our analysis; the paper leaves the scaling at the optimum open)",
             "‖H‖₂ over β ∈ [1, 200] and its decay rate −Δlog‖H‖/Δβ at the top",
-            RULES["hessian_vanishes"].text,
-            [_check_case(c["name"], "hessian_vanishes",
-                         {"norms": c["norm_full"], "decay_rate": c["decay_rate_full_top"]},
-                         f"‖H‖ = {c['norm_full'][0]:.2e} → {c['norm_full'][-1]:.1e}; decay rate "
-                         f"{c['decay_rate_full_top']:.3f} (margin {c['min_margin']:.3f})")
-             for c in minima], self_check=True))
+            [(c["name"], {"norms": c["norm_full"], "decay_rate": c["decay_rate_full_top"]},
+              f"‖H‖ = {c['norm_full'][0]:.2e} → {c['norm_full'][-1]:.1e}; decay rate "
+              f"{c['decay_rate_full_top']:.3f} (margin {c['min_margin']:.3f})")
+             for c in minima], self_check=True)
     return rows
 
 
-def landscape_rows(h: dict[str, Any] | None, s1: dict[str, Any] | None) -> list[ClaimRow]:
+def landscape_rows(h: dict[str, Any] | None) -> list[ClaimRow]:
     rows: list[ClaimRow] = []
     c2_text = ("Prop. C.2: Z* is a global minimizer of U₀ if and only if sim(z_i, z_j) = S_max "
                "for every positive pair (i, j)")
@@ -516,15 +495,11 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     else:
         rows.append(not_run_row(SECTION, TOPIC_HESSIAN, "Lemma C.3 and the D.6 formula",
                                 "‖H‖ vs β", "—", "simulation.experiments: hessian"))
-    rows += landscape_rows(h, s1)
+    rows += landscape_rows(h)
     return rows
 
 
 # ------------------------------------------------------------------------------------- context
-def _ci(d: dict[str, Any]) -> str:
-    return f"{d['value']:.3f} [{d['low']:.3f}, {d['high']:.3f}]"
-
-
 def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Numbers for the section's narrative tables: S1's P_trap per schedule and dynamics at the
     step and at half the step, its cost and step rule; the Hessian's asymptotic summary; Prop.
@@ -539,13 +514,10 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
                     table.append({"resolution": "step" if res == "dynamics" else "half step",
                                   "dynamics": dyn, "schedule": c["name"], "t_end": c["t"][-1],
                                   "p_trap_end": f"{c['p_trap_end']:.3f} [{c['p_trap_end_ci'][0]:.3f}, "
-                                                f"{c['p_trap_end_ci'][1]:.3f}]",
-                                  "t": c["t"], "p_trap": c["p_trap"]})
+                                                f"{c['p_trap_end_ci'][1]:.3f}]"})
         out["s1"] = {"barrier": s1["barrier"], "table": table, "chains": s1["chains"],
                      "horizon": s1["horizon"], "horizon_p1": s1.get("horizon_p1"),
-                     "convergence": s1.get("convergence"),
-                     "p1_minus_p2": {n: {r: _ci(d[r]) for r in ("step", "half_step")}
-                                     for n, d in (s1.get("p1_minus_p2") or {}).items()}}
+                     "convergence": s1.get("convergence")}
     h = sims.get("hessian")
     if h is not None:
         out["hessian"] = {"betas": [float(b) for b in h["configs"][0]["betas"]],
@@ -578,29 +550,20 @@ def s1_trap_curves(s1: dict[str, Any]) -> bytes:
     for ax, name in zip(axes[0], names, strict=True):
         for i, (dyn, rows) in enumerate(runs.items()):
             curve = next(r for r in rows if r["name"] == name)
-            keep = [k for k, t in enumerate(curve["t"]) if t > 0 or not log_t]
-            t = [curve["t"][k] for k in keep]
-            lo, hi = ([curve["trap_ci"][j][k] for k in keep] for j in (0, 1))
-            ax.plot(t, [curve["p_trap"][k] for k in keep], "o-", ms=2.5, color=f"C{i}", lw=1.3,
-                    label=f"{dyn}, step")
-            ax.fill_between(t, lo, hi, color=f"C{i}", alpha=0.15, lw=0)
+            trap_band(ax, curve, f"C{i}", f"{dyn}, step", "o-", log_t=log_t, ms=2.5, lw=1.3)
             hrow = next((r for r in half.get(dyn, []) if r["name"] == name), None)
             if hrow is not None:
-                hk = [k for k, tt in enumerate(hrow["t"]) if tt > 0]
-                ax.plot([hrow["t"][k] for k in hk], [hrow["p_trap"][k] for k in hk], "--",
-                        color=f"C{i}", lw=1.1, label=f"{dyn}, half step")
+                ax.plot(*trap_curve(hrow)[:2], "--", color=f"C{i}", lw=1.1,
+                        label=f"{dyn}, half step")
         if log_t:
             ax.set_xscale("log")
         ax.set_title(name, fontsize=10)
-        ax.set_xlabel("time t")
         ax.set_ylim(-0.02, 1.02)
-        ax.grid(alpha=0.3, which="both")
     axes[0, 0].set_ylabel("P_trap(t) (Wilson 95% band)")
     axes[0, 0].legend(fontsize=7)
     fig.suptitle(f"S1, {s1['chains']} chains per setting, c* = {s1['barrier']['c_star']:.2f}",
                  fontsize=9)
-    fig.tight_layout()
-    return png(fig)
+    return finish(fig, axes[0], xlabel="time t", legend=None)
 
 
 def negatives_barrier(h: dict[str, Any]) -> bytes:
@@ -621,10 +584,7 @@ def negatives_barrier(h: dict[str, Any]) -> bytes:
     ax.set_xlabel("negatives per anchor (2n − 2, n pairs on S¹)")
     ax.set_ylabel("escape barrier of U₀ (κ_s = 1)")
     ax.set_title("App. A.2: ΔE of the interleaved trap", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return png(fig)
+    return finish(fig, [ax], which="major")
 
 
 def hessian_scaling(h: dict[str, Any]) -> bytes:
@@ -665,11 +625,7 @@ def hessian_scaling(h: dict[str, Any]) -> bytes:
     for ax in (axes[0], axes[2]):
         ax.set_xlabel("β")
         ax.set_ylabel("‖H‖₂ of L(·, β)")
-    for ax in axes:
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return png(fig)
+    return finish(fig, axes)
 
 
 # the simulate stage's experiment → {figure name: drawer}

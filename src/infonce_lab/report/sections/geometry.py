@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from infonce_lab.report.plotting import plt, png, value_and_yerr
+from infonce_lab.report.plotting import finish, plt, value_and_yerr
 from infonce_lab.report.verdicts import (
     Above,
     Below,
@@ -165,34 +165,38 @@ def _contradicted(case: Case, pair: dict[str, Any], why: str) -> Case:
     return case
 
 
-def _missing_rows(experiment: str, claims: list[tuple[str, str, str, str, Rule | Check]],
-                  ) -> list[ClaimRow]:
-    what = (f"reports/sims/{experiment}.json: list {experiment!r} in simulation.experiments "
-            f"and run `dvc repro simulate@{experiment}`")
-    return [not_run_row(section, topic, text, quantity, rule if isinstance(rule, Rule) else
-                        rule.text, what) for section, topic, text, quantity, rule in claims]
+Spec = tuple[str, str, str, str, Rule | Check]  # a claim's section, topic, text, quantity, rule
+
+
+def _specs(section: str, topic: str, claims: list[tuple[str, str, Rule | Check]]) -> list[Spec]:
+    return [(section, topic, *c) for c in claims]
+
+
+def _not_run_rows(claims: list[Spec], why: str) -> list[ClaimRow]:
+    return [not_run_row(*c[:4], c[4].text, why) for c in claims]
+
+
+def _missing_rows(experiment: str, claims: list[Spec]) -> list[ClaimRow]:
+    return _not_run_rows(claims, f"reports/sims/{experiment}.json: list {experiment!r} in "
+                                 f"simulation.experiments and run `dvc repro simulate@{experiment}`")
 
 
 # ---------------------------------------------------------------------------------- Gibbs
-GIBBS_CLAIMS = [
-    (SECTION, TOPIC_GIBBS,
-     "Low temperature concentrates the Gibbs equilibrium ρ* ∝ e^{−U/τ} on the minimisers of U: "
+GIBBS_CLAIMS = _specs(SECTION, TOPIC_GIBBS, [
+    ("Low temperature concentrates the Gibbs equilibrium ρ* ∝ e^{−U/τ} on the minimisers of U: "
      "the mass near the wells rises as τ falls (E.3; E.5(2))",
      "mass within geodesic radius 0.5 of a well, lowest τ − highest τ", RULES["gibbs_concentration"]),
-    (SECTION, TOPIC_GIBBS,
-     "Particles trained on the intrinsic free energy F_{τ,U} reach its unique minimiser, the Gibbs "
+    ("Particles trained on the intrinsic free energy F_{τ,U} reach its unique minimiser, the Gibbs "
      "law: trained and Gibbs masses match over τ (E.3; E.5(2))",
      "trained − Gibbs mass at every τ, published h = 0.35", RULES["gibbs_match"]),
-    (SECTION, TOPIC_GIBBS,
-     "As published (h = 0.35) the particles over-concentrate at the lowest τ, where the figure's "
+    ("As published (h = 0.35) the particles over-concentrate at the lowest τ, where the figure's "
      "curves part (E.5(2))",
      "trained − Gibbs mass at the lowest τ, h = 0.35", RULES["gibbs_part"]),
-    (SECTION, TOPIC_GIBBS,
-     "Our explanation of the parting: the fixed KDE bandwidth (h larger than the Gibbs width √τ) "
+    ("Our explanation of the parting: the fixed KDE bandwidth (h larger than the Gibbs width √τ) "
      "— a smaller h closes it (E.5(2); ours, not the paper's)",
      "trained − Gibbs mass at the smallest h (every τ run); the parting's reduction from h = 0.35",
      RULES["gibbs_match"]),
-]
+])
 
 
 def gibbs_rows(g: dict[str, Any]) -> list[ClaimRow]:
@@ -254,57 +258,46 @@ def gibbs_rows(g: dict[str, Any]) -> list[ClaimRow]:
 
 
 # --------------------------------------------------------------------------- modality gap
-MG_CLAIMS = [
-    (SECTION, TOPIC_MG,
-     "The modality gap grows with the compatibility perturbation σ_mis (E.5(3); the summary: "
+MG_CLAIMS = _specs(SECTION, TOPIC_MG, [
+    ("The modality gap grows with the compatibility perturbation σ_mis (E.5(3); the summary: "
      "the marginals separate more as the modalities' compatibility is broken)",
      "slope over σ_mis of the 25%-trimmed mean D_sym over seeds, symmetric InfoNCE",
      RULES["mg_slope"]),
-    (SECTION, TOPIC_MG,
-     "Symmetric InfoNCE makes the marginals separate: its negative symmetric-KL coupling keeps a "
+    ("Symmetric InfoNCE makes the marginals separate: its negative symmetric-KL coupling keeps a "
      "gap however well the pairs align (E.4; E.5(3))",
      "D_sym(trained, symmetric) − D_sym(identity encoders: the inputs' own gap), paired over "
      "seeds, trimmed mean; per σ_mis > 0 with Holm (the pooled mean beside)",
      RULES["mg_excess"]),
-    (SECTION, TOPIC_MG,
-     "The gap is the symmetric loss's: one-directional InfoNCE carries one KL coupling, not two, "
+    ("The gap is the symmetric loss's: one-directional InfoNCE carries one KL coupling, not two, "
      "and no necessary gap (E.4; the summary's ablation)",
      "D_sym(symmetric) − D_sym(x → y), same initial maps and batches, paired over seeds, trimmed "
      "mean; per σ_mis > 0 with Holm (the pooled mean beside)",
      RULES["mg_symmetric_vs_one_directional"]),
-    (SECTION, TOPIC_MG,
-     "Our diagnosis of the published mean's outlier seeds (D_sym ≫ the others): collapsed "
+    ("Our diagnosis of the published mean's outlier seeds (D_sym ≫ the others): collapsed "
      "encoders, whose D_sym the 1e-8 pseudo-counts set (E.5(3); ours)",
      "share of outliers (D_sym > 10 × the σ's median) with a collapsed encoder (σ_min/σ_max < "
      "0.1), and of collapsed seeds that are outliers; Wilson intervals",
      RULES["mg_diagnosis"]),
-]
-FSYM_CLAIMS = [
-    (SECTION, TOPIC_FSYM,
-     "Large-batch symmetric InfoNCE is the lifted energy ½[F(ρ₁)+F(ρ₂)] − ½[KL(ρ₁‖ρ̃₂)+KL(ρ₂‖ρ̃₁)] "
+])
+FSYM_CLAIMS = _specs(SECTION, TOPIC_FSYM, [
+    ("Large-batch symmetric InfoNCE is the lifted energy ½[F(ρ₁)+F(ρ₂)] − ½[KL(ρ₁‖ρ̃₂)+KL(ρ₂‖ρ̃₁)] "
      "(E.4, J^{1→2} ≈ F(ρ₁) − KL(ρ₁‖ρ₂)), with the kernel-smoothed densities",
      "Monte-Carlo loss − log(N·V_κ) at the largest N − the energy by quadrature, per τ",
      RULES["fsym_identity"]),
-    (SECTION, TOPIC_FSYM,
-     "The cross-modal coupling is −½[KL(ρ₁‖ρ₂) + KL(ρ₂‖ρ₁)] (E.4: the BLOG's ½; the summary "
+    ("The cross-modal coupling is −½[KL(ρ₁‖ρ₂) + KL(ρ₂‖ρ₁)] (E.4: the BLOG's ½; the summary "
      "writes −D^Sym_KL without it)",
      "(½[F(ρ₁)+F(ρ₂)] − J_MC) / (KL(ρ₁‖ρ̃₂) + KL(ρ₂‖ρ̃₁)) at the largest N, per τ",
      RULES["fsym_coupling"]),
-    (SECTION, TOPIC_FSYM,
-     "With a sharp kernel at low τ the lifted energy (unsmoothed ρ) approximates the loss: the "
+    ("With a sharp kernel at low τ the lifted energy (unsmoothed ρ) approximates the loss: the "
      "KDE bias is controllable (E.3–E.4; the summary's ablation)",
      "F^Sym(ρ) − J^Sym by quadrature over τ", RULES["fsym_lifting"]),
-]
+])
 
 
 def _series(values: Sequence[float | None], sems: Sequence[float | None] | None = None) -> str:
-    def one(i: int) -> str:
-        v = values[i]
-        if v is None:
-            return "—"
-        s = None if sems is None else sems[i]
-        return f"{v:.3g}" if s is None else f"{v:.3g} ± {s:.2g}"
-    return ", ".join(one(i) for i in range(len(values)))
+    sems = [None] * len(values) if sems is None else sems
+    return ", ".join("—" if v is None else f"{v:.3g}" if s is None else f"{v:.3g} ± {s:.2g}"
+                     for v, s in zip(values, sems, strict=True))
 
 
 def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
@@ -391,97 +384,80 @@ def lifted_energy_rows(le: dict[str, Any]) -> list[ClaimRow]:
 
 
 # ---------------------------------------------------------------------------- large batch
-LB_CLAIMS = [
-    (SECTION, TOPIC_LB,
-     "Thm 3.1: the InfoNCE gradient converges to the population energy's, ∇_θ L_NCE → ∇_θ J_τ "
+LB_CLAIMS = _specs(SECTION, TOPIC_LB, [
+    ("Thm 3.1: the InfoNCE gradient converges to the population energy's, ∇_θ L_NCE → ∇_θ J_τ "
      "as N → ∞ — its direction (E.2; E.5(1))",
      "per-seed slope of log(1 − cos(g_N, g_ref)) on log N, t over seeds", RULES["lb_decreasing"]),
-    (SECTION, TOPIC_LB,
-     "Thm 3.1: ‖∇_θ L_NCE − ∇_θ J_τ‖ → 0 (E.2; E.5(1))",
+    ("Thm 3.1: ‖∇_θ L_NCE − ∇_θ J_τ‖ → 0 (E.2; E.5(1))",
      "per-seed slope of log(‖g_N − g_ref‖/‖g_ref‖) on log N, t over seeds",
      RULES["lb_decreasing"]),
-    (SECTION, TOPIC_LB,
-     "Thm 3.1: |L_NCE − J_τ − log(N·V_κ(τ))| → 0 (E.2; E.6)",
+    ("Thm 3.1: |L_NCE − J_τ − log(N·V_κ(τ))| → 0 (E.2; E.6)",
      "slope of log RMS-over-seeds value gap on log N (upper half of N), seed bootstrap",
      RULES["lb_decreasing"]),
-    (SECTION, TOPIC_LB,
-     "Our expectation (E.6): the value gap is O(N^−1/2), plus an O(1/N) bias with the positive "
+    ("Our expectation (E.6): the value gap is O(N^−1/2), plus an O(1/N) bias with the positive "
      "in the denominator",
      "slope of log RMS value gap on log N (upper half of N), seed bootstrap", RULES["lb_rate"]),
-    (AU, TOPIC_LB,
-     "Wang–Isola Theorem 1: lim_M [L(M) − log M] = −(1/τ)·E[f(x)ᵀf(y)] + E_x log E_{x⁻} "
+]) + _specs(AU, TOPIC_LB, [
+    ("Wang–Isola Theorem 1: lim_M [L(M) − log M] = −(1/τ)·E[f(x)ᵀf(y)] + E_x log E_{x⁻} "
      "e^{f(x⁻)ᵀf(x)/τ} (F.3)",
      "E[L(M)] − log M − limit at the largest M (uniform encoder, vMF positives), t over "
      "Monte-Carlo replicates", RULES["wi_limit"]),
-    (AU, TOPIC_LB,
-     "Wang–Isola Theorem 1: the deviation from the limit decays as O(M^−1/2) (F.3)",
+    ("Wang–Isola Theorem 1: the deviation from the limit decays as O(M^−1/2) (F.3)",
      "per-replicate log–log slope on M (upper half of M) of the expectation's gap and of one "
      "anchor's spread, t over replicates", RULES["lb_rate"]),
-    (AU, TOPIC_LB,
-     "Our closed form of the limit, −A_d(κ)/τ + log M_d(1/τ), equals alignment/(2τ) + "
+    ("Our closed form of the limit, −A_d(κ)/τ + log M_d(1/τ), equals alignment/(2τ) + "
      "uniformity(t = 1/(2τ)) by the project's estimators (F.2–F.3)",
      "estimators on the check pairs − closed form, t over chunks", RULES["wi_self_check"]),
-]
-
-
-def _family(rule: Rule, items: list[tuple[dict[str, Any] | None, str]], digits: int = 3
-            ) -> list[Case]:
-    ests = [_est(d, digits) for d, _ in items]
-    return decide_family(rule, ests, [n for _, n in items])
+])
 
 
 def large_batch_rows(lb: dict[str, Any]) -> list[ClaimRow]:
+    """LB_CLAIMS in order, each decided as a family over its items (estimate, case name)."""
     grads, values, wis = lb["grad_consistency"], lb["value_gap"], lb["wang_isola"]
+    rows: list[ClaimRow] = []
+
+    def row(k: int, items: list[tuple[dict[str, Any] | None, str]], digits: int = 3,
+            **kw: Any) -> None:
+        spec = LB_CLAIMS[k]
+        rule = spec[4]
+        assert isinstance(rule, Rule)
+        ests = [_est(d, digits) for d, _ in items]
+        rows.append(claim(*spec, decide_family(rule, ests, [n for _, n in items]), **kw))
 
     def gname(g: dict[str, Any]) -> str:
         return f"{g['critic']}, τ = {g['tau']:g}"
 
-    rows = []
-    cases = _family(RULES["lb_decreasing"], [(g["estimates"]["slope_one_minus_cos"], gname(g))
-                                             for g in grads])
     note = "; ".join(f"{gname(g)}: cos at N = {g['n'][-1]}: {_est(g['estimates']['cos_at_max_n'], 4)}"
                      for g in grads)
-    rows.append(claim(*LB_CLAIMS[0][:4], RULES["lb_decreasing"], cases,
-                      note=note + f" (g_ref: N_ref = {grads[0]['n_ref']} negatives)"))
-    cases = _family(RULES["lb_decreasing"], [(g["estimates"]["slope_rel_err"], gname(g))
-                                             for g in grads])
+    row(0, [(g["estimates"]["slope_one_minus_cos"], gname(g)) for g in grads],
+        note=note + f" (g_ref: N_ref = {grads[0]['n_ref']} negatives)")
     note = "; ".join(
         f"{gname(g)}: relative error at N = {g['n'][-1]}: "
         f"{_est(g['estimates']['rel_err_at_max_n'])}, ‖g_N‖/‖g_ref‖ = {g['norm_ratio_mean'][-1]:.3f}"
         for g in grads)
-    rows.append(claim(*LB_CLAIMS[1][:4], RULES["lb_decreasing"], cases,
-                      note=note + " (with the positive in the denominator the gradient is "
-                                  "too small until N·Γ ≫ e^{s⁺/τ})"))
+    row(1, [(g["estimates"]["slope_rel_err"], gname(g)) for g in grads],
+        note=note + " (with the positive in the denominator the gradient is too small until "
+                    "N·Γ ≫ e^{s⁺/τ})")
     items = [(v[variant]["estimates"]["slope_rms_gap"],
               f"{v['critic']}, {variant.replace('_', ' ')}")
              for v in values for variant in ("with_positive", "decoupled")]
-    gap_note = "; ".join(
+    row(2, items, note="; ".join(
         f"{v['critic']}, {variant.replace('_', ' ')}: gap at N = {v['n'][-1]}: "
         f"{_est(v[variant]['estimates']['gap_at_max_n'], 4)}"
-        for v in values for variant in ("with_positive", "decoupled"))
-    rows.append(claim(*LB_CLAIMS[2][:4], RULES["lb_decreasing"],
-                      _family(RULES["lb_decreasing"], items), note=gap_note))
-    rows.append(claim(*LB_CLAIMS[3][:4], RULES["lb_rate"], _family(RULES["lb_rate"], items),
-                      self_check=True))
+        for v in values for variant in ("with_positive", "decoupled")))
+    row(3, items, self_check=True)
 
-    rows.append(claim(*LB_CLAIMS[4][:4], RULES["wi_limit"],
-                      _family(RULES["wi_limit"], [(w["estimates"]["gap_at_max_m"],
-                                                  f"τ = {w['tau']:g}, M = {w['m'][-1]}")
-                                                 for w in wis], digits=5),
-                      note="; ".join(f"τ = {w['tau']:g}: limit {w['limit']:.4f} = alignment "
-                                     f"{w['alignment_term']:.4f} + uniformity "
-                                     f"{w['uniformity_term']:.4f}" for w in wis)))
-    items = [(w["estimates"][key], f"τ = {w['tau']:g}, {label}") for w in wis
-             for key, label in (("slope_gap_of_expectation", "gap of the expectation"),
-                                ("slope_sd_per_anchor", "one anchor's spread"))]
-    rows.append(claim(*LB_CLAIMS[5][:4], RULES["lb_rate"], _family(RULES["lb_rate"], items),
-                      note="the expectation's gap falls as c₁/M (faster than M^−1/2); one "
-                           "anchor's loss spreads as M^−1/2"))
-    rows.append(claim(*LB_CLAIMS[6][:4], RULES["wi_self_check"],
-                      _family(RULES["wi_self_check"], [(w["estimates"]["limit_check"],
-                                                       f"τ = {w['tau']:g}") for w in wis],
-                                      digits=5),
-                      self_check=True))
+    row(4, [(w["estimates"]["gap_at_max_m"], f"τ = {w['tau']:g}, M = {w['m'][-1]}") for w in wis],
+        digits=5, note="; ".join(f"τ = {w['tau']:g}: limit {w['limit']:.4f} = alignment "
+                                 f"{w['alignment_term']:.4f} + uniformity "
+                                 f"{w['uniformity_term']:.4f}" for w in wis))
+    row(5, [(w["estimates"][key], f"τ = {w['tau']:g}, {label}") for w in wis
+            for key, label in (("slope_gap_of_expectation", "gap of the expectation"),
+                               ("slope_sd_per_anchor", "one anchor's spread"))],
+        note="the expectation's gap falls as c₁/M (faster than M^−1/2); one anchor's loss "
+             "spreads as M^−1/2")
+    row(6, [(w["estimates"]["limit_check"], f"τ = {w['tau']:g}") for w in wis], digits=5,
+        self_check=True)
     return rows
 
 
@@ -511,11 +487,8 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
             rows += _missing_rows(name, claims + extra)
             continue
         if not _current(name, res):
-            why = (f"reports/sims/{name}.json predates the convergence runs and controls: rerun "
-                   f"`dvc repro simulate@{name}`")
-            rows += [not_run_row(sec, topic, text, quantity,
-                                 rule if isinstance(rule, Rule) else rule.text, why)
-                     for sec, topic, text, quantity, rule in claims + extra]
+            rows += _not_run_rows(claims + extra, f"reports/sims/{name}.json predates the "
+                                  f"convergence runs and controls: rerun `dvc repro simulate@{name}`")
             continue
         rows += build(res)
         if name == "modality_gap":
@@ -533,13 +506,12 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
     sims = {k: v for k, v in sims.items() if _current(k, v)}
     if "gibbs" in sims:
         g = sims["gibbs"]
-        lab1, lab2 = _labels(g["convergence"])
         blocks = [(g["published"]["particles"], g["published"]["seeds"], g["published"])]
         if g.get("bandwidth_test"):
             t = g["bandwidth_test"]
             blocks += [(t["particles"], t["seeds"], b) for b in t["by_bandwidth"]]
         ctx["gibbs"] = {
-            "steps": [lab1, lab2], "radius": g["radius"], "uniform_mass": g["uniform_mass"],
+            "steps": list(_labels(g["convergence"])), "radius": g["radius"], "uniform_mass": g["uniform_mass"],
             "n_gibbs": g["gibbs"]["n_samples"], "margin": GIBBS_MARGIN,
             "rows": [{"h": b["h"], "particles": m, "seeds": n, "tau": t["tau"],
                       "gibbs": t["gibbs_mass"],
@@ -551,7 +523,6 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
         }
     if "modality_gap" in sims:
         mg = sims["modality_gap"]
-        lab1, lab2 = _labels(mg["convergence"])
         sym = mg["by_loss"]["symmetric"]
         one = mg["by_loss"]["x_to_y"]
         rows = []
@@ -570,8 +541,8 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
                            for key in ("step", "half_step")},
                 "collapsed": sum(mg["diagnosis"]["collapsed_per_seed"]["half_step"][k]),
             })
-        ctx["modality_gap"] = {"steps": [lab1, lab2], "seeds": mg["seeds"], "trim": mg["trim"],
-                               "rows": rows,
+        ctx["modality_gap"] = {"steps": list(_labels(mg["convergence"])), "seeds": mg["seeds"],
+                               "trim": mg["trim"], "rows": rows,
                                "outliers": mg["diagnosis"]["outliers"]["half_step"]}
         if "lifted_energy" in mg:
             le = mg["lifted_energy"]
@@ -612,12 +583,7 @@ def wang_isola_gaps(lb: dict[str, Any]) -> bytes:
     axes[1].plot([], [], "k:", label="∝ M^−1/2")
     axes[0].set_title("|E[L(M)] − log M − limit|", fontsize=10)
     axes[1].set_title("SD over anchors of L(M) − log M − limit", fontsize=10)
-    for ax in axes:
-        ax.set_xlabel("negatives M")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return png(fig)
+    return finish(fig, axes, xlabel="negatives M")
 
 
 def large_batch_consistency(lb: dict[str, Any]) -> bytes:
@@ -625,11 +591,9 @@ def large_batch_consistency(lb: dict[str, Any]) -> bytes:
     seeds), and the value gap |L_NCE(N) − log N − log V − Ĵ_τ|, against N, per critic."""
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     for i, g in enumerate(lb["grad_consistency"]):
-        label = f"{g['critic']} (τ = {g['tau']:g})"
-        axes[0].errorbar(g["n"], g["cos_mean"], yerr=g["cos_std"], fmt="o-", ms=3, capsize=2,
-                         color=f"C{i}", label=label)
-        axes[1].errorbar(g["n"], g["rel_err_mean"], yerr=g["rel_err_std"], fmt="o-", ms=3,
-                         capsize=2, color=f"C{i}", label=label)
+        for ax, key in zip(axes, ("cos", "rel_err"), strict=False):
+            ax.errorbar(g["n"], g[f"{key}_mean"], yerr=g[f"{key}_std"], fmt="o-", ms=3, capsize=2,
+                        color=f"C{i}", label=f"{g['critic']} (τ = {g['tau']:g})")
     axes[0].axhline(1.0, color="k", ls=":", lw=1)
     axes[0].set_title("cos(g_N, g_ref)", fontsize=10)
     axes[1].set_title("‖g_N − g_ref‖ / ‖g_ref‖", fontsize=10)
@@ -646,11 +610,7 @@ def large_batch_consistency(lb: dict[str, Any]) -> bytes:
     axes[2].set_title("|value gap| (mean over seeds)", fontsize=10)
     for ax in axes:
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("negatives N")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return png(fig)
+    return finish(fig, axes, xlabel="negatives N")
 
 
 def gibbs_convergence(g: dict[str, Any]) -> bytes:
@@ -684,9 +644,7 @@ def gibbs_convergence(g: dict[str, Any]) -> bytes:
     ax.invert_xaxis()  # colder to the right
     ax.set_xlabel("temperature τ")
     ax.set_ylabel(f"mass within geodesic radius {g['radius']:g} of a well")
-    ax.legend(fontsize=6.5)
-    ax.grid(alpha=0.3, which="both")
-    return png(fig)
+    return finish(fig, [ax], legend=6.5, tight=False)
 
 
 def modality_gap_controls(mg: dict[str, Any]) -> bytes:
@@ -722,9 +680,7 @@ def modality_gap_controls(mg: dict[str, Any]) -> bytes:
     ax.set_yscale("log")
     ax.set_xlabel("σ_mis (compatibility perturbation)")
     ax.set_ylabel("D_sym = KL(p‖q) + KL(q‖p)")
-    ax.legend(fontsize=6.5)
-    ax.grid(alpha=0.3, which="both")
-    return png(fig)
+    return finish(fig, [ax], legend=6.5, tight=False)
 
 
 def lifted_energy_check(le: dict[str, Any]) -> bytes:
@@ -750,11 +706,8 @@ def lifted_energy_check(le: dict[str, Any]) -> bytes:
     axes[1].loglog([q["tau"] for q in quad], [abs(q["lifting_error"]) for q in quad], "o-", ms=4)
     axes[1].set_xlabel("τ")
     axes[1].set_title("|F^Sym(ρ) − J^Sym| (quadrature, nats)", fontsize=10)
-    for ax in axes:
-        ax.grid(alpha=0.3, which="both")
     axes[0].legend(fontsize=6.5)
-    fig.tight_layout()
-    return png(fig)
+    return finish(fig, axes, legend=None)
 
 
 def lifted_energy_figure(mg: dict[str, Any]) -> bytes | None:

@@ -5,7 +5,8 @@ double well (``double_well``), its angle integrator on S¹ (``angle_langevin``) 
 angle coordinates of (S¹)^N, ``circle``), its watershed barriers and quenches (``barriers``) and the
 S1 trapping run (``s1``); Riemannian Hessians (``hessian``), Prop. C.2's minimizers (``minimizers``)
 and barriers against the number of negatives (``negatives``); large-N limits (``large_batch``);
-Gibbs equilibrium and the modality gap (``population``). ``experiments`` maps each simulate-stage
+Gibbs equilibrium and the modality gap (``population``); the lifted energy (``lifted_energy``) and
+the link theory (``link_theory``). :mod:`infonce_lab.pipeline.simulate` maps each simulate-stage
 experiment to its library call."""
 
 from infonce_lab.simulation.barriers import barrier_height, quench, s1_barrier

@@ -123,8 +123,7 @@ def _run(theta0: np.ndarray, groups: int, betas: BetaTable, dt: float, steps: in
     inside = torch.cos(th) < thresh
     alive = inside.clone()
     exit_check = torch.full((n,), -1, dtype=torch.int64)
-    w_lo = np.array([w[0] for w in windows], dtype=np.float64)
-    w_hi = np.array([w[1] for w in windows], dtype=np.float64)
+    w_lo, w_hi = np.array(windows, dtype=np.float64).reshape(-1, 2).T
     # Windows a check falls in (they may overlap); float32 counts are exact below 2²⁴ checks.
     w_of = [np.flatnonzero((w_lo <= t + 1e-9) & (t <= w_hi + 1e-9)) for t in check_times]
     w_sum = torch.zeros((len(windows), n), dtype=torch.float32)

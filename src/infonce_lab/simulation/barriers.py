@@ -213,8 +213,7 @@ def barrier_height(
         key = np.minimum(la, lb) * n_min + np.maximum(la, lb)
         keys.append(key)
         levels.append(lvl)
-    key = np.concatenate(keys) if keys else np.empty(0, np.int64)
-    lvl = np.concatenate(levels) if levels else np.empty(0, np.int64)
+    key, lvl = np.concatenate(keys), np.concatenate(levels)  # ≥ 1 axis, so ≥ 1 offset
     srt = np.lexsort((lvl, key))
     key, lvl = key[srt], lvl[srt]
     first = np.ones(key.size, dtype=bool)

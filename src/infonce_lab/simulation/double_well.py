@@ -127,13 +127,12 @@ def double_well_curvatures(a: float = 0.5) -> tuple[float, float, float]:
     return 4.0 + a, 4.0 - a, a * a / 4.0 - 4.0
 
 
-def kramers_prefactor(a: float = 0.5, well: str = "trap") -> float:
-    """Kramers' escape rate r = A·exp(−β·ΔE) out of a well of the P2 dynamics dθ = −U′dt +
-    √(2/β)dW, over both saddles: A = 2·√(U″_well·|U″_saddle|)/(2π). Exact as β·ΔE → ∞ (the
+def kramers_prefactor(a: float = 0.5) -> float:
+    """Kramers' escape rate r = A·exp(−β·ΔE) out of the trap of the P2 dynamics dθ = −U′dt +
+    √(2/β)dW, over both saddles: A = 2·√(U″_trap·|U″_saddle|)/(2π). Exact as β·ΔE → ∞ (the
     relative correction is O(1/(β·ΔE)); tests hold it against the generator's spectral gap)."""
-    u_glob, u_trap, u_sad = double_well_curvatures(a)
-    curv = u_trap if well == "trap" else u_glob
-    return 2.0 * math.sqrt(curv * abs(u_sad)) / (2.0 * math.pi)
+    _, u_trap, u_sad = double_well_curvatures(a)
+    return 2.0 * math.sqrt(u_trap * abs(u_sad)) / (2.0 * math.pi)
 
 
 def double_well_barrier_numerical(a: float = 0.5) -> dict[str, float]:

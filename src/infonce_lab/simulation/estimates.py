@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,14 +19,14 @@ import numpy as np
 from infonce_lab.evaluation.stats import TInference, t_mean
 
 LEVEL = 0.95
+mean_t = t_mean  # t-inference on the mean of independent values (seeds, replicates, chains)
 
 
-def from_t(t: TInference | None, method: str, why_missing: str = "fewer than two values",
-           ) -> dict[str, Any]:
+def from_t(t: TInference | None, method: str) -> dict[str, Any]:
     """A t-inference as a results-file estimate (its 95% interval and the inference itself, so the
-    report can test it at any null value and Holm-adjust a family)."""
+    report can test it at any null value and Holm-adjust a family); None: fewer than two values."""
     if t is None:
-        return missing(why_missing, method)
+        return missing("fewer than two values", method)
     lo, hi = t.interval(LEVEL)
     return {"value": t.mean, "low": lo, "high": hi, "level": LEVEL, "n": t.n, "method": method,
             "t": t.to_json()}
@@ -46,11 +47,6 @@ def missing(why: str, method: str = "") -> dict[str, Any]:
             "undefined": why}
 
 
-def mean_t(values: Sequence[float]) -> TInference | None:
-    """t-inference on the mean of independent values (seeds, replicates)."""
-    return t_mean(values)
-
-
 def yuen(values: Sequence[float], trim: float) -> TInference | None:
     """The ``trim``-trimmed mean (⌊trim·n⌋ cut from each side) with Yuen's winsorised standard
     error, referred to t with h − 1 degrees of freedom, h = n − 2⌊trim·n⌋: Yuen's one-sample
@@ -64,13 +60,13 @@ def yuen(values: Sequence[float], trim: float) -> TInference | None:
 
     v = np.asarray(values, dtype=np.float64)
     n = v.size
-    h = n - 2 * int(trim * n)
+    k = int(trim * n)
+    h = n - 2 * k
     if h < 2:
         return None
-    if int(trim * n) == 0:  # nothing trimmed (scipy's trimmed_stde fails on zero limits)
+    if k == 0:  # nothing trimmed (scipy's trimmed_stde fails on zero limits)
         return t_mean(v)
     mean = float(stats.trim_mean(v, trim))
-    k = int(trim * n)
     win = np.asarray(mstats.winsorize(v, limits=(k / n, k / n)), dtype=np.float64)
     # Yuen (1974): d = (n − 1)·s_w²/(h(h − 1)), as scipy's ttest_ind(trim=) has it per sample
     se = math.sqrt((n - 1) * float(win.var(ddof=1)) / (h * (h - 1)))
@@ -89,6 +85,11 @@ def welch(parts: Sequence[TInference], weights: Sequence[float]) -> TInference |
         return TInference(mean, 0.0, min(p.df for p in parts), min(p.n for p in parts))
     df = total**2 / sum(v * v / p.df for v, p in zip(var, parts, strict=True) if v > 0)
     return TInference(mean, math.sqrt(total), max(1, int(df)), min(p.n for p in parts))
+
+
+def shifted(t: TInference, by: float) -> TInference:
+    """t − by for a known constant (a closed form, a quadrature): the same standard error."""
+    return replace(t, mean=t.mean - by)
 
 
 def difference(a: TInference, b: TInference) -> TInference | None:
@@ -113,17 +114,12 @@ def wilson(k: int, n: int, method: str = "wilson") -> dict[str, Any]:
     return interval(k / n, ci.low, ci.high, method, n)
 
 
-def slope(x: Sequence[float], y: Sequence[float]) -> float:
-    """Least-squares slope of y on x."""
-    return float(np.polyfit(np.asarray(x, np.float64), np.asarray(y, np.float64), 1)[0])
-
-
 def log_log_slope(x: Sequence[float], y: Sequence[float]) -> float:
-    """Slope of log y on log x (nan when some y ≤ 0: no power law to fit)."""
+    """Least-squares slope of log y on log x (nan when some y ≤ 0: no power law to fit)."""
     y = np.asarray(y, np.float64)
     if np.any(y <= 0) or not np.all(np.isfinite(y)):
         return math.nan
-    return slope(np.log(np.asarray(x, np.float64)), np.log(y))
+    return float(np.polyfit(np.log(np.asarray(x, np.float64)), np.log(y), 1)[0])
 
 
 def step_pair(step: dict[str, Any], half_step: dict[str, Any]) -> dict[str, Any]:

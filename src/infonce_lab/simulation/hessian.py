@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from infonce_lab.simulation import estimates as est
+from infonce_lab.simulation.landscape import S1_PAIRS, S1_TRAP_ANGLES, s1_angles_to_z
+
 # ----------------------------------------------------------------------------------------------
 # Geometry of the unit sphere
 
@@ -86,8 +89,7 @@ def anchor_loss(
 
 
 def _softmax_and_diffs(
-    z: np.ndarray, candidates: np.ndarray, positive: np.ndarray | int, beta: float,
-    basis: np.ndarray | None,
+    z: np.ndarray, candidates: np.ndarray, positive: np.ndarray | int, beta: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """p_k, s_k − s_j and the tangent coordinates of ∇s_k − ∇s_j, all relative to the positive.
 
@@ -96,7 +98,7 @@ def _softmax_and_diffs(
     """
     z = np.asarray(z, np.float64)
     candidates = np.asarray(candidates, np.float64)
-    e = tangent_basis(z) if basis is None else basis
+    e = tangent_basis(z)
     a_j = _positive_rows(candidates, positive)
     diff = candidates - a_j[..., None, :]
     ds = np.einsum("...kd,...d->...k", diff, z)  # s_k − s_j, exactly 0 at k = j
@@ -112,11 +114,10 @@ def hessian_terms(
     candidates: np.ndarray,
     positive: np.ndarray | int,
     beta: float,
-    basis: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The two D.6 terms separately: β²·Cov_p[∇s_k] (..., d−1, d−1) and the scalar
     −β·(E_p[s_k] − s_j) (...) multiplying the identity, i.e. β·(E_p[H_k] − H_j)."""
-    p, ds, dg = _softmax_and_diffs(z, candidates, positive, beta, basis)
+    p, ds, dg = _softmax_and_diffs(z, candidates, positive, beta)
     mu = np.einsum("...k,...km->...m", p, dg)  # μ − ∇s_j
     centred = dg - mu[..., None, :]  # ∇s_k − μ, formed from differences to the positive
     cov = np.einsum("...k,...km,...kn->...mn", p, centred, centred)
@@ -129,17 +130,14 @@ def riemannian_hessian(
     candidates: np.ndarray,
     positive: np.ndarray | int,
     beta: float,
-    basis: np.ndarray | None = None,
 ) -> np.ndarray:
-    """App. C.3's per-anchor Hessian of ℓ w.r.t. z, Riemannian on S^{d−1}, tangent coordinates.
+    """App. C.3's per-anchor Hessian of ℓ w.r.t. z, Riemannian on S^{d−1}, in the coordinates of
+    :func:`tangent_basis`: the module docstring's H (our derivation on the sphere).
 
     z: (..., d) unit anchors; candidates: (..., K, d) the other points (the positive included);
-    positive: (...) index of the positive among the K candidates; basis: (..., d, d−1) tangent
-    basis (default :func:`tangent_basis`). Returns (..., d−1, d−1) =
-    β²·Cov_p[Eᵀ∇s_k] − β·(E_p[s_k] − s_j)·I, the second term being β·(E_p[H_k] − H_j) with
-    H_k = −s_k·P_z (our derivation on the sphere).
+    positive: (...) index of the positive among the K candidates. Returns (..., d−1, d−1).
     """
-    cov, lin = hessian_terms(z, candidates, positive, beta, basis)
+    cov, lin = hessian_terms(z, candidates, positive, beta)
     return cov + lin[..., None, None] * np.eye(cov.shape[-1])
 
 
@@ -182,7 +180,7 @@ def default_step(beta: float, scale: float = 1.0) -> float:
 
 def fd_anchor_hessian(
     z: np.ndarray, candidates: np.ndarray, positive: np.ndarray | int, beta: float,
-    h: float | None = None, basis: np.ndarray | None = None,
+    h: float | None = None,
 ) -> np.ndarray:
     """Central-difference Riemannian Hessian of ℓ at z: f(c) = ℓ(exp_z(E c)), c ∈ ℝ^{d−1}.
 
@@ -192,7 +190,7 @@ def fd_anchor_hessian(
     """
     z = np.asarray(z, np.float64)
     candidates = np.asarray(candidates, np.float64)
-    e = tangent_basis(z) if basis is None else basis
+    e = tangent_basis(z)
     h = default_step(beta, float(np.abs(candidates).max())) if h is None else h
     pos = np.broadcast_to(np.asarray(positive), z.shape[:-1])[..., None]
 
@@ -266,29 +264,22 @@ class SphereConfig:
     pairs: np.ndarray
 
 
-def _angles(theta: Sequence[float]) -> np.ndarray:
-    t = np.asarray(theta, np.float64)
-    return np.stack([np.cos(t), np.sin(t)], axis=-1)
-
-
-S1_PAIRS = np.array([[0, 1], [1, 0], [2, 3], [3, 2]])
-
-
 def s1_trap() -> SphereConfig:
     """Our S1 trap: angles (0°, 180°, 90°, 270°); each anchor's two negatives tie at s = 0."""
-    return SphereConfig("s1_trap", _angles(np.deg2rad([0, 180, 90, 270])), S1_PAIRS)
+    return SphereConfig("s1_trap", s1_angles_to_z(S1_TRAP_ANGLES), S1_PAIRS)
 
 
 def s1_trap_perturbed(delta: float = 0.1) -> SphereConfig:
     """The trap with the pair (3, 4) turned by δ: every anchor's two negatives now differ by
     2·sin δ, so the β² regime of the tied trap should cross over to ‖H‖ ∝ β once β·δ ≫ 1."""
-    theta = np.deg2rad([0, 180, 90, 270]) + np.array([0.0, 0.0, delta, delta])
-    return SphereConfig("s1_trap_perturbed", _angles(theta), S1_PAIRS)
+    theta = S1_TRAP_ANGLES + np.array([0.0, 0.0, delta, delta])
+    return SphereConfig("s1_trap_perturbed", s1_angles_to_z(theta), S1_PAIRS)
 
 
 def s1_minimizer(spread: float = 0.2) -> SphereConfig:
     """A global minimizer of U_0 on (S¹)^4 with a unique positive maximum for every anchor."""
-    return SphereConfig("s1_minimizer", _angles([0.0, spread, np.pi, np.pi + spread]), S1_PAIRS)
+    return SphereConfig("s1_minimizer", s1_angles_to_z([0.0, spread, np.pi, np.pi + spread]),
+                        S1_PAIRS)
 
 
 def _pairs_of(n_pairs: int) -> np.ndarray:
@@ -323,18 +314,21 @@ def random_minimizer(
         z = np.repeat(centres, 2, axis=0) / np.linalg.norm(centres, axis=-1).repeat(2)[:, None]
         z = z + jitter * rng.standard_normal(z.shape)
         z /= np.linalg.norm(z, axis=-1, keepdims=True)
-        gaps = -_second_gap(z, pairs)
+        gaps = -sphere_brackets(z, pairs)[0]
         if gaps.min() > 0.2:  # a unique positive maximum with a clear margin
             return SphereConfig("random_minimizer", z, pairs)
 
 
-def _second_gap(z: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """max_{k≠i,j} s_ik − s_ij per pair (negative iff the positive is the unique maximum)."""
-    others, pos = _anchor_candidates(z.shape[0], pairs)
-    s = np.einsum("pkd,pd->pk", z[others], z[pairs[:, 0]])
-    s_j = np.take_along_axis(s, pos[:, None], axis=-1)[:, 0]
-    np.put_along_axis(s, pos[:, None], -np.inf, axis=-1)
-    return s.max(-1) - s_j
+def sphere_brackets(z: np.ndarray, pairs: np.ndarray, kappa_s: float = 1.0
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """For configurations z (..., N, d): per pair, best negative − positive similarity (< 0 iff the
+    positive is the strict maximum) and the positive similarity s_ij."""
+    others, pos = _anchor_candidates(z.shape[-2], pairs)
+    s = kappa_s * np.einsum("...pkd,...pd->...pk", z[..., others, :], z[..., pairs[:, 0], :])
+    s_pos = np.take_along_axis(s, np.broadcast_to(pos[:, None], s.shape[:-1] + (1,)), -1)[..., 0]
+    neg = s.copy()
+    np.put_along_axis(neg, np.broadcast_to(pos[:, None], s.shape[:-1] + (1,)), -np.inf, -1)
+    return neg.max(-1) - s_pos, s_pos
 
 
 def _fro(x: np.ndarray) -> np.ndarray:
@@ -360,10 +354,6 @@ def formula_vs_fd(
     norm = _fro(h)
     cancel = norm < 1e-6 * size
     return err / np.where(cancel, size, norm), cancel
-
-
-def _slope(x: np.ndarray, y: np.ndarray) -> float:
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
 def hessian_scaling(
@@ -397,7 +387,7 @@ def hessian_scaling(
         # The sign matters: at a non-optimal anchor the β-linear term is −β(s_ik* − s_ij)·I.
         eig_full = np.linalg.eigvalsh(0.5 * (h_full + h_full.T))  # at the largest β
         bracket = u0(z, pairs)  # max_{k≠i} s_ik − s_ij = s_ik* − s_ij ≥ 0
-        margin = -_second_gap(z, pairs)
+        margin = -sphere_brackets(z, pairs)[0]
         non_opt = bracket > 0
         top = anchor[-1]
         out.append({
@@ -406,11 +396,11 @@ def hessian_scaling(
             "u0": float(bracket.mean()),
             "norm_full": full.tolist(),
             "norm_anchor": anchor.tolist(),
-            "slope_full": _slope(betas, full),
-            "slope_full_top": _slope(betas[-2:], full[-2:]),
+            "slope_full": est.log_log_slope(betas, full),
+            "slope_full_top": est.log_log_slope(betas[-2:], full[-2:]),
             # β where the D.6 terms cancel exactly (‖H‖ = 0, the trap at β = 1) are left out.
-            "slope_anchor_max": _slope(betas[fit_ok], anchor.max(1)[fit_ok]),
-            "slope_anchor_max_top": _slope(betas[-2:], anchor.max(1)[-2:]),
+            "slope_anchor_max": est.log_log_slope(betas[fit_ok], anchor.max(1)[fit_ok]),
+            "slope_anchor_max_top": est.log_log_slope(betas[-2:], anchor.max(1)[-2:]),
             "fd_rel_err_max": float(rel_err.max()),
             "fd_rel_err_max_half": float(np.max(rel_err_half)),
             "fd_cancelled_blocks": n_cancel,

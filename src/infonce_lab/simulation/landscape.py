@@ -42,18 +42,14 @@ def _check_pairs(pairs: ArrayLike, n_particles: int) -> NDArray[np.int64]:
     return p
 
 
-def _similarities(z: FloatArray, kappa_s: float) -> FloatArray:
-    """κ_s·Z Zᵀ with the anchor's own column set to −∞ so that it drops out of max and softmax."""
-    s = kappa_s * np.matmul(z, np.swapaxes(z, -1, -2))
-    n = z.shape[-2]
-    s[..., np.arange(n), np.arange(n)] = -np.inf
-    return s
-
-
-def _anchor_rows(z: ArrayLike, pairs: ArrayLike, kappa_s: float):
+def _anchor_rows(z: ArrayLike, pairs: ArrayLike, kappa_s: float
+                 ) -> tuple[FloatArray, NDArray[np.int64], FloatArray, FloatArray]:
     zz = np.asarray(z, dtype=np.float64)
     p = _check_pairs(pairs, zz.shape[-2])
-    s = _similarities(zz, kappa_s)
+    # κ_s·Z Zᵀ with the anchor's own column at −∞, so that it drops out of max and softmax
+    s = kappa_s * np.matmul(zz, np.swapaxes(zz, -1, -2))
+    n = zz.shape[-2]
+    s[..., np.arange(n), np.arange(n)] = -np.inf
     rows = s[..., p[:, 0], :]  # (..., n_pairs, particles): candidates of each pair's anchor
     pos = rows[..., np.arange(p.shape[0]), p[:, 1]]  # (..., n_pairs)
     return zz, p, rows, pos

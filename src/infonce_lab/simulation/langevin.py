@@ -49,8 +49,7 @@ Scheme = Literal["projected", "expmap"]
 @dataclass(frozen=True)
 class LangevinResult:
     """``z``: final states (chains, particles, dim). ``times``/``records``: the recorded times and,
-    stacked on a leading axis, the states (or ``observe(states)``) at those times; None when
-    nothing was recorded."""
+    stacked on a leading axis, the states at those times; None when nothing was recorded."""
 
     z: np.ndarray
     times: np.ndarray | None
@@ -129,20 +128,6 @@ def _as_list(schedules: Schedule | Sequence[Schedule]) -> list[Schedule]:
     return list(schedules) if isinstance(schedules, Sequence) else [schedules]
 
 
-def _record_plan(steps: int, record_every: int | None, record_steps: Sequence[int] | None) -> set[int]:
-    """Local step counts (0 = initial state, n = after n steps) at which to record."""
-    if record_steps is not None:
-        plan = {int(s) for s in record_steps}
-        if any(s < 0 or s > steps for s in plan):
-            raise ValueError(f"record_steps must lie in [0, {steps}]")
-        return plan
-    if record_every is not None:
-        if record_every < 1:
-            raise ValueError("record_every must be ≥ 1")
-        return set(range(0, steps + 1, record_every))
-    return set()
-
-
 def langevin(
     potential_grad: PotentialGrad,
     z0: np.ndarray,
@@ -156,8 +141,6 @@ def langevin(
     dtype: type[np.floating] = np.float64,
     *,
     start_step: int = 0,
-    record_steps: Sequence[int] | None = None,
-    observe: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> LangevinResult:
     """Run ``steps`` Langevin steps from ``z0`` (chains, particles, dim); see the module docstring.
 
@@ -171,10 +154,8 @@ def langevin(
     ``rng``: a Generator, or a seed for a fresh SFC64 Generator (about 30 % faster normals than
     PCG64 here, and the noise draw is the largest cost per step).
 
-    Recording: the state after every ``record_every`` steps (and the initial one), or after the
-    local step counts in ``record_steps``; ``observe`` maps a state to what is stored (e.g. basin
-    labels) to save memory. ``start_step`` continues a run: the schedule and the recorded times
-    start there.
+    Recording: the state after every ``record_every`` steps (and the initial one).
+    ``start_step`` continues a run: the schedule and the recorded times start there.
     """
     if dynamics not in ("P1", "P2"):
         raise ValueError(f"dynamics must be 'P1' or 'P2', got {dynamics!r}")
@@ -185,6 +166,8 @@ def langevin(
         raise ValueError(f"z0 must have shape (chains, particles, dim), got {z_in.shape}")
     if steps < 0 or dt <= 0:
         raise ValueError("need steps ≥ 0 and dt > 0")
+    if record_every is not None and record_every < 1:
+        raise ValueError("record_every must be ≥ 1")
     gen = rng if isinstance(rng, np.random.Generator) else np.random.Generator(np.random.SFC64(rng))
 
     scheds = _as_list(schedule)
@@ -195,7 +178,7 @@ def langevin(
     single = not isinstance(schedule, Sequence)
     shape = z_in.shape
     # Component-major state (dim, G, chains/G, particles): see _cm_dot. `user(zc)` is the
-    # (…, particles, dim) view that potential_grad and observe see; block g follows schedule g.
+    # (…, particles, dim) view that potential_grad sees; block g follows schedule g.
     zc = np.moveaxis(normalize(np.array(z_in, dtype=dtype)), -1, 0)
     zc = np.ascontiguousarray(zc).reshape(shape[-1], n_groups, chains // n_groups, shape[1])
 
@@ -207,14 +190,14 @@ def langevin(
     if not np.all(betas > 0):
         raise ValueError("schedules must give τ > 0 (β = 1/τ > 0) at every step")
 
-    plan = _record_plan(steps, record_every, record_steps)
+    # Local step counts (0 = initial state, n = after n steps) at which to record.
+    plan = set() if record_every is None else set(range(0, steps + 1, record_every))
     times: list[float] = []
     records: list[np.ndarray] = []
 
     def record(n: int) -> None:
-        state = np.moveaxis(zc, 0, -1).reshape(shape)
         times.append((start_step + n) * dt)
-        records.append(np.array(observe(state) if observe is not None else state, copy=True))
+        records.append(np.moveaxis(zc, 0, -1).reshape(shape).copy())
 
     if 0 in plan:
         record(0)

@@ -24,7 +24,6 @@ import torch
 import torch.nn.functional as F
 from scipy import special, stats
 
-from infonce_lab.evaluation.stats import TInference
 from infonce_lab.losses.geometry import alignment, uniformity
 from infonce_lab.simulation import estimates as est
 
@@ -74,8 +73,7 @@ def sample_vmf_pairs(
     reflection that swaps e₁ and x (vectorised over the n pairs)."""
     x = rng.standard_normal((n, d))
     x /= np.linalg.norm(x, axis=1, keepdims=True)
-    e1 = np.zeros(d)
-    e1[0] = 1.0
+    e1 = np.eye(d)[0]
     y0 = stats.vonmises_fisher(e1, kappa).rvs(n, random_state=rng)
     u = e1[None, :] - x
     uu = np.maximum((u * u).sum(1, keepdims=True), 1e-300)
@@ -127,8 +125,7 @@ def wang_isola_gap(
     k = 1 / tau
     lim = wang_isola_limit(d, tau, kappa_pos)
     log_z = lim["uniformity_term"]
-    e1 = np.zeros(d)
-    e1[0] = 1.0
+    e1 = np.eye(d)[0]
     vmf = stats.vonmises_fisher(e1, kappa_pos)
     # Leading-order bias coefficient from closed forms (vMF moments are ratios of M_d).
     log_e_pos = log_mgf_uniform(kappa_pos + k, d) - log_mgf_uniform(kappa_pos, d)
@@ -174,11 +171,11 @@ def wang_isola_gap(
         "gap_of_expectation": gap, "gap_se": gap_se,
         "gap_theory_leading": [c1 / m for m in ms], "c1": c1,
         "rms_per_anchor": rms, "sd_per_anchor": sd,
-        "slope_gap_of_expectation": _fit_slope(ms_arr, np.abs(gap_arr)),
-        "slope_gap_of_expectation_upper_half": _fit_slope(ms_arr[len(ms) // 2:],
-                                                          np.abs(gap_arr[len(ms) // 2:])),
-        "slope_sd_per_anchor": _fit_slope(ms_arr, sd_arr),
-        "slope_sd_per_anchor_upper_half": _fit_slope(ms_arr[len(ms) // 2:], sd_arr[len(ms) // 2:]),
+        "slope_gap_of_expectation": est.log_log_slope(ms_arr, np.abs(gap_arr)),
+        "slope_gap_of_expectation_upper_half": est.log_log_slope(ms_arr[upper],
+                                                                 np.abs(gap_arr[upper])),
+        "slope_sd_per_anchor": est.log_log_slope(ms_arr, sd_arr),
+        "slope_sd_per_anchor_upper_half": est.log_log_slope(ms_arr[upper], sd_arr[upper]),
         "replicates": replicates,
         "estimates": {
             "gap_at_max_m": est.from_t(est.mean_t(gap_g[:, -1].tolist()),
@@ -188,7 +185,7 @@ def wang_isola_gap(
             "slope_sd_per_anchor": _t_or_missing(slopes_sd, "per-replicate slope of log SD on "
                                                  "log M (upper half of M)"),
             "limit_check": est.from_t(
-                TInference(check.mean - lim["limit"], check.se, check.df, check.n),
+                est.shifted(check, lim["limit"]),
                 "alignment: t over the check pairs; uniformity: t over chunks of them "
                 "(Welch–Satterthwaite)"),
         },
@@ -201,10 +198,6 @@ def _t_or_missing(values: Sequence[float], method: str) -> dict:
     if not all(math.isfinite(v) for v in values):
         return est.missing("a replicate's values are not all positive: no log–log slope", method)
     return est.from_t(est.mean_t(list(values)), method)
-
-
-def _fit_slope(x: np.ndarray, y: np.ndarray) -> float:
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -287,15 +280,12 @@ def positive_scores(z: torch.Tensor, zp: torch.Tensor, critic: Critic) -> torch.
     return (z * zp).sum(1) if critic.name == "cosine" else -((z - zp) ** 2).sum(1) / z.shape[1]
 
 
-def nce_loss(
-    w: torch.Tensor, task: MixtureTask, n: int, critic: Critic, include_positive: bool = True
-) -> torch.Tensor:
+def nce_loss(w: torch.Tensor, task: MixtureTask, n: int, critic: Critic) -> torch.Tensor:
     """Mean over anchors of −s⁺/τ + logsumexp over [positive, first n negatives] (the paper's)."""
     z, zp = encode(w, task.x, critic), encode(w, task.x_pos, critic)
     s_pos = positive_scores(z, zp, critic) / critic.tau
     s_neg = scores(z, encode(w, task.negatives[:n], critic), critic) / critic.tau
-    logits = torch.cat([s_pos[:, None], s_neg], dim=1) if include_positive else s_neg
-    return (torch.logsumexp(logits, dim=1) - s_pos).mean()
+    return (torch.logsumexp(torch.cat([s_pos[:, None], s_neg], dim=1), dim=1) - s_pos).mean()
 
 
 def _grad(task: MixtureTask, n: int, critic: Critic) -> torch.Tensor:
@@ -333,7 +323,7 @@ def grad_consistency(
         "reference": "independent pool",
         "cos_mean": cos.mean(0).tolist(), "cos_std": cos.std(0, ddof=1).tolist(),
         "rel_err_mean": rel.mean(0).tolist(), "rel_err_std": rel.std(0, ddof=1).tolist(),
-        "slope_rel_err": _fit_slope(np.asarray(ns, np.float64), rel.mean(0)),
+        "slope_rel_err": est.log_log_slope(np.asarray(ns, np.float64), rel.mean(0)),
         # ‖g_N‖/‖g_ref‖ separates a scale mismatch from a direction error: with the positive in
         # the denominator the gradient grows with N until N·Γ(z) ≫ e^{s⁺/τ}.
         "norm_ratio_mean": ratio.mean(0).tolist(), "norm_ratio_std": ratio.std(0, ddof=1).tolist(),
@@ -401,8 +391,8 @@ def value_gap(
             "gap_mean": g.mean(0).tolist(), "gap_std": g.std(0, ddof=1).tolist(),
             "abs_gap_mean": np.abs(g).mean(0).tolist(),
             "rms_gap": np.sqrt((g**2).mean(0)).tolist(),
-            "slope_abs_gap": _fit_slope(n_arr, np.abs(g).mean(0)),
-            "slope_abs_gap_upper_half": _fit_slope(n_arr[upper], np.abs(g).mean(0)[upper]),
+            "slope_abs_gap": est.log_log_slope(n_arr, np.abs(g).mean(0)),
+            "slope_abs_gap_upper_half": est.log_log_slope(n_arr[upper], np.abs(g).mean(0)[upper]),
             "estimates": {
                 # the gap's size over seeds, sign and all: its mean square is bias² + variance
                 "slope_rms_gap": _rms_slope_bootstrap(g[:, upper], n_arr[upper], bootstrap,

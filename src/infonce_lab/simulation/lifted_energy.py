@@ -159,15 +159,11 @@ def run_lifted_energy(
             t = est.mean_t(vals)
             entry = {"n": n, "j_mc": est.from_t(t, "t over replicates")}
             if t is not None:
-                entry["minus_smoothed"] = est.from_t(
-                    TInference(t.mean - q["j_sym_smoothed"], t.se, t.df, t.n),
-                    "t over replicates")
-                entry["minus_lifted"] = est.from_t(
-                    TInference(t.mean - q["f_sym_lifted"], t.se, t.df, t.n),
-                    "t over replicates")
-                # without the coupling: ½[F(ρ₁)+F(ρ₂)] alone (what E.4 would be with no KL term)
-                entry["minus_no_coupling"] = est.from_t(
-                    TInference(t.mean - q["half_f_sum"], t.se, t.df, t.n), "t over replicates")
+                # minus_no_coupling: ½[F(ρ₁)+F(ρ₂)] alone (what E.4 would be with no KL term)
+                for key, energy in (("minus_smoothed", "j_sym_smoothed"),
+                                    ("minus_lifted", "f_sym_lifted"),
+                                    ("minus_no_coupling", "half_f_sum")):
+                    entry[key] = est.from_t(est.shifted(t, q[energy]), "t over replicates")
                 d = q["kl_smoothed_sum"]
                 entry["coupling_coefficient"] = est.from_t(
                     TInference((q["half_f_sum"] - t.mean) / d, t.se / d, t.df, t.n),

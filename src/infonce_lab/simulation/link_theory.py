@@ -40,7 +40,8 @@ from typing import Any
 
 import numpy as np
 
-LEVEL = 0.95
+from infonce_lab.simulation import estimates as est
+
 CURVE_RATIOS = np.geomspace(0.1, 10.0, 41)  # τ̃/τ at which the C.3 figure draws the worst TV
 
 Sampler = Callable[[np.ndarray, np.random.Generator, tuple[int, ...]], np.ndarray]
@@ -120,7 +121,7 @@ def winner_counts(scores: np.ndarray, sampler: Sampler, trials: int, rng: np.ran
     return counts.reshape(n_sets, k)
 
 
-def dkw_halfwidth(trials: int, families: int = 1, level: float = LEVEL) -> float:
+def dkw_halfwidth(trials: int, families: int = 1, level: float = est.LEVEL) -> float:
     """ε with P(sup|F̂ − F| > ε) ≤ (1 − level)/families for each of ``families`` empirical laws of
     ``trials`` draws (Massart 1990; it holds for discrete laws too)."""
     return math.sqrt(math.log(2 * families / (1 - level)) / (2 * trials))
@@ -132,18 +133,6 @@ def ks_distances(counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
     return np.abs(np.cumsum(emp - probs, axis=-1)).max(-1)
 
 
-def estimate(value: float | None, low: float | None, high: float | None, *, method: str,
-             n: int | None = None, undefined: str | None = None, **extra: Any) -> dict[str, Any]:
-    """A results-file estimate (the report's ``Estimate.from_dict`` reads it)."""
-    out: dict[str, Any] = {"value": value, "low": low, "high": high, "level": LEVEL,
-                           "method": method}
-    if n is not None:
-        out["n"] = n
-    if undefined is not None:
-        out["undefined"] = undefined
-    return {**out, **extra}
-
-
 def worst_set_distance(counts: np.ndarray, probs: np.ndarray) -> dict[str, Any]:
     """The largest Kolmogorov distance over the sets between the winners' law and a link, with
     a simultaneous 95% interval for the true worst distance: every set's true distance lies
@@ -153,9 +142,9 @@ def worst_set_distance(counts: np.ndarray, probs: np.ndarray) -> dict[str, Any]:
     eps = dkw_halfwidth(trials, families=counts.shape[0])
     d = ks_distances(counts, probs)
     worst = float(d.max())
-    return estimate(worst, max(0.0, worst - eps), worst + eps, n=trials,
-                    method=f"DKW band (Massart), Bonferroni over {counts.shape[0]} sets",
-                    halfwidth=eps, per_set=[float(x) for x in d])
+    return {**est.interval(worst, max(0.0, worst - eps), worst + eps,
+                           f"DKW band (Massart), Bonferroni over {counts.shape[0]} sets", trials),
+            "halfwidth": eps, "per_set": [float(x) for x in d]}
 
 
 def table1_links(*, low: float, high: float, candidates: int, sets: int, trials: int,
@@ -299,9 +288,9 @@ def coordinate_mismatch(*, low: float, high: float, candidates: int, sets: int,
             key = f"{name}{'' if lam is None else f'_{lam:g}'}@tau={tau:g}"
             cases[key] = {
                 "coordinate": name, "lambda": lam, "tau": float(tau), "control": name == "affine",
-                "min_worst_tv": estimate(
-                    res["upper"], res["lower"], res["upper"], n=sets,
-                    method="certified bound over τ̃ > 0 (branch and bound, Lipschitz in 1/τ̃)"),
+                "min_worst_tv": est.interval(
+                    res["upper"], res["lower"], res["upper"],
+                    "certified bound over τ̃ > 0 (branch and bound, Lipschitz in 1/τ̃)", sets),
                 "tau_tilde": None if res["theta"] == 0 else 1.0 / res["theta"],
                 "mean_tv_at_best": mean_tv(res["theta"], t_vals, target),
                 "search": {k: res[k] for k in ("theta_max", "lipschitz", "rounds", "converged")},

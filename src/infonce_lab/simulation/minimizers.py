@@ -25,21 +25,9 @@ import numpy as np
 from infonce_lab.simulation.barriers import quench as sphere_quench
 from infonce_lab.simulation.circle import quench as circle_quench
 from infonce_lab.simulation.circle import s1_model
-from infonce_lab.simulation.hessian import _anchor_candidates, _pairs_of
+from infonce_lab.simulation.hessian import _pairs_of, sphere_brackets
 from infonce_lab.simulation.landscape import free_energy_grad_fn
 from infonce_lab.simulation.landscape import u0 as landscape_u0
-
-
-def sphere_brackets(z: np.ndarray, pairs: np.ndarray, kappa_s: float = 1.0
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """For configurations z (..., N, d): per pair, best negative − positive similarity (< 0 iff the
-    positive is the strict maximum) and the positive similarity s_ij."""
-    others, pos = _anchor_candidates(z.shape[-2], pairs)
-    s = kappa_s * np.einsum("...pkd,...pd->...pk", z[..., others, :], z[..., pairs[:, 0], :])
-    s_pos = np.take_along_axis(s, np.broadcast_to(pos[:, None], s.shape[:-1] + (1,)), -1)[..., 0]
-    neg = s.copy()
-    np.put_along_axis(neg, np.broadcast_to(pos[:, None], s.shape[:-1] + (1,)), -np.inf, -1)
-    return neg.max(-1) - s_pos, s_pos
 
 
 def _summary(brackets: np.ndarray, s_pos: np.ndarray, u0: np.ndarray, kappa_s: float,

@@ -113,12 +113,12 @@ def trap_escape_barrier(
     f_a = float(model.loss(a, beta_bar)) / beta_bar
     out: dict[str, Any] = {"beta_bar": beta_bar, "trap_u0": float(model.u0(trap)),
                            "minimum_u0": u_a}
+    no_path = {**out, "f_barrier": None, "u0_barrier": None, "ends": 0, "paths": []}
     if start.is_global.any():
-        return {**out, "is_minimum": False, "f_barrier": 0.0, "u0_barrier": 0.0, "ends": 0,
-                "paths": [], "escaped_copies": int(start.is_global.sum())}
+        return {**no_path, "is_minimum": False, "f_barrier": 0.0, "u0_barrier": 0.0,
+                "escaped_copies": int(start.is_global.sum())}
     if not start.converged.all():
-        return {**out, "is_minimum": None, "f_barrier": None, "u0_barrier": None, "ends": 0,
-                "paths": [], "undefined": "the quench from the trap did not settle"}
+        return {**no_path, "is_minimum": None, "undefined": "the quench from the trap did not settle"}
     # Escape channels: P2 at β̄/2 from the minimum; chains that reached a lower basin restart.
     x = np.tile(a, (walkers, 1))
     far: list[np.ndarray] = []
@@ -148,8 +148,8 @@ def trap_escape_barrier(
         paths = [{"f_barrier": float(f), "u0_barrier": float(u)} for f, u in zip(fb, ub,
                                                                                    strict=True)]
     if not paths:
-        return {**out, "is_minimum": True, "f_barrier": None, "u0_barrier": None, "ends": 0,
-                "paths": [], "undefined": f"no escape within t = {max_time:g} at β = β̄/2"}
+        return {**no_path, "is_minimum": True,
+                "undefined": f"no escape within t = {max_time:g} at β = β̄/2"}
     best = min(paths, key=lambda p: p["f_barrier"])
     return {**out, "is_minimum": True, "f_barrier": best["f_barrier"],
             "u0_barrier": best["u0_barrier"], "ends": len(paths), "paths": paths,

@@ -183,10 +183,6 @@ def free_energy_particles(
     return out
 
 
-def _mass_estimate(per_seed: np.ndarray) -> TInference | None:
-    return est.mean_t(per_seed.tolist())
-
-
 def run_gibbs(
     taus: Sequence[float] = (10, 5, 2.5, 1, 0.5, 0.2, 0.1),
     bandwidth: float = 0.35,
@@ -232,7 +228,7 @@ def run_gibbs(
     def rows(m: dict, h: float, ts: Sequence[float]) -> list[dict]:
         out = []
         for t in ts:
-            inf = {key: _mass_estimate(m[key][(h, t)]) for key in keys}
+            inf = {key: est.mean_t(m[key][(h, t)]) for key in keys}
             diff = {key: None if inf[key] is None else est.difference(inf[key], g_inf[t])
                     for key in keys}
             out.append({
@@ -245,7 +241,7 @@ def run_gibbs(
         return out
 
     def welch_diff(m: dict, a: tuple[float, float], b: tuple[float, float], key: str) -> dict:
-        ta, tb = _mass_estimate(m[key][a]), _mass_estimate(m[key][b])
+        ta, tb = est.mean_t(m[key][a]), est.mean_t(m[key][b])
         return est.from_t(None if ta is None or tb is None else est.difference(ta, tb),
                           "difference of two seed means (Welch)")
 
@@ -482,6 +478,15 @@ def trimmed_slope(values: np.ndarray, sigmas: np.ndarray, trim: float) -> TInfer
     return est.welch(parts, weights.tolist())  # type: ignore[arg-type]
 
 
+def _d_sym_summary(d: np.ndarray, trim: float) -> dict:
+    """D_sym per σ_mis (the rows of ``d``, σ × seeds): every seed, the mean, the median and the
+    ``trim``-trimmed mean (Yuen)."""
+    return {"d_sym_per_seed": d.tolist(), "d_sym_mean": d.mean(1).tolist(),
+            "d_sym_median": np.median(d, 1).tolist(),
+            "d_sym_trimmed": [est.from_t(est.yuen(row, trim), f"{trim:g}-trimmed mean (Yuen)")
+                              for row in d]}
+
+
 def _encoder_diagnostics(f: torch.Tensor, g: torch.Tensor, p: np.ndarray, q: np.ndarray
                          ) -> dict[str, np.ndarray]:
     fd, gd = f.double().numpy(), g.double().numpy()
@@ -549,12 +554,8 @@ def run_modality_gap(
             # D_sym with ½ count per bin: what an outlier's D_sym is once the 1e-8 no longer sets it
             half = symmetric_kl(normalised(cp, 0.5), normalised(cq, 0.5))
             by_loss[name][key] = {
-                "d_sym_per_seed": dk.tolist(),
-                "d_sym_mean": dk.mean(1).tolist(),
+                **_d_sym_summary(dk, trim),
                 "d_sym_sem": (dk.std(1, ddof=1) / math.sqrt(seeds)).tolist() if seeds > 1 else None,
-                "d_sym_median": np.median(dk, 1).tolist(),
-                "d_sym_trimmed": [est.from_t(est.yuen(dk[k], trim), f"{trim:g}-trimmed mean "
-                                             "(Yuen)") for k in range(k_sig)],
                 "d_sym_half_count_per_seed": half.reshape(k_sig, seeds).tolist(),
                 "min_singular_ratio_per_seed": dx["ratio"].reshape(k_sig, seeds).tolist(),
                 "det_fg_sign_per_seed": dx["det_sign"].reshape(k_sig, seeds).tolist(),
@@ -573,8 +574,8 @@ def run_modality_gap(
         return ([est.from_t(t, method) for t in per],
                 est.from_t(pooled, method + "; mean over σ_mis > 0 (Welch–Satterthwaite)"))
 
-    def paired_both(a_of: Callable[[str], np.ndarray], b_of: Callable[[str], np.ndarray]) -> dict:
-        res = {key: paired(a_of(key), b_of(key)) for key in keys}
+    def paired_both(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict:
+        res = {key: paired(a[key], b[key]) for key in keys}
         return {"by_sigma": [{"sigma_mis": s, **est.step_pair(res["step"][0][k],
                                                               res["half_step"][0][k])}
                              for k, s in enumerate(sig_list)],
@@ -585,30 +586,25 @@ def run_modality_gap(
     slope_method = (f"least-squares slope over σ_mis of the {trim:g}-trimmed means (Yuen), "
                     "Welch–Satterthwaite")
 
-    def slope_of(values_of: Callable[[str], np.ndarray]) -> dict:
-        return est.step_pair(*(est.from_t(trimmed_slope(values_of(key), sig_arr, trim),
-                                          slope_method) for key in keys))
+    def slope_of(values: dict[str, np.ndarray]) -> dict:
+        return est.step_pair(*(est.from_t(trimmed_slope(values[key], sig_arr, trim), slope_method)
+                               for key in keys))
+
+    identity = dict.fromkeys(keys, d_id)
 
     return {
         "sigma_mis": sig_list, "seeds": seeds, "batch": batch, "n_eval": n_eval, "trim": trim,
         "losses": list(LOSSES), "pseudo_count": PSEUDO_COUNT,
         "convergence": {"steps": steps, "steps_doubled": 2 * steps, "continued": True},
-        "identity": {
-            "d_sym_per_seed": d_id.tolist(), "d_sym_mean": d_id.mean(1).tolist(),
-            "d_sym_median": np.median(d_id, 1).tolist(),
-            "d_sym_trimmed": [est.from_t(est.yuen(d_id[k], trim), f"{trim:g}-trimmed mean "
-                                         "(Yuen)") for k in range(k_sig)],
-        },
+        "identity": _d_sym_summary(d_id, trim),
         "by_loss": by_loss,
         "det_fg_sign_init_per_seed": det_init.reshape(k_sig, seeds).tolist(),
-        "excess_over_identity": {name: paired_both(lambda key, n=name: d[n][key],
-                                                   lambda key: d_id) for name in LOSSES},
-        "symmetric_minus_x_to_y": paired_both(lambda key: d["symmetric"][key],
-                                              lambda key: d["x_to_y"][key]),
+        "excess_over_identity": {name: paired_both(d[name], identity) for name in LOSSES},
+        "symmetric_minus_x_to_y": paired_both(d["symmetric"], d["x_to_y"]),
         "slope": {
-            "symmetric": slope_of(lambda key: d["symmetric"][key]),
-            "x_to_y": slope_of(lambda key: d["x_to_y"][key]),
-            "excess_symmetric": slope_of(lambda key: d["symmetric"][key] - d_id),
+            "symmetric": slope_of(d["symmetric"]),
+            "x_to_y": slope_of(d["x_to_y"]),
+            "excess_symmetric": slope_of({key: d["symmetric"][key] - d_id for key in keys}),
             "identity": est.from_t(trimmed_slope(d_id, sig_arr, trim), slope_method),
         },
         "diagnosis": {"outlier_factor": outlier_factor, "collapse_ratio": collapse_ratio,

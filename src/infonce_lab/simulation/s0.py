@@ -52,6 +52,7 @@ from scipy.interpolate import CubicSpline
 
 from infonce_lab.evaluation.stats import TInference
 from infonce_lab.schedules import BetaGrowth, Cosine, Fixed, LogAnneal, Schedule
+from infonce_lab.simulation import estimates as est
 from infonce_lab.simulation.angle_langevin import CircleRun, run_circle
 from infonce_lab.simulation.double_well import (
     double_well_barrier,
@@ -63,7 +64,6 @@ from infonce_lab.simulation.double_well import (
 from infonce_lab.simulation.trapping import wilson_interval
 
 S0_C_RATIOS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0)
-LEVEL = 0.95
 # Reference cost of the S0 run before issue 15 (12 schedules × 500 chains × 10⁵ steps of the
 # ambient simulator): the denominator of the cost ratio the file reports.
 REFERENCE_CHAIN_STEPS = 600_000_000
@@ -156,19 +156,9 @@ def _table(scheds: Sequence[Schedule]) -> Callable[[int, int], np.ndarray]:
 
 
 # ------------------------------------------------------------------------------------ estimates
-def estimate(value: float | None, low: float | None = None, high: float | None = None, *,
-             n: int | None = None, method: str = "bootstrap over chains",
-             undefined: str | None = None, t: TInference | None = None) -> dict[str, Any]:
-    """An estimate in the results-file convention (``Estimate.from_dict`` reads it)."""
-    if undefined is not None or value is None or not math.isfinite(value):
-        return {"value": None, "low": None, "high": None, "level": LEVEL, "n": n,
-                "method": method, "undefined": undefined or "not finite"}
-    out: dict[str, Any] = {"value": float(value), "low": float(low) if low is not None else None,
-                           "high": float(high) if high is not None else None, "level": LEVEL,
-                           "n": n, "method": method}
-    if t is not None:
-        out["t"] = t.to_json()
-    return out
+def _undefined(n: int, why: str) -> dict[str, Any]:
+    """A bootstrap estimate the chains do not define (``Estimate.from_dict`` reads ``undefined``)."""
+    return {**est.missing(why, "bootstrap over chains"), "n": n}
 
 
 def _percentile(value: float, draws: np.ndarray, n: int, why: str) -> dict[str, Any]:
@@ -176,19 +166,15 @@ def _percentile(value: float, draws: np.ndarray, n: int, why: str) -> dict[str, 
     (1 − level)/2 of the draws are not finite (the interval would depend on how they are
     treated)."""
     ok = np.isfinite(draws)
-    if not math.isfinite(value) or ok.mean() < 1.0 - (1.0 - LEVEL) / 2:
-        return estimate(None, n=n, undefined=why)
-    lo, hi = np.quantile(draws[ok], [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
-    return estimate(value, lo, hi, n=n)
+    if not math.isfinite(value) or ok.mean() < 1.0 - (1.0 - est.LEVEL) / 2:
+        return _undefined(n, why)
+    lo, hi = np.quantile(draws[ok], [(1 - est.LEVEL) / 2, (1 + est.LEVEL) / 2])
+    return est.interval(value, lo, hi, "bootstrap over chains", n)
 
 
 def _t_estimate(values: np.ndarray, centre: float = 0.0) -> dict[str, Any]:
     """Mean of independent per-chain values minus ``centre``, with its t-inference over chains."""
-    v = np.asarray(values, dtype=np.float64)
-    ti = TInference(float(v.mean() - centre), float(v.std(ddof=1) / math.sqrt(v.size)),
-                    v.size - 1, v.size)
-    lo, hi = ti.interval(LEVEL)
-    return estimate(ti.mean, lo, hi, n=v.size, method="t over chains", t=ti)
+    return est.from_t(est.shifted(est.mean_t(values), centre), "t over chains")
 
 
 def _welch(terms: Sequence[tuple[float, np.ndarray]], centre: float) -> dict[str, Any]:
@@ -198,8 +184,7 @@ def _welch(terms: Sequence[tuple[float, np.ndarray]], centre: float) -> dict[str
     var = sum(p for p, _ in parts)
     df = var * var / sum(p * p / (m - 1) for p, m in parts)
     ti = TInference(mean, math.sqrt(var), max(1, int(df)), sum(m for _, m in parts))
-    lo, hi = ti.interval(LEVEL)
-    return estimate(mean, lo, hi, n=ti.n, method="Welch t over chains", t=ti)
+    return est.from_t(ti, "Welch t over chains")
 
 
 # ------------------------------------------------------------------------------------ annealing
@@ -268,8 +253,8 @@ def _hazard(first_exit: np.ndarray, times: np.ndarray, K: float, t_min: float, c
     n = first_exit.size
     detail: dict[str, Any] = {"t_min": float(t_min), "predicted_slope": -c_ratio}
     if t_min >= times[-1]:
-        return {"ratio": estimate(None, n=n, undefined="the Kramers regime (β·ΔE ≥ "
-                                  "hazard_min_barrier) starts after the horizon"), **detail}
+        return {"ratio": _undefined(n, "the Kramers regime (β·ΔE ≥ hazard_min_barrier) starts "
+                                       "after the horizon"), **detail}
     alive, events, exposure, x = _hazard_design(first_exit, times, K, t_min, n_bins)
     detail["alive_at_t_min"] = int(alive[:, 0].sum()) if alive.shape[1] else 0
     slope = float(_wls_slopes(x, events.sum(0), exposure.sum(0), alive.sum(0), min_events,
@@ -277,7 +262,7 @@ def _hazard(first_exit: np.ndarray, times: np.ndarray, K: float, t_min: float, c
     if not math.isfinite(slope):
         why = (f"{detail['alive_at_t_min']} of {n} chains had never left the trap by "
                f"t = {t_min:.3g}, where the Kramers regime starts: too few exits for 3 bins")
-        return {"ratio": estimate(None, n=n, undefined=why), **detail}
+        return {"ratio": _undefined(n, why), **detail}
     boot = _wls_slopes(x, counts @ events, counts @ exposure, counts @ alive, min_events,
                        min_alive) / -c_ratio
     ok = (events.sum(0) >= min_events) & (alive.sum(0) >= min_alive)
@@ -322,15 +307,15 @@ def _anneal_quantities(frac: np.ndarray, gibbs: np.ndarray, ell: np.ndarray, c_r
         out["follow"] = _percentile(float(follow(means)), follow(boot), n,
                                     "no chain in the trap over the last window")
     else:
-        out["follow"] = estimate(None, n=n, undefined="the Gibbs mass does not fall over the last "
-                                 "decade (β held or the horizon too short)")
+        out["follow"] = _undefined(n, "the Gibbs mass does not fall over the last decade (β "
+                                      "held or the horizon too short)")
     if c_ratio is not None and c_ratio < 1.0:
         if w >= 3:
             out["stretch"] = _percentile(float(stretch(means)), stretch(boot), n,
                                          "the occupancy's decline is not resolved in both "
                                          "decades (a decay exponent ≤ 0 or no chain left)")
         else:
-            out["stretch"] = estimate(None, n=n, undefined="fewer than three decades")
+            out["stretch"] = _undefined(n, "fewer than three decades")
     return out
 
 
@@ -483,7 +468,7 @@ def _arrhenius(cfg: dict[str, Any], a: float, dt: float, seed: int, dtype: Any, 
              for b, e, x in zip(betas, ev, xp, strict=True)}
     ok = bool(np.all(ev >= 10))
     ratio = (_percentile(value, boot, R, "fewer than 10 exits at some β") if ok else
-             estimate(None, n=R, undefined="fewer than 10 exits at some β"))
+             _undefined(R, "fewer than 10 exits at some β"))
     return {"ratio": ratio, "rates": rates, "chain_steps": run.chain_steps}
 
 
@@ -541,20 +526,14 @@ def _merge_schedules(step: dict[str, Any], half: dict[str, Any]) -> dict[str, An
     schedules: dict[str, Any] = {}
     for name, e1 in step["schedules"].items():
         e2 = half["schedules"][name]
-        entry: dict[str, Any] = {
-            "kind": "log" if name.startswith("log_c") else "fast",
-            "c_ratio": float(name.removeprefix("log_c")) if name.startswith("log_c") else None,
-            "beta_T": e1["beta_T"], "frozen_at": e1["frozen_at"], "gibbs": e1["gibbs"],
-            "occupancy": {"step": e1["occupancy"], "half_step": e2["occupancy"]},
-            "curve": {"step": e1["curve"], "half_step": e2["curve"]},
-            "gibbs_curve": e1["gibbs_curve"]}
-        for q in ("excess", "follow", "stretch"):
-            if q in e1:
-                entry[q] = {"step": e1[q], "half_step": e2[q]}
-        if "hazard" in e1:
-            entry["hazard"] = {"step": e1["hazard"], "half_step": e2["hazard"]}
-            entry["stretch_gibbs"] = e1["stretch_gibbs"]
-        schedules[name] = entry
+        log = name.startswith("log_c")
+        schedules[name] = {
+            "kind": "log" if log else "fast",
+            "c_ratio": float(name.removeprefix("log_c")) if log else None,
+            **{k: e1[k] for k in ("beta_T", "frozen_at", "gibbs", "gibbs_curve", "stretch_gibbs")
+               if k in e1},
+            **{q: est.step_pair(e1[q], e2[q]) for q in ("occupancy", "curve", "excess", "follow",
+                                                        "stretch", "hazard") if q in e1}}
     return schedules
 
 
@@ -644,8 +623,7 @@ def run_s0(
         c2 = erg_half["cases"][name]
         erg_cases[name] = {k: c1[k] for k in ("dynamics", "beta", "beta_eff", "start", "gibbs",
                                                "gibbs_other_law")} | {
-            q: {"step": c1[q], "half_step": c2[q]}
-            for q in ("occupancy", "difference", "difference_other_law")}
+            q: est.step_pair(c1[q], c2[q]) for q in ("occupancy", "difference", "difference_other_law")}
     sgd_cfg = {"beta": 1.5, "eta": 0.05, "grad_noise_sd": 1.3, "chains": 2048, "horizon": 600.0,
                "burn_in": 100.0, "check_dt": check_dt} | dict(sgd or {})
     sgd_out = _sgd(sgd_cfg, a, [int(x) for x in ss[8:12]], dtype)

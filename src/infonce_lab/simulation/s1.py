@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from infonce_lab.schedules import BetaGrowth, LogAnneal, Schedule
+from infonce_lab.simulation import estimates as est
 from infonce_lab.simulation.barriers import s1_barrier
 from infonce_lab.simulation.circle import interleaved_trap, quench, s1_model
 from infonce_lab.simulation.landscape import _s1_f_u0
@@ -64,9 +65,7 @@ def proportion(k: int, n: int) -> dict[str, Any]:
     lo, hi = wilson_interval(k, n)
     p = k / n
     # At k = 0 or n an end equals p only up to round-off; keep p inside its interval.
-    lo, hi = min(float(lo), p), max(float(hi), p)
-    return {"value": p, "low": lo, "high": hi, "level": 0.95, "n": int(n),
-            "k": int(k), "method": "wilson"}
+    return {**est.interval(p, min(float(lo), p), max(float(hi), p), "wilson", n), "k": int(k)}
 
 
 def proportion_difference(k1: int, n1: int, k2: int, n2: int) -> dict[str, Any]:
@@ -77,9 +76,8 @@ def proportion_difference(k1: int, n1: int, k2: int, n2: int) -> dict[str, Any]:
     lo, hi = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb")
     d = k1 / n1 - k2 / n2
     # At a difference of ±1 an end lands on ±1 only up to round-off (0.9999999999999998).
-    lo, hi = min(float(lo), d), max(float(hi), d)
-    return {"value": d, "low": lo, "high": hi, "level": 0.95,
-            "n": int(n1 + n2), "method": "newcombe hybrid score (two independent proportions)"}
+    return est.interval(d, min(float(lo), d), max(float(hi), d),
+                        "newcombe hybrid score (two independent proportions)", n1 + n2)
 
 
 def gibbs_trap_mass(beta: float, labels_trap: np.ndarray, kappa_s: float) -> float:
@@ -242,22 +240,20 @@ def run_s1(
                                      "c_ratio": _ratio(s)}
             for r in RESOLUTIONS:
                 k = count_at(("P2", s, r), horizon)
-                est = proportion(k, chains)
-                entry[r] = {**est, "value": _shifted(est["value"], mass),
-                            "low": _shifted(est["low"], mass), "high": _shifted(est["high"], mass),
+                p_trap = proportion(k, chains)
+                entry[r] = {**p_trap, **{q: _shifted(p_trap[q], mass) for q in ("value", "low", "high")},
                             "method": "wilson, shifted by the Gibbs trap mass"}
-                entry[f"p_trap_{r}"] = est
+                entry[f"p_trap_{r}"] = p_trap
                 k10 = count_at(("P2", s, r), horizon / 10)
                 entry[f"p_trap_tenth_{r}"] = proportion(k10, chains)
             p2_vs_gibbs[s] = entry
 
     chain_steps = int(steps.sum()) * chains
     return {
-        "barrier": {"delta_e_max_u0": barrier.delta_e_max_u0, "delta_e_max_f": barrier.delta_e_max_f,
-                    "c_star": c_star, "c_star_f": barrier.c_star_f, "grid": grid,
-                    "beta_bar": beta_bar, "kappa_s": kappa_s, "trap_u0": barrier.trap_u0,
-                    "trap_barrier_u0": barrier.trap_barrier_u0,
-                    "trap_barrier_f": barrier.trap_barrier_f,
+        "barrier": {**{k: getattr(barrier, k) for k in (
+                        "delta_e_max_u0", "delta_e_max_f", "c_star", "c_star_f", "trap_u0",
+                        "trap_barrier_u0", "trap_barrier_f")},
+                    "grid": grid, "beta_bar": beta_bar, "kappa_s": kappa_s,
                     "exact_u0": kappa_s / 16.0,
                     "grid_step": 2.0 * math.pi / grid,
                     "grid_coarse": coarse_n,

@@ -466,9 +466,14 @@ def lambda_cluster_se(scores: np.ndarray, winners: np.ndarray | None, fit: LinkF
         boundary = True
     if boundary or g < 2:
         return {"se": None, "df": g - 1, "clusters": g, "boundary": boundary}
-    infl = psi @ lambda_gradient(fit, feature)
-    se = float(np.sqrt(g / (g - 1) * np.sum(infl**2)))
+    se = cluster_robust_se(psi @ lambda_gradient(fit, feature))
     return {"se": se, "df": g - 1, "clusters": g, "boundary": False}
+
+
+def cluster_robust_se(influence: np.ndarray) -> float:
+    """√(G/(G − 1)·Σ_b ψ_b²) of an estimate's influences ψ_b over G ≥ 2 clusters."""
+    g = len(influence)
+    return float(np.sqrt(g / (g - 1) * np.sum(influence**2)))
 
 
 def _parametric_bootstrap_lrt(s: np.ndarray, fit0: LinkFit, fit1: LinkFit, lr_obs: float,

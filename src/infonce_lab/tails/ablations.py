@@ -192,13 +192,10 @@ def ablation_trend(rows: list[dict[str, Any]], deltas: np.ndarray, axis: str,
     x = np.log2([rows[j][_AXIS[axis]] for j in used])
     lam = np.array([rows[j]["lambda_hat"] for j in used], dtype=np.float64)
     dmean = np.array([rows[j]["delta_mean"] for j in used], dtype=np.float64)
-    empty = {f"{axis}_lambda_slope": None, f"{axis}_lambda_slope_se": None,
-             f"{axis}_lambda_slope_df": None, f"{axis}_delta_slope": None,
-             f"{axis}_delta_slope_se": None, f"{axis}_delta_slope_df": None,
-             f"{axis}_lambda_boundary_points": None}
-    if len(used) < 3:  # two points fix a line: no trend to estimate beside its noise
-        out.update(empty)
-    else:
+    trend: dict[str, float | int | None] = dict.fromkeys(
+        ("lambda_slope", "lambda_slope_se", "lambda_slope_df", "delta_slope", "delta_slope_se",
+         "delta_slope_df", "lambda_boundary_points"))
+    if len(used) >= 3:  # two points fix a line: no trend to estimate beside its noise
         c = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
         contrast = c @ deltas[used]  # per held-out anchor
         se, df = _clustered_se(contrast, out_batches)
@@ -209,11 +206,10 @@ def ablation_trend(rows: list[dict[str, Any]], deltas: np.ndarray, axis: str,
             g = per_batch.size
             if g > 1:
                 lam_se, lam_df = cluster_robust_se(per_batch), g - 1
-        out.update({f"{axis}_lambda_slope": float(c @ lam), f"{axis}_lambda_slope_se": lam_se,
-                    f"{axis}_lambda_slope_df": lam_df, f"{axis}_delta_slope": float(c @ dmean),
-                    f"{axis}_delta_slope_se": se, f"{axis}_delta_slope_df": df,
-                    f"{axis}_lambda_boundary_points": int(sum(rows[j]["lambda_boundary"]
-                                                               for j in used))})
+        trend.update(lambda_slope=float(c @ lam), lambda_slope_se=lam_se, lambda_slope_df=lam_df,
+                     delta_slope=float(c @ dmean), delta_slope_se=se, delta_slope_df=df,
+                     lambda_boundary_points=int(sum(rows[j]["lambda_boundary"] for j in used)))
+    out.update({f"{axis}_{key}": v for key, v in trend.items()})
     for key, values in (("lambda", lam), ("delta", dmean)):
         ok = len(used) > 2 and np.ptp(values) > 0  # else there is no ordering to test
         out[f"{axis}_{key}_spearman"] = float(spearmanr(x, values).statistic) if ok else None

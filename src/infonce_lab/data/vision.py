@@ -188,8 +188,8 @@ def stl10_images(raw: np.ndarray) -> np.ndarray:
     return raw.reshape(-1, 3, STL10_SIZE, STL10_SIZE).transpose(0, 1, 3, 2)
 
 
-def _read_stl10_labelled(x_path: Path, y_path: Path, n_classes: int) -> tuple[np.ndarray,
-                                                                                np.ndarray]:
+def _read_stl10_labelled(folder: Path, split: str, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    x_path, y_path = folder / f"{split}_X.bin", folder / f"{split}_y.bin"
     x = np.ascontiguousarray(stl10_images(np.fromfile(x_path, dtype=np.uint8)))
     y = _labels(np.fromfile(y_path, dtype=np.uint8), 1, n_classes, y_path)
     if len(x) != len(y):
@@ -212,10 +212,8 @@ def read_stl10(root: str | Path, with_unlabeled: bool = False) -> ImageSplits:
         archive=spec.filename, url=spec.url, root=root))
     classes = [ln.strip() for ln in (folder / "class_names.txt").read_text().splitlines()
                if ln.strip()]
-    train_x, train_y = _read_stl10_labelled(folder / "train_X.bin", folder / "train_y.bin",
-                                            len(classes))
-    test_x, test_y = _read_stl10_labelled(folder / "test_X.bin", folder / "test_y.bin",
-                                          len(classes))
+    train_x, train_y = _read_stl10_labelled(folder, "train", len(classes))
+    test_x, test_y = _read_stl10_labelled(folder, "test", len(classes))
     unlabeled = None
     if with_unlabeled:
         unlabeled = stl10_images(np.memmap(folder / "unlabeled_X.bin", dtype=np.uint8, mode="r"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -99,36 +100,60 @@ def materialise(cfg: DatasetConfig, out_dir: str | Path,
             kw = {"test_fraction": cfg.test_fraction, "split_seed": cfg.split_seed}
         return materialise_images(read_vision(cfg.kind, root, **kw), out_dir,
                                   {"dataset": cfg.kind})
-    splits = DATASETS[cfg.kind](cfg)
+    return write_splits(out_dir, DATASETS[cfg.kind](cfg), {"dataset": cfg.kind})
+
+
+def write_splits(out_dir: str | Path, splits: LabelledSplits, head: dict[str, Any],
+                 tail: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write ``train.npz``, ``test.npz`` (and ``unlabeled.npz``) plus ``MANIFEST.json`` into
+    ``out_dir`` atomically; return the manifest: ``head``, what the splits say, ``tail``, and the
+    SHA-256 of each file. Unlabeled images are saved with labels -1, torchvision's convention for
+    STL-10, so every file has ``x`` and ``y``. Uncompressed: uint8 images load at disk speed, and
+    a memory-mapped source streams in chunks."""
+    parts = {"train.npz": (splits.train_x, splits.train_y),
+             "test.npz": (splits.test_x, splits.test_y)}
+    if splits.unlabeled_x is not None:
+        parts["unlabeled.npz"] = (splits.unlabeled_x,
+                                  np.full(len(splits.unlabeled_x), -1, dtype=np.int64))
     with atomic_dir(out_dir) as tmp:
-        save_npz_atomic(tmp / "train.npz", x=splits.train_x, y=splits.train_y)
-        save_npz_atomic(tmp / "test.npz", x=splits.test_x, y=splits.test_y)
+        for name, (x, y) in parts.items():
+            save_npz_atomic(tmp / name, x=x, y=y)
         manifest = {
-            "dataset": cfg.kind,
+            **head,
             "source": splits.source,
             "classes": splits.classes,
             "shape": list(splits.train_x.shape[1:]),
             "n_train": int(len(splits.train_y)),
             "n_test": int(len(splits.test_y)),
-            "files": {f: sha256_file(tmp / f) for f in ("train.npz", "test.npz")},
+            **(tail or {}),
+            "files": {name: sha256_file(tmp / name) for name in parts},
         }
         write_json_atomic(tmp / "MANIFEST.json", manifest)
     return manifest
 
 
-def verify_manifest(data_dir: str | Path) -> dict:
+def verify_manifest(data_dir: str | Path, required: tuple[str, ...] = ("train.npz", "test.npz"),
+                    repro: str = "dvc repro download") -> dict[str, Any]:
+    """Check every file listed in ``data_dir``'s manifest (which must list ``required``) against
+    its SHA-256; return the manifest. ``repro``: the command that writes it again."""
     data_dir = Path(data_dir)
     mf = data_dir / "MANIFEST.json"
+    rerun = f"delete {data_dir} and run the download stage again ({repro})"
     if not mf.is_file():
-        raise FileNotFoundError(f"{mf}: missing; run the download stage (dvc repro download)")
+        raise FileNotFoundError(f"{mf}: missing; run the download stage ({repro})")
     manifest = read_json(mf)
-    for name, digest in manifest["files"].items():
-        actual = sha256_file(data_dir / name)
+    files = manifest.get("files", {})
+    for name in required:
+        if name not in files:
+            raise ValueError(f"{mf}: lists no {name}; {rerun}")
+    for name, digest in files.items():
+        path = data_dir / name
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: missing; {rerun}")
+        actual = sha256_file(path)
         if actual != digest:
-            raise ValueError(
-                f"{data_dir / name}: checksum mismatch (expected {digest[:12]}…, got "
-                f"{actual[:12]}…); delete {data_dir} and run the download stage again"
-            )
+            raise ValueError(f"{path}: checksum mismatch (expected {digest[:12]}…, got "
+                             f"{actual[:12]}…); {rerun}")
     return manifest
 
 

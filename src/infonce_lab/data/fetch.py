@@ -29,6 +29,7 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -41,17 +42,26 @@ class DownloadError(ValueError):
     """A download failed or its content does not match the pinned checksum."""
 
 
+_REDO = "delete it and run the stage again, or put the right file there by hand"
+
+
+def _check_pins(where: str | Path, pins: Iterable[tuple[str, str | None, str]],
+                advice: str) -> None:
+    """Raise :class:`DownloadError` at the first (name, pinned, actual) digest that differs from
+    its pin (a pin of None is not checked)."""
+    for name, expected, actual in pins:
+        if expected is not None and actual != expected.lower():
+            raise DownloadError(
+                f"{where}: {name} mismatch (expected {expected}, got {actual}); {advice}")
+
+
 def verify_sha256(path: str | Path, expected: str | None) -> str:
     """Return ``path``'s SHA-256; raise :class:`DownloadError` if it differs from ``expected``.
 
     ``expected=None`` only computes the digest (nothing pinned yet).
     """
     actual = sha256_file(path)
-    if expected is not None and actual != expected.lower():
-        raise DownloadError(
-            f"{path}: sha256 mismatch (expected {expected}, got {actual}); delete it and run the "
-            "stage again, or put the right file there by hand"
-        )
+    _check_pins(path, [("sha256", expected, actual)], _REDO)
     return actual
 
 
@@ -59,13 +69,16 @@ def verify_sha256(path: str | Path, expected: str | None) -> str:
 _md5 = functools.partial(hashlib.md5, usedforsecurity=False)
 
 
-def _file_digests(path: Path) -> tuple[str, str]:
-    """(sha256, md5) of ``path`` in one pass: archives run to gigabytes, so read them once."""
+def _copy_digests(read: Callable[[int], bytes],
+                  write: Callable[[bytes], object] | None = None) -> tuple[str, str]:
+    """(sha256, md5) of everything ``read`` gives, in one pass (archives run to gigabytes),
+    each block also handed to ``write``."""
     sha, md5 = hashlib.sha256(), _md5()
-    with open(path, "rb") as fh:
-        while block := fh.read(_CHUNK):
-            sha.update(block)
-            md5.update(block)
+    while block := read(_CHUNK):
+        if write is not None:
+            write(block)
+        sha.update(block)
+        md5.update(block)
     return sha.hexdigest(), md5.hexdigest()
 
 
@@ -76,13 +89,9 @@ def verify_checksums(path: str | Path, sha256: str | None, md5: str | None) -> s
     """
     if md5 is None:
         return verify_sha256(path, sha256)
-    actual_sha, actual_md5 = _file_digests(Path(path))
-    for name, expected, actual in (("sha256", sha256, actual_sha), ("md5", md5, actual_md5)):
-        if expected is not None and actual != expected.lower():
-            raise DownloadError(
-                f"{path}: {name} mismatch (expected {expected}, got {actual}); delete it and run "
-                "the stage again, or put the right file there by hand"
-            )
+    with open(path, "rb") as fh:
+        actual_sha, actual_md5 = _copy_digests(fh.read)
+    _check_pins(path, (("sha256", sha256, actual_sha), ("md5", md5, actual_md5)), _REDO)
     return actual_sha
 
 
@@ -133,14 +142,9 @@ def _stream(url: str, fh: BinaryIO, timeout_s: float) -> tuple[str, str]:
     if parts.hostname and parts.scheme in ("http", "https"):
         _resolve_within(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80),
                         timeout_s)
-    sha, md5 = hashlib.sha256(), _md5()
     # ``timeout`` applies to connect and to every read, which is what bounds an offline failure.
     with urllib.request.urlopen(url, timeout=timeout_s) as resp:
-        while block := resp.read(_CHUNK):
-            fh.write(block)
-            sha.update(block)
-            md5.update(block)
-    return sha.hexdigest(), md5.hexdigest()
+        return _copy_digests(resp.read, fh.write)
 
 
 def fetch(url: str, dest: str | Path, sha256: str | None, timeout_s: float = 20.0,
@@ -169,18 +173,9 @@ def fetch(url: str, dest: str | Path, sha256: str | None, timeout_s: float = 20.
                     f"could not download {url}: {_describe(exc)}. To get past this, "
                     + _manual_hint(url, dest, sha256, md5)
                 ) from exc
-        if sha256 is not None and actual != sha256.lower():
-            raise DownloadError(
-                f"{url}: sha256 mismatch (expected {sha256}, got {actual}); the download was "
-                f"discarded. If the source changed on purpose, update the pinned digest; "
-                f"otherwise {_manual_hint(url, dest, sha256, md5)}"
-            )
-        if md5 is not None and actual_md5 != md5.lower():
-            raise DownloadError(
-                f"{url}: md5 mismatch (expected {md5}, got {actual_md5}); the download was "
-                f"discarded. If the source changed on purpose, update the pinned digest; "
-                f"otherwise {_manual_hint(url, dest, sha256, md5)}"
-            )
+        _check_pins(url, (("sha256", sha256, actual), ("md5", md5, actual_md5)),
+                    "the download was discarded. If the source changed on purpose, update the "
+                    f"pinned digest; otherwise {_manual_hint(url, dest, sha256, md5)}")
         os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)

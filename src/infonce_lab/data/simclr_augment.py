@@ -57,18 +57,16 @@ class SimCLRAugment:
     def __post_init__(self) -> None:
         if self.size < 1:
             raise ValueError(f"size must be positive, got {self.size}")
-        if not 0.0 < self.scale[0] <= self.scale[1]:
-            raise ValueError(f"scale must satisfy 0 < lo <= hi, got {self.scale}")
-        if not 0.0 < self.ratio[0] <= self.ratio[1]:
-            raise ValueError(f"ratio must satisfy 0 < lo <= hi, got {self.ratio}")
+        for name in ("scale", "ratio", "blur_sigma"):
+            lo, hi = getattr(self, name)
+            if not 0.0 < lo <= hi:
+                raise ValueError(f"{name} must satisfy 0 < lo <= hi, got {getattr(self, name)}")
         for name in ("flip_p", "jitter_p", "gray_p", "blur_p"):
             p = getattr(self, name)
             if not 0.0 <= p <= 1.0:
                 raise ValueError(f"{name} must be a probability, got {p}")
         if min(self.jitter) < 0 or self.jitter[3] > 0.5:
             raise ValueError(f"jitter must be non-negative with hue <= 0.5, got {self.jitter}")
-        if not 0.0 < self.blur_sigma[0] <= self.blur_sigma[1]:
-            raise ValueError(f"blur_sigma must satisfy 0 < lo <= hi, got {self.blur_sigma}")
 
     @property
     def blur_kernel_size(self) -> int:

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from infonce_lab.data.datasets import verify_manifest
 from infonce_lab.data.fetch import fetch
 from infonce_lab.io import atomic_dir, read_json, sha256_file, write_json_atomic, write_text_atomic
 from infonce_lab.params import GensimTextDataset, SimCSEWikiDataset
@@ -580,25 +581,7 @@ def materialise_text(corpus: TextCorpus, out_dir: str | Path,
 
 def verify_text_manifest(data_dir: str | Path) -> dict[str, Any]:
     """Check every file listed in ``data_dir``'s manifest against its SHA-256; return the manifest."""
-    data_dir = Path(data_dir)
-    mf = data_dir / MANIFEST
-    rerun = f"delete {data_dir} and run the download stage again (dvc repro)"
-    if not mf.is_file():
-        raise FileNotFoundError(f"{mf}: missing; run the download stage (dvc repro)")
-    manifest = read_json(mf)
-    files = manifest.get("files", {})
-    for required in (TRAIN_TXT, STS_TEST_JSON):
-        if required not in files:
-            raise ValueError(f"{mf}: lists no {required}; {rerun}")
-    for name, digest in files.items():
-        path = data_dir / name
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: missing; {rerun}")
-        actual = sha256_file(path)
-        if actual != digest:
-            raise ValueError(f"{path}: checksum mismatch (expected {digest[:12]}…, got "
-                             f"{actual[:12]}…); {rerun}")
-    return manifest
+    return verify_manifest(data_dir, (TRAIN_TXT, STS_TEST_JSON), "dvc repro")
 
 
 def load_text_raw(data_dir: str | Path) -> TextCorpus:

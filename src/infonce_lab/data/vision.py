@@ -34,21 +34,15 @@ from typing import Any
 
 import numpy as np
 
-from infonce_lab.data.datasets import stratified_split
+from infonce_lab.data.datasets import LabelledSplits, stratified_split, write_splits
 from infonce_lab.data.fetch import DownloadError, fetch
-from infonce_lab.io import atomic_dir, read_json, save_npz_atomic, sha256_file, write_json_atomic
+from infonce_lab.io import atomic_dir, read_json, write_json_atomic
 
 
 @dataclass(frozen=True)
-class ImageSplits:
-    train_x: np.ndarray  # (n, C, H, W) uint8
-    train_y: np.ndarray  # (n,) int64
-    test_x: np.ndarray
-    test_y: np.ndarray
-    classes: list[str]
-    source: str
-    # STL-10's unlabeled split, for pretraining only; a read-only memory map when read from disk.
-    unlabeled_x: np.ndarray | None = None
+class ImageSplits(LabelledSplits):
+    """Splits of uint8 (n, C, H, W) images; STL-10's unlabeled split (pretraining only) is a
+    read-only memory map when read from disk."""
 
     def __post_init__(self) -> None:
         # Check at construction so that a reader bug fails here, not in a training stage hours on.
@@ -194,8 +188,8 @@ def stl10_images(raw: np.ndarray) -> np.ndarray:
     return raw.reshape(-1, 3, STL10_SIZE, STL10_SIZE).transpose(0, 1, 3, 2)
 
 
-def _read_stl10_labelled(x_path: Path, y_path: Path, n_classes: int) -> tuple[np.ndarray,
-                                                                                np.ndarray]:
+def _read_stl10_labelled(folder: Path, split: str, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    x_path, y_path = folder / f"{split}_X.bin", folder / f"{split}_y.bin"
     x = np.ascontiguousarray(stl10_images(np.fromfile(x_path, dtype=np.uint8)))
     y = _labels(np.fromfile(y_path, dtype=np.uint8), 1, n_classes, y_path)
     if len(x) != len(y):
@@ -218,10 +212,8 @@ def read_stl10(root: str | Path, with_unlabeled: bool = False) -> ImageSplits:
         archive=spec.filename, url=spec.url, root=root))
     classes = [ln.strip() for ln in (folder / "class_names.txt").read_text().splitlines()
                if ln.strip()]
-    train_x, train_y = _read_stl10_labelled(folder / "train_X.bin", folder / "train_y.bin",
-                                            len(classes))
-    test_x, test_y = _read_stl10_labelled(folder / "test_X.bin", folder / "test_y.bin",
-                                          len(classes))
+    train_x, train_y = _read_stl10_labelled(folder, "train", len(classes))
+    test_x, test_y = _read_stl10_labelled(folder, "test", len(classes))
     unlabeled = None
     if with_unlabeled:
         unlabeled = stl10_images(np.memmap(folder / "unlabeled_X.bin", dtype=np.uint8, mode="r"))
@@ -518,47 +510,19 @@ def download_and_extract(kind: str, downloads: str | Path, timeout_s: float = 20
 
 
 # --------------------------------------------------------------------------------- materialise
-def _save_split(path: Path, x: np.ndarray, y: np.ndarray) -> None:
-    # Uncompressed: uint8 images load at disk speed, and a memory-mapped source streams in chunks.
-    save_npz_atomic(path, x=x, y=y)
-
-
 def materialise_images(splits: ImageSplits, out_dir: str | Path,
                        extra: dict[str, Any]) -> dict[str, Any]:
-    """Write ``train.npz``, ``test.npz`` (and ``unlabeled.npz``) plus ``MANIFEST.json`` atomically.
-
-    The manifest has the keys of :func:`infonce_lab.data.datasets.materialise` plus
+    """:func:`infonce_lab.data.datasets.write_splits` of uint8 images: the manifest adds
     ``n_unlabeled`` and ``dtype`` ("uint8"). ``extra`` must give ``dataset`` and may add keys
-    (archive digests, parameters) but not replace the computed ones. Unlabeled images are saved
-    with labels -1, torchvision's convention for STL-10, so every file has ``x`` and ``y``.
-    """
+    (archive digests, parameters) but not replace the computed ones."""
     computed = {"source", "classes", "shape", "n_train", "n_test", "n_unlabeled", "dtype", "files"}
     if "dataset" not in extra:
         raise KeyError("materialise_images: extra must name the dataset ('dataset' key)")
     clash = sorted(computed & extra.keys())
     if clash:
         raise ValueError(f"materialise_images: extra may not set computed keys {clash}")
-    parts = {"train.npz": (splits.train_x, splits.train_y),
-             "test.npz": (splits.test_x, splits.test_y)}
-    if splits.unlabeled_x is not None:
-        parts["unlabeled.npz"] = (splits.unlabeled_x,
-                                  np.full(len(splits.unlabeled_x), -1, dtype=np.int64))
-    with atomic_dir(out_dir) as tmp:
-        for name, (x, y) in parts.items():
-            _save_split(tmp / name, x, y)
-        manifest = {
-            **extra,
-            "source": splits.source,
-            "classes": splits.classes,
-            "shape": list(splits.train_x.shape[1:]),
-            "n_train": len(splits.train_y),
-            "n_test": len(splits.test_y),
-            "n_unlabeled": 0 if splits.unlabeled_x is None else len(splits.unlabeled_x),
-            "dtype": "uint8",
-            "files": {name: sha256_file(tmp / name) for name in parts},
-        }
-        write_json_atomic(tmp / "MANIFEST.json", manifest)
-    return manifest
+    n_unlabeled = 0 if splits.unlabeled_x is None else len(splits.unlabeled_x)
+    return write_splits(out_dir, splits, extra, {"n_unlabeled": n_unlabeled, "dtype": "uint8"})
 
 
 __all__ = [

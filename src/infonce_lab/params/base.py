@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 NAME_PATTERN = r"^[A-Za-z0-9_]+$"
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]
+PosFloat = Annotated[float, Field(gt=0.0)]
+NonNegFloat = Annotated[float, Field(ge=0.0)]
+PosInt = Annotated[int, Field(ge=1)]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
@@ -26,6 +29,9 @@ def _unique(v: list[Any]) -> list[Any]:
     if len(set(v)) != len(v):
         raise ValueError(f"entries must be unique, got {v}")
     return v
+
+
+Unique = AfterValidator(_unique)  # in a list's Annotated: its entries must be unique
 
 
 class _KeyProblem(ValueError):

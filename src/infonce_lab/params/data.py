@@ -6,10 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from infonce_lab.params.base import (
-    Probability,
-    Strict,
-)
+from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Probability, Strict
 
 
 class DigitsAugment(Strict):
@@ -18,12 +15,12 @@ class DigitsAugment(Strict):
     rotate_deg: Annotated[float, Field(ge=0.0, le=180.0)] = 12.0
     scale: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.1
     shear_deg: Annotated[float, Field(ge=0.0, le=45.0)] = 8.0
-    translate_px: Annotated[float, Field(ge=0.0)] = 1.0
+    translate_px: NonNegFloat = 1.0
     contrast: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.3
     brightness: Annotated[float, Field(ge=0.0, le=1.0)] = 0.1
-    noise_std: Annotated[float, Field(ge=0.0)] = 0.05
+    noise_std: NonNegFloat = 0.05
     erase_prob: Probability = 0.25
-    erase_size_px: Annotated[int, Field(ge=1)] = 3
+    erase_size_px: PosInt = 3
 
 
 class DigitsDataset(Strict):
@@ -35,23 +32,21 @@ class DigitsDataset(Strict):
     augment: DigitsAugment = DigitsAugment()
 
 
-
-
 class SimCLRAugmentConfig(Strict):
     """SimCLR's two-view augmentation (WEINCE App. F.2), batched on tensors on the training
     device."""
 
     size: Annotated[int, Field(ge=8)] | None = None   # None: the dataset's native size
     scale: tuple[Probability, Probability] = (0.08, 1.0)
-    ratio: tuple[Annotated[float, Field(gt=0.0)], Annotated[float, Field(gt=0.0)]] = (0.75, 4 / 3)
+    ratio: tuple[PosFloat, PosFloat] = (0.75, 4 / 3)
     flip_p: Probability = 0.5
-    jitter: tuple[Annotated[float, Field(ge=0.0)], Annotated[float, Field(ge=0.0)],
-                  Annotated[float, Field(ge=0.0)], Annotated[float, Field(ge=0.0, le=0.5)]] = (
+    jitter: tuple[NonNegFloat, NonNegFloat,
+                  NonNegFloat, Annotated[float, Field(ge=0.0, le=0.5)]] = (
         0.8, 0.8, 0.8, 0.2)                          # brightness, contrast, saturation, hue
     jitter_p: Probability = 0.8
     gray_p: Probability = 0.2
     blur_p: Probability = 0.0                        # SimCLR: 0.5 at 96 px and up; the paper: none
-    blur_sigma: tuple[Annotated[float, Field(gt=0.0)], Annotated[float, Field(gt=0.0)]] = (0.1, 2.0)
+    blur_sigma: tuple[PosFloat, PosFloat] = (0.1, 2.0)
 
     @model_validator(mode="after")
     def _ordered(self) -> SimCLRAugmentConfig:

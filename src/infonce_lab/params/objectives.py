@@ -6,10 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from infonce_lab.params.base import (
-    Probability,
-    Strict,
-)
+from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Probability, Strict
 
 # ------------------------------------------------------------------------------------- losses
 # The candidate set of the InfoNCE- and WEINCE-kind losses: SimCLR's 2N − 1 other views of the
@@ -25,10 +22,10 @@ class InfoNCEConfig(Strict):
 
     kind: Literal["info_nce"] = "info_nce"
     decoupled: bool = False
-    topm_weight: Annotated[float, Field(ge=0.0)] = 0.0
-    top_m: Annotated[int, Field(ge=1)] = 50
+    topm_weight: NonNegFloat = 0.0
+    top_m: PosInt = 50
     candidates: CandidateSet = "all_views"
-    tau_scale: Annotated[float, Field(gt=0.0)] = 1.0
+    tau_scale: PosFloat = 1.0
 
 
 class AutoBetaConfig(Strict):
@@ -37,9 +34,9 @@ class AutoBetaConfig(Strict):
     frac: Annotated[float, Field(gt=0.0, le=1.0)] = 0.05
     min_points: Annotated[int, Field(ge=3)] = 1024
     r2_min: Annotated[float, Field(ge=0.0, le=1.0)] = 0.85
-    clip: tuple[Annotated[float, Field(gt=0.0)], Annotated[float, Field(gt=0.0)]] = (0.5, 16.0)
+    clip: tuple[PosFloat, PosFloat] = (0.5, 16.0)
     ema: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.9
-    init: Annotated[float, Field(gt=0.0)] = 4.0
+    init: PosFloat = 4.0
 
 
 class WeinceConfig(Strict):
@@ -49,26 +46,25 @@ class WeinceConfig(Strict):
     tail_frac: Annotated[float, Field(gt=0.0, le=1.0)] = 0.10
     min_tail_points: Annotated[int, Field(ge=3)] = 32
     q: Probability = 0.2
-    kappa_rho: Annotated[float, Field(ge=0.0)] = 10.0
-    kappa_aic: Annotated[float, Field(ge=0.0)] = 1.0
+    kappa_rho: NonNegFloat = 10.0
+    kappa_aic: NonNegFloat = 1.0
     aic_margin: float = 2.0
     lambda_mode: Literal["product", "rho", "aic", "fixed"] = "product"
     lambda_fixed: Probability = 0.0
     beta: Literal["one", "per_anchor"] = "one"
-    beta_clip: tuple[Annotated[float, Field(gt=0.0)], Annotated[float, Field(gt=0.0)]] = (0.5, 16.0)
+    beta_clip: tuple[PosFloat, PosFloat] = (0.5, 16.0)
     eps: Annotated[float, Field(gt=0.0, lt=0.1)] = 1e-6
-    weib_topm_weight: Annotated[float, Field(ge=0.0)] = 0.0
-    pl_topm_weight: Annotated[float, Field(ge=0.0)] = 0.0
-    top_m: Annotated[int, Field(ge=1)] = 50
+    weib_topm_weight: NonNegFloat = 0.0
+    pl_topm_weight: NonNegFloat = 0.0
+    top_m: PosInt = 50
     auto_beta: AutoBetaConfig = AutoBetaConfig()
     candidates: CandidateSet = "all_views"
 
     @model_validator(mode="after")
     def _clip_order(self) -> WeinceConfig:
-        for key in ("beta_clip",):
-            lo, hi = getattr(self, key)
-            if lo > hi:
-                raise ValueError(f"{key} = {[lo, hi]}: lower bound above upper bound")
+        lo, hi = self.beta_clip
+        if lo > hi:
+            raise ValueError(f"beta_clip = {[lo, hi]}: lower bound above upper bound")
         return self
 
 
@@ -77,9 +73,9 @@ class DirectAUConfig(Strict):
     lets the run's schedule set the uniformity kernel's t = 1/(2τ)."""
 
     kind: Literal["direct_au"] = "direct_au"
-    alpha: Annotated[float, Field(gt=0.0)] = 2.0
-    t: Annotated[float, Field(gt=0.0)] = 2.0
-    weight: Annotated[float, Field(ge=0.0)] = 1.0
+    alpha: PosFloat = 2.0
+    t: PosFloat = 2.0
+    weight: NonNegFloat = 1.0
     schedule_drives: Literal["t"] | None = None
 
 
@@ -95,7 +91,7 @@ class SigLIPConfig(Strict):
     its runs take ``schedules.<name>.kind: none``."""
 
     kind: Literal["siglip"] = "siglip"
-    scale_init: Annotated[float, Field(gt=0.0)] = 10.0
+    scale_init: PosFloat = 10.0
     bias_init: float = -10.0
     learn_scale: bool = True
     learn_bias: bool = True
@@ -118,7 +114,7 @@ class FixedSchedule(Strict):
     """τ(step) = tau."""
 
     kind: Literal["fixed"] = "fixed"
-    tau: Annotated[float, Field(gt=0.0)] = 0.2
+    tau: PosFloat = 0.2
 
 
 class LogAnnealSchedule(Strict):
@@ -126,19 +122,19 @@ class LogAnnealSchedule(Strict):
     τ = min(tau_max, 1/β)."""
 
     kind: Literal["log_anneal"] = "log_anneal"
-    c: Annotated[float, Field(gt=0.0)] = 1.0
-    K: Annotated[float, Field(gt=0.0)] = 2.0
-    time_per_step: Annotated[float, Field(gt=0.0)] = 1.0
-    tau_max: Annotated[float, Field(gt=0.0)] = 1.0
+    c: PosFloat = 1.0
+    K: PosFloat = 2.0
+    time_per_step: PosFloat = 1.0
+    tau_max: PosFloat = 1.0
 
 
 class CosineSchedule(Strict):
     """Kukleva et al. (2023): τ = τ_min + ½(τ_max − τ_min)(1 + cos(2π·epoch/period))."""
 
     kind: Literal["cosine"] = "cosine"
-    tau_min: Annotated[float, Field(gt=0.0)] = 0.1
-    tau_max: Annotated[float, Field(gt=0.0)] = 1.0
-    period_epochs: Annotated[float, Field(gt=0.0)] = 20.0
+    tau_min: PosFloat = 0.1
+    tau_max: PosFloat = 1.0
+    period_epochs: PosFloat = 20.0
 
     @model_validator(mode="after")
     def _order(self) -> CosineSchedule:
@@ -152,10 +148,10 @@ class BetaGrowthSchedule(Strict):
     linear β = β0 + rate·t; sqrt β = β0 + rate·√t; geometric β = β0·rate^t (rate ≥ 1)."""
 
     kind: Literal["linear_beta", "sqrt_beta", "geometric_beta"]
-    beta0: Annotated[float, Field(gt=0.0)] = 1.0
-    rate: Annotated[float, Field(ge=0.0)] = 0.01
-    time_per_step: Annotated[float, Field(gt=0.0)] = 1.0
-    beta_max: Annotated[float, Field(gt=0.0)] = 1e6
+    beta0: PosFloat = 1.0
+    rate: NonNegFloat = 0.01
+    time_per_step: PosFloat = 1.0
+    beta_max: PosFloat = 1e6
 
     @model_validator(mode="after")
     def _geometric_grows(self) -> BetaGrowthSchedule:
@@ -168,8 +164,8 @@ class StepSchedule(Strict):
     """Piecewise-constant τ: taus[i] from milestones_epochs[i-1] on."""
 
     kind: Literal["step"] = "step"
-    taus: Annotated[list[Annotated[float, Field(gt=0.0)]], Field(min_length=1)] = [0.5, 0.2]
-    milestones_epochs: list[Annotated[float, Field(gt=0.0)]] = [10.0]
+    taus: Annotated[list[PosFloat], Field(min_length=1)] = [0.5, 0.2]
+    milestones_epochs: list[PosFloat] = [10.0]
 
     @model_validator(mode="after")
     def _lengths(self) -> StepSchedule:

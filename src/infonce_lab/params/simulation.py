@@ -7,13 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from infonce_lab.params.base import (
-    Strict,
-    _KeyProblem,
-)
+from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Strict, Unique, _KeyProblem
 
 Dynamics = Literal["P1", "P2"]
-PosFloat = Annotated[float, Field(gt=0.0)]
+PosFloat = PosFloat
 
 
 class S0ScheduleConfig(Strict):
@@ -32,7 +29,7 @@ class S0ScheduleConfig(Strict):
 class _TimeAverage(Strict):
     chains: Annotated[int, Field(ge=4, multiple_of=2)] = 512
     horizon: PosFloat = 1000.0
-    burn_in: Annotated[float, Field(ge=0.0)] = 100.0
+    burn_in: NonNegFloat = 100.0
 
     @model_validator(mode="after")
     def _burn_in_inside(self) -> _TimeAverage:
@@ -56,7 +53,7 @@ class S0SgdConfig(_TimeAverage):
     horizon: PosFloat = 600.0
     beta: PosFloat = 1.5
     eta: PosFloat = 0.05
-    grad_noise_sd: Annotated[float, Field(ge=0.0)] = 1.3
+    grad_noise_sd: NonNegFloat = 1.3
 
 
 class S0ArrheniusConfig(Strict):
@@ -65,7 +62,7 @@ class S0ArrheniusConfig(Strict):
     betas: Annotated[list[PosFloat], Field(min_length=2)] = [2.0, 3.0, 4.0]
     chains: Annotated[int, Field(ge=10)] = 256
     horizon: PosFloat = 400.0
-    transient: Annotated[float, Field(ge=0.0)] = 1.0
+    transient: NonNegFloat = 1.0
 
 
 class S0Config(Strict):
@@ -84,10 +81,10 @@ class S0Config(Strict):
     dynamics: Dynamics = "P2"
     check_dt: PosFloat = 0.5
     freeze_crossings: PosFloat = 0.1
-    hazard_min_barrier: Annotated[float, Field(ge=0.0)] = 3.0
-    hazard_min_events: Annotated[int, Field(ge=1)] = 5
+    hazard_min_barrier: NonNegFloat = 3.0
+    hazard_min_events: PosInt = 5
     hazard_bins: Annotated[int, Field(ge=3)] = 12
-    angle_sd: Annotated[float, Field(ge=0.0)] = 0.05
+    angle_sd: NonNegFloat = 0.05
     bootstrap: Annotated[int, Field(ge=100)] = 2000
     curve_points: Annotated[int, Field(ge=2)] = 120
     precision: Literal["float32", "float64"] = "float32"
@@ -119,7 +116,7 @@ class S1Config(Strict):
     c_ratios: Annotated[list[PosFloat], Field(min_length=1)] = [0.5, 1.0, 2.0]
     sqrt_beta0: PosFloat | None = None  # None: c*, the critical log schedule's β(0)
     dynamics: Annotated[list[Dynamics], Field(min_length=1)] = ["P2", "P1"]
-    angle_sd: Annotated[float, Field(ge=0.0)] = 0.05
+    angle_sd: NonNegFloat = 0.05
     seed: int = 0
 
     @model_validator(mode="after")
@@ -136,13 +133,13 @@ class HessianConfig(Strict):
     half the FD step); log‖H‖ vs log β, asymptotically; Prop. C.2 against quenched minimizers; the
     escape barrier against the number of negatives (App. A.2)."""
 
-    n_random: Annotated[int, Field(ge=1)] = 100
+    n_random: PosInt = 100
     betas: Annotated[list[PosFloat], Field(min_length=2)] = [1, 2, 5, 10, 20, 50, 100, 200]
     seed: int = 0
     margin_factor: PosFloat = 30.0
     beta_cap: PosFloat = 1e4
-    c2_starts: Annotated[int, Field(ge=1)] = 200
-    c2_uniform: Annotated[int, Field(ge=1)] = 20_000
+    c2_starts: PosInt = 200
+    c2_uniform: PosInt = 20_000
     negatives_pairs: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [2, 3, 4]
     negatives_beta_bar: PosFloat = 50.0
 
@@ -169,7 +166,7 @@ class GibbsConfig(Strict):
     particles: Annotated[int, Field(ge=8)] = 128
     bandwidth_seeds: Annotated[int, Field(ge=2)] = 4
     bandwidth_particles: Annotated[int, Field(ge=8)] = 256
-    steps: Annotated[int, Field(ge=1)] = 700
+    steps: PosInt = 700
     n_gibbs: Annotated[int, Field(ge=1000)] = 120_000
     radius: PosFloat = 0.5
     seed: int = 0
@@ -192,7 +189,7 @@ class LiftedEnergyConfig(Strict):
     kappa: PosFloat = 6.0
     weight: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.7
     shift: float = 0.6
-    sigma: Annotated[float, Field(ge=0.0)] = 0.3
+    sigma: NonNegFloat = 0.3
     taus: Annotated[list[Annotated[float, Field(ge=0.025)]], Field(min_length=1)] = [0.2, 0.1, 0.05]
     quadrature_taus: Annotated[list[PosFloat], Field(min_length=2)] = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01]
     ns: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [256, 1024, 4096]
@@ -206,9 +203,9 @@ class ModalityGapConfig(Strict):
     on S¹, its identity and one-directional controls, at ``steps`` and twice the steps; D_sym vs
     σ_mis. And the check of the paper's lifted energy F^Sym (``lifted_energy``)."""
 
-    sigmas: Annotated[list[Annotated[float, Field(ge=0.0)]], Field(min_length=2)] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    sigmas: Annotated[list[NonNegFloat], Field(min_length=2)] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
     seeds: Annotated[int, Field(ge=4)] = 12
-    steps: Annotated[int, Field(ge=1)] = 750
+    steps: PosInt = 750
     batch: Annotated[int, Field(ge=2)] = 128
     n_eval: Annotated[int, Field(ge=100)] = 8000
     trim: Annotated[float, Field(ge=0.0, lt=0.5)] = 0.25
@@ -229,7 +226,7 @@ class PlackettLuceConfig(Strict):
     """WEINCE Table 1 by Monte Carlo: winners of each index model against its closed-form link."""
 
     candidates: Annotated[int, Field(ge=2)] = 16
-    sets: Annotated[int, Field(ge=1)] = 8
+    sets: PosInt = 8
     trials: Annotated[int, Field(ge=100)] = 50_000  # per set: DKW half-width ≈ 0.0076 at 8 sets
     tau: PosFloat = 0.2      # Gumbel row: softmax(s/τ)
     beta: PosFloat = 2.0     # Weibull row: (1 − s)^{−β}
@@ -248,7 +245,7 @@ class LargeKConfig(Strict):
     """WEINCE Thm 2.4: non-canonical utilities approach the tail-weight law as K grows."""
 
     ks: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [2, 4, 16, 64, 256]
-    sets: Annotated[int, Field(ge=1)] = 4
+    sets: PosInt = 4
     trials: Annotated[int, Field(ge=100)] = 40_000
     tau: PosFloat = 0.2      # the exponential-noise (Gumbel-domain) example U = s/τ + E
 
@@ -257,7 +254,7 @@ class MismatchConfig(Strict):
     """WEINCE Prop. C.3: certified bounds on min over τ̃ of the worst-set TV."""
 
     candidates: Annotated[int, Field(ge=2)] = 16
-    sets: Annotated[int, Field(ge=1)] = 500
+    sets: PosInt = 500
     taus: Annotated[list[PosFloat], Field(min_length=1)] = [0.1, 0.2]
     lambdas: list[Annotated[float, Field(gt=0.0, lt=1.0)]] = [0.33, 0.5]
     gap: Annotated[float, Field(gt=0.0, le=0.01)] = 1e-4  # upper − lower bound at the end
@@ -289,8 +286,8 @@ class SimulationConfig(Strict):
     """The simulate stage: one DVC stage instance per listed experiment (the annealing and
     geometry papers, Wang–Isola's Theorem 1)."""
 
-    experiments: list[Experiment] = ["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap",
-                                     "link_theory"]
+    experiments: Annotated[list[Experiment], Unique] = [
+        "s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap", "link_theory"]
     s0: S0Config = S0Config()
     s1: S1Config = S1Config()
     hessian: HessianConfig = HessianConfig()
@@ -298,10 +295,3 @@ class SimulationConfig(Strict):
     gibbs: GibbsConfig = GibbsConfig()
     modality_gap: ModalityGapConfig = ModalityGapConfig()
     link_theory: LinkTheoryConfig = LinkTheoryConfig()
-
-    @field_validator("experiments")
-    @classmethod
-    def _unique(cls, v: list[str]) -> list[str]:
-        if len(set(v)) != len(v):
-            raise ValueError(f"entries must be unique, got {v}")
-        return v

@@ -6,10 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from infonce_lab.params.base import (
-    Strict,
-    _KeyProblem,
-)
+from infonce_lab.params.base import PosFloat, PosInt, Strict, _KeyProblem
 
 
 class LinkBankConfig(Strict):
@@ -25,7 +22,7 @@ class POTConfig(Strict):
     """WEINCE §2.3.1, Fig. 3: first-view cosines of distinct pairs in ``repeats`` batches of
     ``batch_images``."""
 
-    repeats: Annotated[int, Field(ge=1)] = 16
+    repeats: PosInt = 16
     batch_images: Annotated[int, Field(ge=8)] = 257
     q: Annotated[float, Field(gt=0.5, lt=1.0)] = 0.99
     stability_qs: list[Annotated[float, Field(gt=0.5, lt=1.0)]] = [0.98, 0.985, 0.99, 0.992, 0.995]
@@ -51,9 +48,9 @@ class AblationConfig(Strict):
     """WEINCE App. D.6, D.1 (run with the first placement)."""
 
     frechet: bool = True
-    hardness_ks: list[Annotated[int, Field(ge=1)]] = [32, 64, 128, 254]
-    pool_sizes: list[Annotated[int, Field(ge=1)]] = [64, 128, 256, 512, 1024]
-    pool_hard_k: Annotated[int, Field(ge=1)] = 32
+    hardness_ks: list[PosInt] = [32, 64, 128, 254]
+    pool_sizes: list[PosInt] = [64, 128, 256, 512, 1024]
+    pool_hard_k: PosInt = 32
 
 
 class AllocationConfig(Strict):
@@ -61,9 +58,9 @@ class AllocationConfig(Strict):
     anchor."""
 
     pool: Annotated[int, Field(ge=2)] = 1024
-    k: Annotated[int, Field(ge=1)] = 127
-    subsets: Annotated[int, Field(ge=1)] = 20
-    anchors: Annotated[int, Field(ge=1)] = 512
+    k: PosInt = 127
+    subsets: PosInt = 20
+    anchors: PosInt = 512
     bins: Annotated[int, Field(ge=5)] = 40
     bootstrap: Annotated[int, Field(ge=0)] = 400  # image-cluster bootstrap of the TV gap
 
@@ -72,7 +69,7 @@ class RepulsionConfig(Strict):
     """Wang & Isola's hardness-aware temperature (essay §5): the share of InfoNCE's repulsive
     gradient on each anchor's hardest negatives, on the link bank, at each τ."""
 
-    taus: Annotated[list[Annotated[float, Field(gt=0.0)]], Field(min_length=2)] = [1.0, 0.5, 0.2, 0.1, 0.07]
+    taus: Annotated[list[PosFloat], Field(min_length=2)] = [1.0, 0.5, 0.2, 0.1, 0.07]
     hard_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.01
 
 
@@ -80,8 +77,8 @@ class NoiseFloorConfig(Strict):
     """WEINCE App. C.1 (Fig. 5), the synthetic estimation experiment (independent of the runs)."""
 
     scores: Annotated[list[Annotated[float, Field(ge=-1.0, lt=1.0)]], Field(min_length=2)] = [0.15, 0.45, 0.70, 0.90]
-    beta: Annotated[float, Field(gt=0.0)] = 0.8
-    ns: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)] = [100, 200, 500, 1000, 2000, 5000, 10000]
+    beta: PosFloat = 0.8
+    ns: Annotated[list[PosInt], Field(min_length=1)] = [100, 200, 500, 1000, 2000, 5000, 10000]
     replicates: Annotated[int, Field(ge=10)] = 12000
     seed: int = 20260113
 

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from infonce_lab.params.base import (
-    Name,
-    Sha256,
-    Strict,
-    _unique,
-)
+from infonce_lab.params.base import Name, NonNegFloat, PosFloat, PosInt, Sha256, Strict, Unique
 
 
 # ----------------------------------------------------------------------------------- datasets
@@ -21,14 +16,12 @@ class GensimTextDataset(Strict):
     kind: Literal["gensim"] = "gensim"
     # Unsupervised training sentences: the Wikipedia extract (107 articles) and/or the Lee
     # background corpus (300 news documents), split into sentences.
-    train_sources: Annotated[list[Literal["wiki", "lee_background"]], Field(min_length=1)] = [
-        "wiki", "lee_background"]
-    min_words: Annotated[int, Field(ge=1)] = 5     # shorter fragments (headings, captions) dropped
-    max_words: Annotated[int, Field(ge=1)] = 80
-    max_sentences: Annotated[int, Field(ge=1)] | None = None   # None: all of them
+    train_sources: Annotated[list[Literal["wiki", "lee_background"]], Field(min_length=1),
+                             Unique] = ["wiki", "lee_background"]
+    min_words: PosInt = 5     # shorter fragments (headings, captions) dropped
+    max_words: PosInt = 80
+    max_sentences: PosInt | None = None   # None: all of them
     seed: int = 0                                   # the shuffle behind max_sentences
-
-    _unique_sources = field_validator("train_sources")(classmethod(lambda cls, v: _unique(v)))
 
     @model_validator(mode="after")
     def _words(self) -> GensimTextDataset:
@@ -46,7 +39,7 @@ class SimCSEWikiDataset(Strict):
     wiki_sha256: Sha256 | None = None    # None: recorded on first download (trust on first use)
     stsb_url: str = "https://sbert.net/datasets/stsbenchmark.tsv.gz"
     stsb_sha256: Sha256 | None = None
-    max_sentences: Annotated[int, Field(ge=1)] | None = None
+    max_sentences: PosInt | None = None
     seed: int = 0
     timeout_s: Annotated[float, Field(gt=0.0, le=30.0)] = 20.0   # per socket operation
 
@@ -86,27 +79,27 @@ class TransformerEncoderConfig(Strict):
 class TextTrainingConfig(Strict):
     """Unsupervised SimCSE: every sentence passed twice, dropout is the augmentation."""
 
-    epochs: Annotated[int, Field(ge=1)] = 1
-    max_steps: Annotated[int, Field(ge=1)] | None = None   # None: every full batch of every epoch
+    epochs: PosInt = 1
+    max_steps: PosInt | None = None   # None: every full batch of every epoch
     batch_size: Annotated[int, Field(ge=2)] = 64
     max_length: Annotated[int, Field(ge=4, le=512)] = 32
     optimizer: Literal["adamw", "adam"] = "adamw"
-    lr: Annotated[float, Field(gt=0.0)] = 3.0e-5
-    weight_decay: Annotated[float, Field(ge=0.0)] = 0.0
+    lr: PosFloat = 3.0e-5
+    weight_decay: NonNegFloat = 0.0
     lr_schedule: Literal["linear", "constant", "cosine"] = "linear"   # HF Trainer's default
     warmup_steps: Annotated[int, Field(ge=0)] = 0
-    max_grad_norm: Annotated[float, Field(gt=0.0)] | None = 1.0   # HF Trainer's default clipping
+    max_grad_norm: PosFloat | None = 1.0   # HF Trainer's default clipping
     # Validation Spearman every this many steps (0: never); selection "best_val" keeps the best
     # such checkpoint (SimCSE: STS-B dev every 250 steps), "final" the last weights.
     eval_every_steps: Annotated[int, Field(ge=0)] = 0
     selection: Literal["final", "best_val"] = "final"
-    checkpoint_steps: list[Annotated[int, Field(ge=1)]] = []   # kept for later diagnostics
+    checkpoint_steps: list[PosInt] = []   # kept for later diagnostics
     # Full training state (model, optimizer, RNGs, position) every this many steps, for resuming
     # a killed stage; 0: never.
     checkpoint_every_steps: Annotated[int, Field(ge=0)] = 0
-    log_every_steps: Annotated[int, Field(ge=1)] = 5
+    log_every_steps: PosInt = 5
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    threads: Annotated[int, Field(ge=1)] = 2
+    threads: PosInt = 2
 
     @model_validator(mode="after")
     def _selection(self) -> TextTrainingConfig:
@@ -118,29 +111,26 @@ class TextTrainingConfig(Strict):
 class TextEvaluationConfig(Strict):
     max_length: Annotated[int, Field(ge=4, le=512)] = 256   # Lee documents run to ~300 tokens
     # Texts are batched by length; small batches keep the padding of the long Lee documents low.
-    batch_size: Annotated[int, Field(ge=1)] = 16
+    batch_size: PosInt = 16
     # Alignment over the gold pairs scoring at least this fraction of the scale (Gao et al.'s
     # protocol: STS-B pairs above 4 of 5); uniformity over every evaluation text.
     align_min_gold: Annotated[float, Field(ge=0.0, le=1.0)] = 0.8
     polarity: bool = True          # probe and kNN on pang_lee_polarity.cor (200 labelled sentences)
     polarity_test_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.25
     polarity_split_seed: int = 0
-    tfidf_min_df: Annotated[int, Field(ge=1)] = 1
+    tfidf_min_df: PosInt = 1
 
 
 TextBaseline = Literal["tfidf", "untuned"]
 
 
 class TextStudyConfig(Strict):
-    datasets: list[Name] = []
-    encoders: list[Name] = []
-    losses: list[Name] = []
-    schedules: list[Name] = []
-    seeds: list[Annotated[int, Field(ge=0)]] = []
-    baselines: list[TextBaseline] = ["tfidf", "untuned"]
-
-    _uniq = field_validator("datasets", "encoders", "losses", "schedules", "seeds", "baselines")(
-        classmethod(lambda cls, v: _unique(v)))
+    datasets: Annotated[list[Name], Unique] = []
+    encoders: Annotated[list[Name], Unique] = []
+    losses: Annotated[list[Name], Unique] = []
+    schedules: Annotated[list[Name], Unique] = []
+    seeds: Annotated[list[Annotated[int, Field(ge=0)]], Unique] = []
+    baselines: Annotated[list[TextBaseline], Unique] = ["tfidf", "untuned"]
 
 
 class TextConfig(Strict):

@@ -260,9 +260,7 @@ def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: d
     }
 
 
-
 METRIC_COLUMNS = [(m.name, m.column) for m in metrics.METRICS if m.table]
-
 
 
 def render(context: dict[str, Any]) -> tuple[str, str]:

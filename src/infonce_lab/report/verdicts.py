@@ -49,12 +49,6 @@ class Verdict:
             return f"not run: {self.why}" if self.why else "not run"
         return f"{self.outcome} ({self.why})" if self.why else str(self.outcome)
 
-    @property
-    def css(self) -> str:
-        return {Outcome.REPRODUCED: "verdict-reproduced", Outcome.NOT_REPRODUCED: "verdict-not",
-                Outcome.INCONCLUSIVE: "verdict-inconclusive",
-                Outcome.NOT_RUN: "verdict-notrun"}[self.outcome]
-
 
 def reproduced(why: str = "") -> Verdict:
     return Verdict(Outcome.REPRODUCED, why)
@@ -172,6 +166,12 @@ class Region:
         return e.p_greater(self.theta) if self.above else e.p_less(self.theta)
 
 
+def _shown(p: float | None, reached: bool) -> bool:
+    """Whether the data show a direction: its (Holm-adjusted) p where there is one, else whether
+    the interval reached its region."""
+    return p < ALPHA / 2 if p is not None else reached
+
+
 @dataclass(frozen=True)
 class Rule:
     """A decision rule written before the data. ``passes``: regions that must *all* be reached to
@@ -191,28 +191,20 @@ class Rule:
             return inconclusive(f"undefined: {e.undefined}" if e.undefined else "no estimate")
         if not e.has_interval:
             return inconclusive("no interval")
+        in_pass = all(r.reached_by_interval(e) for r in self.passes)
+        in_fail = any(r.reached_by_interval(e) for r in self.fails)
         # The pass region is tested first: with a minimum effect δ (Above/Below) the regions
         # overlap, and an effect shown to exist but smaller than δ still has the claimed sign.
-        if p_pass is not None:
-            passed = p_pass < ALPHA / 2
-        else:
-            passed = all(r.reached_by_interval(e) for r in self.passes)
-        if passed:
+        if _shown(p_pass, in_pass):
             return reproduced()
-        if p_fail is not None:
-            failed = p_fail < ALPHA / 2
-        else:
-            failed = any(r.reached_by_interval(e) for r in self.fails)
-        if failed:
+        if _shown(p_fail, in_fail):
             return not_reproduced()
         # With Holm the adjusted p decides, not the unadjusted interval: say so where the
         # interval alone would have passed (or failed) the case.
-        if p_pass is not None and all(r.reached_by_interval(e) for r in self.passes):
-            return inconclusive(f"Holm-adjusted p = {fmt_p(p_pass)} ≥ α/2 = {ALPHA / 2:g} "
-                                f"within the family")
-        if p_fail is not None and any(r.reached_by_interval(e) for r in self.fails):
-            return inconclusive(f"Holm-adjusted p = {fmt_p(p_fail)} ≥ α/2 = {ALPHA / 2:g} "
-                                f"against the claim within the family")
+        for p, reached, side in ((p_pass, in_pass, ""), (p_fail, in_fail, "against the claim ")):
+            if p is not None and reached:
+                return inconclusive(f"Holm-adjusted p = {fmt_p(p)} ≥ α/2 = {ALPHA / 2:g} "
+                                    f"{side}within the family")
         return inconclusive(self.inconclusive_why)
 
     def p_pass(self, e: Estimate) -> float | None:
@@ -226,9 +218,7 @@ class Rule:
         one bound or below the other), so the smallest p decides, exactly as "the interval lies
         wholly outside" does."""
         ps = [r.p(e) for r in self.fails]
-        if any(p is None for p in ps):
-            return None
-        return min(ps)  # type: ignore[type-var]
+        return None if any(p is None for p in ps) else min(ps)  # type: ignore[type-var]
 
 
 def fmt_num(x: float, unit: str = "") -> str:
@@ -428,9 +418,8 @@ def claim(section: str, topic: str, claim_text: str, quantity: str, rule: Rule |
 
 def not_run_row(section: str, topic: str, claim_text: str, quantity: str, rule: Rule | str,
                 what_it_takes: str) -> ClaimRow:
-    rule_text = rule.text if isinstance(rule, Rule) else rule
-    return ClaimRow(section, topic, claim_text, quantity, rule_text, "—",
-                    not_run(what_it_takes))
+    return claim(section, topic, claim_text, quantity, rule, [], result="—",
+                 verdict=not_run(what_it_takes))
 
 
 def md_cell(text: Any) -> str:
@@ -438,12 +427,10 @@ def md_cell(text: Any) -> str:
     return str(text).replace("|", "\\|")
 
 
-def verdict_class(verdict: Verdict | str) -> str:
+_CSS = {Outcome.REPRODUCED: "verdict-reproduced", Outcome.NOT_REPRODUCED: "verdict-not",
+        Outcome.INCONCLUSIVE: "verdict-inconclusive", Outcome.NOT_RUN: "verdict-notrun"}
+
+
+def verdict_class(verdict: Verdict) -> str:
     """CSS class of a verdict cell ("not run" is neither a success nor a failure)."""
-    if isinstance(verdict, Verdict):
-        return verdict.css
-    if verdict == Outcome.REPRODUCED:
-        return "verdict-reproduced"
-    if verdict.startswith(Outcome.NOT_RUN):
-        return "verdict-notrun"
-    return "verdict-not" if verdict.startswith(Outcome.NOT_REPRODUCED) else "verdict-inconclusive"
+    return _CSS[verdict.outcome]

@@ -9,15 +9,17 @@ exactly like the main test (``held_out_gain``). Scores are (anchors, candidates)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
 from infonce_lab.tails.link import (
-    W_MAX,
     LinkFit,
+    _bounds,
     cluster_influence,
+    cluster_robust_se,
     features,
     held_out_gain,
     lambda_gradient,
@@ -81,10 +83,7 @@ def frechet_score(scores: np.ndarray, weibull: LinkFit, batch_ids: np.ndarray,
     mean = (f * p).sum(dim=2)
     u = (f[:, :, 0] - mean).numpy().T  # the winner (the positive) is column 0
     info = (torch.tensordot(f * p, f, dims=([1, 2], [1, 2])) - mean @ mean.T).numpy()
-    lo = np.zeros(2)
-    hi = np.full(2, W_MAX)
-    if weibull.placement == "outside":
-        hi[1] = 1.0
+    lo, hi = _bounds(weibull.model, weibull.placement)
     free = np.r_[~((ws <= lo) | (ws >= hi)), False]  # (s, g) off their bounds; h is tested
     a = info[np.ix_(free, free)]
     c = info[free, 2]
@@ -100,7 +99,7 @@ def frechet_score(scores: np.ndarray, weibull: LinkFit, batch_ids: np.ndarray,
         return {"frechet_lambda_score": None, "frechet_lambda_score_se": None,
                 "frechet_lambda_score_df": g - 1, "frechet_collinearity_r2": r2}
     return {"frechet_lambda_score": float(u_eff.sum() / i_eff * scale),
-            "frechet_lambda_score_se": float(np.sqrt(g / (g - 1) * np.sum(u_b**2)) / i_eff * scale),
+            "frechet_lambda_score_se": cluster_robust_se(u_b) / i_eff * scale,
             "frechet_lambda_score_df": g - 1, "frechet_collinearity_r2": r2}
 
 
@@ -112,9 +111,7 @@ def _choice_gain(choice: np.ndarray, held_in: np.ndarray, placement: str,
     bound of its fit, which a small perturbation of the data leaves there)."""
     fit0, fit1, delta = held_out_gain(choice, held_in, "softmax", "weibull", placement)
     lam = fit1.lambdas["g"]
-    lo, hi = np.zeros(2), np.full(2, W_MAX)
-    if placement == "outside":
-        hi[1] = 1.0
+    lo, hi = _bounds(fit1.model, placement)
     row = {"lambda_hat": lam if lam is not None and np.isfinite(lam) else None,
            "tau1_hat": fit1.tau, "tau0_hat": fit0.tau, "delta_mean": float(delta.mean()),
            # λ̂ on a bound of its fit (0, pure softmax; 1, pure Weibit; τ at its cap)
@@ -126,26 +123,34 @@ def _choice_gain(choice: np.ndarray, held_in: np.ndarray, placement: str,
     return row, delta, infl
 
 
+def _sweep(axis: str, values: list[int], choice_of: Callable[[int], np.ndarray],
+           held_in: np.ndarray, placement: str, return_deltas: bool,
+           batch_ids: np.ndarray | None) -> Any:
+    """The choice set ``choice_of(v)`` fitted at every value v of the ablation's axis: the rows,
+    and with ``return_deltas`` the held-out Δ_i of every v, (len(values), held-out anchors), and
+    λ̂'s influence per held-in batch of every v (None without ``batch_ids``)."""
+    rows, deltas, infl = [], [], []
+    for v in values:
+        row, delta, psi = _choice_gain(choice_of(v), held_in, placement, batch_ids)
+        rows.append({axis: int(v), **row})
+        deltas.append(delta)
+        infl.append(psi)
+    return (rows, np.array(deltas), infl) if return_deltas else rows
+
+
 def hardness_ablation(scores: np.ndarray, held_in: np.ndarray, ks: list[int],
                       placement: str = "inside", return_deltas: bool = False,
                       batch_ids: np.ndarray | None = None) -> Any:
     """WEINCE App. D.1, Fig. 7: the choice set is the positive plus each anchor's k hardest
     negatives of its batch; growing k adds easier negatives (the paper: λ̂ and Δ̄ fall).
-    ``return_deltas``: also the held-out per-anchor gains Δ_i of every k, (len(ks), held-out
-    anchors), and λ̂'s influence per held-in batch of every k (None without ``batch_ids``)."""
+    ``return_deltas``: see :func:`_sweep`."""
     negatives = -np.sort(-scores[:, 1:], axis=1)
     for k in ks:
         if not 1 <= k <= negatives.shape[1]:
             raise ValueError(f"hardness k = {k} must lie in [1, {negatives.shape[1]}] (the negatives "
                              "per anchor of the bank)")
-    rows, deltas, infl = [], [], []
-    for k in ks:
-        row, delta, psi = _choice_gain(np.concatenate([scores[:, :1], negatives[:, :k]], 1),
-                                       held_in, placement, batch_ids)
-        rows.append({"k": int(k), **row})
-        deltas.append(delta)
-        infl.append(psi)
-    return (rows, np.array(deltas), infl) if return_deltas else rows
+    return _sweep("k", ks, lambda k: np.concatenate([scores[:, :1], negatives[:, :k]], 1),
+                  held_in, placement, return_deltas, batch_ids)
 
 
 def pool_size_ablation(s_pos: np.ndarray, pool: np.ndarray, held_in: np.ndarray,
@@ -154,17 +159,14 @@ def pool_size_ablation(s_pos: np.ndarray, pool: np.ndarray, held_in: np.ndarray,
     """WEINCE App. D.1, Fig. 8: the choice set is the positive plus the ``hard_k`` highest-scoring
     negatives of the first m columns of each anchor's pool; growing m mines closer to the cap
     (the paper: λ̂ rises)."""
-    rows, deltas, infl = [], [], []
     for m in sizes:
         if not hard_k <= m <= pool.shape[1]:
             raise ValueError(f"pool size {m} must lie in [hard_k = {hard_k}, {pool.shape[1]}]")
-        hard = -np.sort(-pool[:, :m], axis=1)[:, :hard_k]
-        row, delta, psi = _choice_gain(np.concatenate([s_pos[:, None], hard], 1), held_in,
-                                       placement, batch_ids)
-        rows.append({"pool": int(m), **row})
-        deltas.append(delta)
-        infl.append(psi)
-    return (rows, np.array(deltas), infl) if return_deltas else rows
+
+    def choice(m: int) -> np.ndarray:
+        return np.concatenate([s_pos[:, None], -np.sort(-pool[:, :m], axis=1)[:, :hard_k]], 1)
+
+    return _sweep("pool", sizes, choice, held_in, placement, return_deltas, batch_ids)
 
 
 def ablation_trend(rows: list[dict[str, Any]], deltas: np.ndarray, axis: str,
@@ -190,13 +192,10 @@ def ablation_trend(rows: list[dict[str, Any]], deltas: np.ndarray, axis: str,
     x = np.log2([rows[j][_AXIS[axis]] for j in used])
     lam = np.array([rows[j]["lambda_hat"] for j in used], dtype=np.float64)
     dmean = np.array([rows[j]["delta_mean"] for j in used], dtype=np.float64)
-    empty = {f"{axis}_lambda_slope": None, f"{axis}_lambda_slope_se": None,
-             f"{axis}_lambda_slope_df": None, f"{axis}_delta_slope": None,
-             f"{axis}_delta_slope_se": None, f"{axis}_delta_slope_df": None,
-             f"{axis}_lambda_boundary_points": None}
-    if len(used) < 3:  # two points fix a line: no trend to estimate beside its noise
-        out.update(empty)
-    else:
+    trend: dict[str, float | int | None] = dict.fromkeys(
+        ("lambda_slope", "lambda_slope_se", "lambda_slope_df", "delta_slope", "delta_slope_se",
+         "delta_slope_df", "lambda_boundary_points"))
+    if len(used) >= 3:  # two points fix a line: no trend to estimate beside its noise
         c = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
         contrast = c @ deltas[used]  # per held-out anchor
         se, df = _clustered_se(contrast, out_batches)
@@ -206,12 +205,11 @@ def ablation_trend(rows: list[dict[str, Any]], deltas: np.ndarray, axis: str,
             per_batch = c @ np.array(infl)  # (held-in batches,)
             g = per_batch.size
             if g > 1:
-                lam_se, lam_df = float(np.sqrt(g / (g - 1) * np.sum(per_batch**2))), g - 1
-        out.update({f"{axis}_lambda_slope": float(c @ lam), f"{axis}_lambda_slope_se": lam_se,
-                    f"{axis}_lambda_slope_df": lam_df, f"{axis}_delta_slope": float(c @ dmean),
-                    f"{axis}_delta_slope_se": se, f"{axis}_delta_slope_df": df,
-                    f"{axis}_lambda_boundary_points": int(sum(rows[j]["lambda_boundary"]
-                                                               for j in used))})
+                lam_se, lam_df = cluster_robust_se(per_batch), g - 1
+        trend.update(lambda_slope=float(c @ lam), lambda_slope_se=lam_se, lambda_slope_df=lam_df,
+                     delta_slope=float(c @ dmean), delta_slope_se=se, delta_slope_df=df,
+                     lambda_boundary_points=int(sum(rows[j]["lambda_boundary"] for j in used)))
+    out.update({f"{axis}_{key}": v for key, v in trend.items()})
     for key, values in (("lambda", lam), ("delta", dmean)):
         ok = len(used) > 2 and np.ptp(values) > 0  # else there is no ordering to test
         out[f"{axis}_{key}_spearman"] = float(spearmanr(x, values).statistic) if ok else None

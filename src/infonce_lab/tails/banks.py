@@ -34,27 +34,29 @@ class LinkBank:
     image: np.ndarray  # (anchors,) image index of each view
 
 
-def _draw(n_images: int, batch_images: int, gen: torch.Generator) -> torch.Tensor:
-    if batch_images > n_images:
-        raise ValueError(f"a bank batch of {batch_images} images needs at least that many images; "
-                         f"the dataset has {n_images}")
-    return torch.randperm(n_images, generator=gen)[:batch_images]
-
-
 @torch.no_grad()
-def link_draws(embed: Embed, images: torch.Tensor, augment: Augment, batches: int,
-               batch_images: int, gen: torch.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """The link bank's draws, embedded: (batches·2B, d) raw embeddings, batch after batch (the
-    first views of its B images, then the second), and the (batches, B) images drawn. Images are
-    drawn without replacement within a batch. This is the encoder's whole part in the bank; the
-    scores follow from it (:func:`link_bank_from`)."""
+def _draws(embed: Embed, images: torch.Tensor, augment: Augment, batches: int,
+           batch_images: int, gen: torch.Generator, views: int) -> tuple[np.ndarray, np.ndarray]:
+    """``batches`` batches of B images drawn without replacement within a batch, ``views``
+    augmented views of each, embedded: (batches·views·B, d) raw embeddings, batch after batch
+    (the first views of its B images, then the second, …), and the (batches, B) images drawn."""
+    if batch_images > len(images):
+        raise ValueError(f"a bank batch of {batch_images} images needs at least that many images; "
+                         f"the dataset has {len(images)}")
     zs, chosen_all = [], []
     for _ in range(batches):
-        chosen = _draw(len(images), batch_images, gen)
+        chosen = torch.randperm(len(images), generator=gen)[:batch_images]
         x = images[chosen]
-        zs.append(embed(torch.cat([augment(x, gen), augment(x, gen)])).numpy())
+        zs.append(embed(torch.cat([augment(x, gen) for _ in range(views)])).numpy())
         chosen_all.append(chosen.numpy())
     return np.concatenate(zs), np.stack(chosen_all)
+
+
+def link_draws(embed: Embed, images: torch.Tensor, augment: Augment, batches: int,
+               batch_images: int, gen: torch.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The link bank's draws (two views of each image), embedded. This is the encoder's whole
+    part in the bank; the scores follow from it (:func:`link_bank_from`)."""
+    return _draws(embed, images, augment, batches, batch_images, gen, views=2)
 
 
 def link_bank_from(z_raw: np.ndarray, chosen: np.ndarray) -> LinkBank:
@@ -116,17 +118,10 @@ class PotScores:
     image_b: np.ndarray
 
 
-@torch.no_grad()
 def pot_draws(embed: Embed, images: torch.Tensor, augment: Augment, repeats: int,
               batch_images: int, gen: torch.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """The POT bank's draws, embedded: (repeats·B, d) raw first-view embeddings and the
-    (repeats, B) images drawn (:func:`pot_pairs_from` scores them)."""
-    zs, chosen_all = [], []
-    for _ in range(repeats):
-        chosen = _draw(len(images), batch_images, gen)
-        zs.append(embed(augment(images[chosen], gen)).numpy())
-        chosen_all.append(chosen.numpy())
-    return np.concatenate(zs), np.stack(chosen_all)
+    """The POT bank's draws (first views only), embedded (:func:`pot_pairs_from` scores them)."""
+    return _draws(embed, images, augment, repeats, batch_images, gen, views=1)
 
 
 def pot_pairs_from(z_raw: np.ndarray, chosen: np.ndarray) -> PotScores:

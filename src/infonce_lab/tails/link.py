@@ -239,8 +239,7 @@ def fit_link(scores: np.ndarray, winners: np.ndarray | None = None, model: str =
     problem, ≈ 5 data passes) or scipy's L-BFGS-B (our proposal, App. D.3 names none; ≈ 25
     passes; the tests check both reach the same maximum)."""
     _check_link(model, placement)
-    s = np.asarray(scores, dtype=np.float64)
-    w = _winners(s, winners)
+    s, w = _choices(scores, winners)
     f = _tensor(s, model)
     return _fit(f, _stats(f, w), model, placement, starts or _default_starts(model, placement),
                 optimizer)
@@ -248,8 +247,8 @@ def fit_link(scores: np.ndarray, winners: np.ndarray | None = None, model: str =
 
 def log_probs(scores: np.ndarray, winners: np.ndarray | None, fit: LinkFit) -> np.ndarray:
     """Per-anchor log-probability of the observed winner under a fitted link."""
-    s = np.asarray(scores, dtype=np.float64)
-    return _log_probs(_tensor(s, fit.model), _winners(s, winners), fit.weights)
+    s, w = _choices(scores, winners)
+    return _log_probs(_tensor(s, fit.model), w, fit.weights)
 
 
 def _log_probs(f: torch.Tensor, winners: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -258,8 +257,11 @@ def _log_probs(f: torch.Tensor, winners: np.ndarray, w: np.ndarray) -> np.ndarra
     return (chosen - torch.logsumexp(logits, dim=1)).numpy()
 
 
-def _winners(s: np.ndarray, winners: np.ndarray | None) -> np.ndarray:
-    return np.zeros(len(s), dtype=np.int64) if winners is None else np.asarray(winners, np.int64)
+def _choices(scores: np.ndarray, winners: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The scores as float64 and the winner of each row (default: column 0, the positive)."""
+    s = np.asarray(scores, dtype=np.float64)
+    w = np.zeros(len(s), dtype=np.int64) if winners is None else np.asarray(winners, np.int64)
+    return s, w
 
 
 def _check_link(model: str, placement: str) -> None:
@@ -284,8 +286,7 @@ def held_out_gain(scores: np.ndarray, held_in: np.ndarray, null: str, alt: str,
                   placement: str = "inside", winners: np.ndarray | None = None,
                   optimizer: str = "newton") -> tuple[LinkFit, LinkFit, np.ndarray]:
     """Fit ``null`` and ``alt`` on the held-in anchors; Δ_i = log p_alt − log p_null on the rest."""
-    s = np.asarray(scores, dtype=np.float64)
-    w = _winners(s, winners)
+    s, w = _choices(scores, winners)
     fit0 = fit_link(s[held_in], w[held_in], null, placement, optimizer=optimizer)
     fit1 = fit_link(s[held_in], w[held_in], alt, placement, optimizer=optimizer)
     out = ~held_in
@@ -313,12 +314,11 @@ def link_test(
     whole batches, which keeps within-batch dependence.
     """
     _check_link("weibull", placement)
-    s = np.asarray(scores, dtype=np.float64)
+    s, w = _choices(scores, winners)
     batch = np.asarray(batch_ids)
     if s.ndim != 2 or s.shape[0] != batch.shape[0]:
         raise ValueError(f"scores must be (anchors, candidates) with one batch id per anchor; got "
                          f"{s.shape} and {batch.shape}")
-    w = _winners(s, winners)
     held_in = split_batches(batch, held_in_fraction, seed)
     rng = np.random.default_rng(seed)
     fit0, fit1, delta = held_out_gain(s, held_in, "softmax", "weibull", placement, w,
@@ -408,8 +408,7 @@ def cluster_influence(scores: np.ndarray, winners: np.ndarray | None, fit: LinkF
     the observed information and U_b = Σ_{i ∈ b} (f_{i,w_i} − E_p[f_i]) the score of batch b,
     restricted to the weights off their bounds (``free``; a weight at a bound has no influence
     of this form: the fit is not interior there). cov(ŵ) ≈ G/(G − 1)·Σ_b ψ_b ψ_bᵀ."""
-    s = np.asarray(scores, dtype=np.float64)
-    w = _winners(s, winners)
+    s, w = _choices(scores, winners)
     f = _tensor(s, fit.model)
     wt = torch.from_numpy(fit.weights)
     logits = torch.tensordot(wt, f, dims=1)
@@ -466,9 +465,14 @@ def lambda_cluster_se(scores: np.ndarray, winners: np.ndarray | None, fit: LinkF
         boundary = True
     if boundary or g < 2:
         return {"se": None, "df": g - 1, "clusters": g, "boundary": boundary}
-    infl = psi @ lambda_gradient(fit, feature)
-    se = float(np.sqrt(g / (g - 1) * np.sum(infl**2)))
+    se = cluster_robust_se(psi @ lambda_gradient(fit, feature))
     return {"se": se, "df": g - 1, "clusters": g, "boundary": False}
+
+
+def cluster_robust_se(influence: np.ndarray) -> float:
+    """√(G/(G − 1)·Σ_b ψ_b²) of an estimate's influences ψ_b over G ≥ 2 clusters."""
+    g = len(influence)
+    return float(np.sqrt(g / (g - 1) * np.sum(influence**2)))
 
 
 def _parametric_bootstrap_lrt(s: np.ndarray, fit0: LinkFit, fit1: LinkFit, lr_obs: float,

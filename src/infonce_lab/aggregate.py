@@ -168,6 +168,17 @@ def paired_comparisons(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
     return out
 
 
+def primary_comparisons(df: pd.DataFrame, setting: str, schedule: str,
+                        contrasts: list[tuple[str, str]], metric_names: list[str],
+                        ) -> dict[str, dict[str, Any]]:
+    """The pre-registered comparisons: each (treatment, reference) at ``setting``
+    (``<dataset>-<backbone>``) and ``schedule``, treatment − reference on each metric, keyed as
+    :func:`paired_comparisons` keys its rows."""
+    return {f"{setting}/{t}_vs_{r}@{schedule}/{m}": paired_comparison(
+                df, f"{setting}-{t}-{schedule}", f"{setting}-{r}-{schedule}", m)
+            for t, r in contrasts for m in metric_names}
+
+
 AU_METRICS = metrics.names(headline=True)
 AU_COORDS = ["geometry.alignment", "geometry.uniformity"]
 
@@ -333,7 +344,7 @@ def summarise_tails(params: Params, tails_dir: str | Path = "reports/tails") -> 
     per_seed: dict[str, dict[int, dict[str, dict[str, float | bool | None]]]] = defaultdict(
         lambda: defaultdict(dict))
     info: dict[str, dict[str, Any]] = {}
-    for run in params.runs():
+    for run in params.grid_runs():  # the diagnose stage's runs
         path = tails_dir / "runs" / run.dataset / f"{run.id}.json"
         if not path.is_file():
             raise FileNotFoundError(f"{path}: missing; run the diagnose stage for {run.dataset}")

@@ -30,6 +30,9 @@ TINY = {
     "losses": {"infonce": {"kind": "info_nce", "decoupled": False},
                "wnce": {"kind": "weince", "kappa_rho": 10.0}},
     "schedules": {"fixed_t05": {"kind": "fixed", "tau": 0.5}},
+    # the primary block: its own runs (fixed_t02, from params.yaml) over its own two seeds
+    "primary": {"backbone": "tiny", "schedule": "fixed_t02", "losses": ["infonce", "wnce"],
+                "seeds": [1, 2], "comparisons": [{"treatment": "wnce", "reference": "infonce"}]},
     "training": {"epochs": 2, "batch_size": 128, "checkpoint_epochs": [1], "warmup_epochs": 0},
     "evaluation": {"split_seeds": [1], "probe": {"epochs": 5, "seeds": [1]}, "knn": {"k": 10}},
     "tails": {"bank": {"batches": 4, "batch_images": 32},
@@ -56,6 +59,8 @@ TINY = {
              "evaluation": {"max_length": 64}},
 }
 RUNS = {"infonce": "digits-tiny-infonce-fixed_t05-1", "wnce": "digits-tiny-wnce-fixed_t05-1"}
+PRIMARY_RUNS = {f"digits-tiny-{loss}-fixed_t02-{seed}" for loss in ("infonce", "wnce")
+                for seed in (1, 2)}
 TEXT_RUNS = {"infonce": "gensim_lee-tiny_bert-infonce-fixed_t05-1",
              "wnce": "gensim_lee-tiny_bert-wnce-fixed_t05-1"}
 
@@ -123,7 +128,7 @@ def repo(tmp_path_factory, repo_root) -> Repo:
     assert {f"pretrain@{RUNS['infonce']}", f"pretrain@{RUNS['wnce']}", "diagnose@digits",
             "noise_floor", "simulate@s0", "download_text@gensim_lee",
             f"text_pretrain@{TEXT_RUNS['wnce']}", "evaluate@digits", "text_evaluate@gensim_lee",
-            "aggregate", "report"} <= ran
+            "aggregate", "report"} | {f"pretrain_primary@{r}" for r in PRIMARY_RUNS} <= ran
     return r
 
 
@@ -142,7 +147,29 @@ def test_outputs_and_sane_metrics(repo):
     assert manifest["n_train"] + manifest["n_test"] == 1797
     groups = json.loads((root / "reports" / "summary.json").read_text())["groups"]
     assert set(groups) == {"digits-tiny-infonce-fixed_t05", "digits-tiny-wnce-fixed_t05",
+                           "digits-tiny-infonce-fixed_t02", "digits-tiny-wnce-fixed_t02",
                            "digits-tiny-random_init", "digits-raw_pixels"}
+
+
+def test_primary_comparison_is_decided_on_its_own_runs(repo):
+    summary = json.loads((repo.root / "reports" / "summary.json").read_text())
+    key = "digits-tiny/wnce_vs_infonce@fixed_t02/few.probe_test_acc"
+    assert set(summary["primary"]) == {key, key.replace("few.probe", "few.knn")}
+    pair = summary["primary"][key]
+    assert set(pair["per_seed"]) == {"1", "2"} and pair["mde_80"] > 0
+    runs = {f"digits-tiny-{loss}-fixed_t02-{seed}": loss for loss in ("infonce", "wnce")
+            for seed in (1, 2)}
+    few = {r: json.loads((repo.root / "reports/metrics/runs/digits" / f"{r}.json").read_text())
+           ["few"]["probe_test_acc"] for r in runs}
+    for seed in ("1", "2"):
+        assert pair["per_seed"][seed] == pytest.approx(
+            few[f"digits-tiny-wnce-fixed_t02-{seed}"] - few[f"digits-tiny-infonce-fixed_t02-{seed}"])
+    # the grid's comparisons never reach into the primary block
+    assert not any("fixed_t02" in k for k in summary["paired"])
+    assert not (repo.root / "reports/tails/runs/digits" / f"{next(iter(runs))}.json").exists()
+    html = (repo.root / "reports" / "index.html").read_text()
+    assert "Pre-registered primary comparison" in html
+    assert "wnce beats infonce at the paper" in html and "MDE" in html
 
 
 def test_report_numbers_equal_the_metrics(repo):
@@ -229,7 +256,8 @@ def test_changing_one_loss_reruns_only_its_run(repo):
     # each dataset's evaluation and diagnostics (one stage each for all its runs) follow.
     assert ran == {f"pretrain@{RUNS['wnce']}", "evaluate@digits", "diagnose@digits",
                    f"text_pretrain@{TEXT_RUNS['wnce']}", "text_evaluate@gensim_lee",
-                   "aggregate", "report"}
+                   "aggregate", "report"} | {f"pretrain_primary@{r}" for r in PRIMARY_RUNS
+                                             if "-wnce-" in r}
 
 
 def test_invalid_params_keep_outputs(repo):
@@ -275,8 +303,9 @@ def test_dvc_plots_follow_the_study(repo):
         values = shown["data"][plot_id][0]["content"]["data"]["values"]
         return {v["filename"].split("/plots/metrics/")[0].rsplit("/", 1)[-1] for v in values}
 
-    assert runs("train_loss") == runs("train_tau") == set(RUNS.values())
-    assert runs("train_lambda_mean") == {RUNS["wnce"]}  # WEINCE runs only
+    assert runs("train_loss") == runs("train_tau") == set(RUNS.values()) | PRIMARY_RUNS
+    assert runs("train_lambda_mean") == {RUNS["wnce"]} | {  # WEINCE runs only
+        r for r in PRIMARY_RUNS if "-wnce-" in r}
     assert runs("text_train_loss") == set(TEXT_RUNS.values())
     repo.run(*repo.dvc, "plots", "show", "--out", "plots_check")
     html = (repo.root / "plots_check" / "index.html").read_text(encoding="utf-8")

@@ -24,7 +24,9 @@ def _error(raw: dict) -> str:
 
 def test_shipped_params_are_valid(repo_root):
     p = load_params(repo_root / "params.yaml")
-    assert len(p.runs()) == len(p.study.seeds) * len(p.study.losses) * len(p.study.schedules)
+    assert len(p.grid_runs()) == len(p.study.seeds) * len(p.study.losses) * len(p.study.schedules)
+    assert len(p.primary_runs()) == len(p.primary.seeds) * len(p.primary.losses)
+    assert p.runs() == p.grid_runs() + p.primary_runs()
     first = "-".join(map(str, (p.study.datasets[0], p.study.backbones[0], p.study.losses[0],
                                p.study.schedules[0], p.study.seeds[0])))
     assert p.runs()[0].id == first  # DVC's matrix suffix: pretrain@<id>
@@ -134,7 +136,7 @@ def test_loss_without_temperature_with_schedule_none_is_valid(raw):
     raw["losses"]["au"] = {"kind": "direct_au"}
     raw["schedules"]["none"] = {"kind": "none"}
     raw["study"]["losses"], raw["study"]["schedules"] = ["au"], ["none"]
-    assert len(parse_params(raw).runs()) == len(raw["study"]["seeds"])
+    assert len(parse_params(raw).grid_runs()) == len(raw["study"]["seeds"])
 
 
 @pytest.mark.parametrize("section,patch,key", [

@@ -17,6 +17,7 @@ def _pts(lo: float, hi: float) -> Estimate:
 FIXTURES = {
     "gain": (_pts(0.5, 2.5), _pts(-1.5, 0.6)),        # above 0 / excludes a 1-point gain
     "selection": (_pts(0.1, 0.6), _pts(1.2, 2.0)),   # inflation below / above 1 point
+    "primary": (_pts(0.4, 1.9), _pts(-0.8, 0.7)),     # above 0 / excludes a 1-point gain
 }
 
 
@@ -81,3 +82,41 @@ def test_selection_row(value, lo, hi, expected):
            "sd_test": 0.008, "encoders": 18, "configurations": 9}
     row = selection_row(sel)
     assert row.verdict.outcome is expected and "ρ = 0.70" in row.result
+
+
+DESIGN = {"dataset": "digits", "backbone": "r", "schedule": "fixed_t05", "seeds": [1, 2, 3, 4],
+          "comparisons": [{"treatment": "weince", "reference": "infonce"},
+                          {"treatment": "weince_recipe", "reference": "infonce_topm"}],
+          "metrics": ["few.probe_test_acc", "few.knn_test_acc"], "min_effect_points": 1.0}
+
+
+def _primary(diffs: dict[tuple[str, str], dict[int, float]]) -> dict:
+    out = {}
+    for (a, b), d in diffs.items():
+        for metric in DESIGN["metrics"]:
+            key, pair = _pair(a, b, "fixed_t05", d, metric)
+            pair["mde_80"] = 0.012
+            out[key.replace("resnet_digits", "r")] = pair
+    return out
+
+
+def test_primary_rows_decide_each_contrast_on_every_metric_with_its_mde():
+    gain = {1: 0.03, 2: 0.035, 3: 0.032, 4: 0.028}
+    none = {1: 0.001, 2: -0.002, 3: 0.0005, 4: -0.001}
+    rows = claim_rows({}, KINDS, None, _primary({("weince", "infonce"): gain,
+                                                ("weince_recipe", "infonce_topm"): none}), DESIGN)
+    first, second = rows[0], rows[1]
+    assert "pre-registered" in first.claim and first.verdict.outcome is Outcome.REPRODUCED
+    assert second.verdict.outcome is Outcome.NOT_REPRODUCED
+    assert [c.name for c in first.cases] == ["weince − infonce: few-label linear probe",
+                                             "weince − infonce: few-label kNN"]
+    assert all("MDE 1.20" in c.result and "Holm" in c.p for c in first.cases + second.cases)
+    # the grid's rows follow, not run here
+    assert rows[2].verdict.outcome is Outcome.NOT_RUN
+
+
+def test_primary_rows_read_not_run_before_its_runs_and_vanish_without_seeds():
+    rows = claim_rows({}, KINDS, None, {}, DESIGN)
+    assert rows[0].verdict.outcome is Outcome.NOT_RUN and "pretrain_primary" in rows[0].verdict.why
+    assert len([r for r in claim_rows({}, KINDS, None, {}, {**DESIGN, "seeds": []})
+                if "pre-registered" in r.claim]) == 0

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_per_seed_values_are_kept_with_their_runs(tmp_path: Path):
     params = load_params(REPO / "params.yaml")
-    runs = params.runs()
+    runs = params.grid_runs()  # the diagnose stage's runs
     for i, run in enumerate(runs):
         record = {f"epoch_{e}": {"pot": {"xi": -0.4 - 0.01 * i - e / 1000, "endpoint": None,
                                          "endpoint_above_cap": False},

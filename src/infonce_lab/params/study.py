@@ -1,4 +1,5 @@
-"""The whole params file: the study lists, the report, the cross-section checks, runs."""
+"""The whole params file: the study lists, the primary comparison, the report, the
+cross-section checks, runs."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from infonce_lab.params.base import (
     Name,
     Strict,
+    Unique,
     _KeyProblem,
 )
 from infonce_lab.params.data import DatasetConfig
@@ -45,6 +47,50 @@ class StudyConfig(Strict):
         return v
 
 
+class Contrast(Strict):
+    """``treatment − reference``, paired by seed."""
+
+    treatment: Name
+    reference: Name
+
+
+class PrimaryConfig(Strict):
+    """The pre-registered primary comparison: one setting, its own seeds, its own runs (a block
+    beside the study's grid, never pooled with it), the metrics that decide it. ``seeds: []``
+    leaves it out. ``losses`` is what dvc.yaml's matrix expands (DVC cannot derive it from the
+    comparisons); it must list exactly the comparisons' losses."""
+
+    dataset: Name
+    backbone: Name
+    schedule: Name
+    losses: Annotated[list[Name], Unique]
+    seeds: Annotated[list[Annotated[int, Field(ge=0)]], Unique]
+    comparisons: list[Contrast]
+    metrics: Annotated[list[Annotated[str, Field(pattern=r"^[a-z_]+\.[a-z0-9_]+$")]],
+                       Field(min_length=1), Unique]
+    min_effect_points: Annotated[float, Field(gt=0.0)] = 1.0
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PrimaryConfig:
+        if not self.seeds:
+            return self
+        if len(self.seeds) < 2:
+            raise _KeyProblem("primary.seeds", self.seeds,
+                              "≥ 2 seeds (a paired comparison over one seed has no interval), "
+                              "or [] to leave the primary comparison out")
+        compared = [n for c in self.comparisons for n in (c.treatment, c.reference)]
+        for i, c in enumerate(self.comparisons):
+            if c.treatment == c.reference:
+                raise _KeyProblem(f"primary.comparisons[{i}].reference", c.reference,
+                                  "a loss other than the treatment")
+        if not self.comparisons:
+            raise _KeyProblem("primary.comparisons", [], "≥ 1 {treatment, reference} pair")
+        if set(compared) != set(self.losses):
+            raise _KeyProblem("primary.losses", self.losses,
+                              f"exactly the comparisons' losses {sorted(set(compared))}")
+        return self
+
+
 class ReportConfig(Strict):
     title: str = "InfoNCE Lab report"
     # The pipeline claim: trained encoders beat their own random initialisation by more than this.
@@ -53,6 +99,7 @@ class ReportConfig(Strict):
 
 class Params(Strict):
     study: StudyConfig
+    primary: PrimaryConfig
     datasets: dict[Name, DatasetConfig]
     backbones: dict[Name, BackboneConfig]
     losses: dict[Name, LossConfig]
@@ -102,6 +149,7 @@ class Params(Strict):
                     )
         pairs = [(lo, sc) for lo in self.study.losses for sc in self.study.schedules]
         pairs += [(lo, sc) for lo in text.losses for sc in text.schedules]
+        pairs += self._check_primary()
         for loss, sched in pairs:
             takes = loss_takes_temperature(self.losses[loss])
             gives = self.schedules[sched].kind != "none"
@@ -127,6 +175,32 @@ class Params(Strict):
                 )
         return self
 
+    def _check_primary(self) -> list[tuple[str, str]]:
+        """The primary block's names are defined, its dataset is downloaded and evaluated (in
+        study.datasets), and none of its runs is also a grid run (two stages would write one
+        model). Returns its (loss, schedule) pairs for the temperature check."""
+        pr = self.primary
+        if not pr.seeds:
+            return []
+        if pr.dataset not in self.study.datasets:
+            raise _KeyProblem("primary.dataset", pr.dataset,
+                              f"one of study.datasets {self.study.datasets} (the download and "
+                              "evaluate stages run per study dataset)")
+        for key, name, section in (("backbone", pr.backbone, "backbones"),
+                                   ("schedule", pr.schedule, "schedules")):
+            if name not in getattr(self, section):
+                raise _KeyProblem(f"primary.{key}", name, f"a name defined under '{section}:'")
+        for i, name in enumerate(pr.losses):
+            if name not in self.losses:
+                raise _KeyProblem(f"primary.losses[{i}]", name, "a name defined under 'losses:'")
+        shared = sorted({r.id for r in self.grid_runs()} & {r.id for r in self.primary_runs()})
+        if shared:
+            raise _KeyProblem("primary.schedule", pr.schedule,
+                              f"a schedule whose runs are not also grid runs of study: (shared: "
+                              f"{', '.join(shared[:3])}{', …' if len(shared) > 3 else ''}); the "
+                              "primary block has its own runs")
+        return [(lo, pr.schedule) for lo in pr.losses]
+
     # ----------------------------------------------------------------- run bookkeeping
     def text_runs(self) -> list[TextRun]:
         """Every run of the text study, in the order dvc.yaml's text matrix expands them."""
@@ -140,8 +214,8 @@ class Params(Strict):
             for seed in s.seeds
         ]
 
-    def runs(self) -> list[Run]:
-        """Every run of the study, in the order dvc.yaml's matrix expands them."""
+    def grid_runs(self) -> list[Run]:
+        """The study's grid (``study:``), in the order dvc.yaml's pretrain matrix expands it."""
         s = self.study
         return [
             Run(dataset=d, backbone=b, loss=lo, schedule=sc, seed=seed)
@@ -151,6 +225,16 @@ class Params(Strict):
             for sc in s.schedules
             for seed in s.seeds
         ]
+
+    def primary_runs(self) -> list[Run]:
+        """The primary block's runs, in the order dvc.yaml's pretrain_primary matrix expands them."""
+        p = self.primary
+        return [Run(dataset=p.dataset, backbone=p.backbone, loss=lo, schedule=p.schedule, seed=seed)
+                for lo in p.losses for seed in p.seeds]
+
+    def runs(self) -> list[Run]:
+        """Every image run: the grid, then the primary block."""
+        return self.grid_runs() + self.primary_runs()
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from infonce_lab.aggregate import (
     collect_text,
     metric_columns,
     paired_comparisons,
+    primary_comparisons,
     select_on_validation,
     selection_inflation,
     summarise,
@@ -21,17 +22,28 @@ from infonce_lab.aggregate import (
 )
 from infonce_lab.io import atomic_dir, write_json_atomic, write_text_atomic
 from infonce_lab.params import Params
+from infonce_lab.pipeline.study import check_primary_metrics
 
 
 def write_aggregates(params: Params) -> None:
     """reports/summary.json and reports/tables/*.csv from every run's metrics and diagnostics."""
+    check_primary_metrics(params)
     df = collect(params)
     summary = summarise(df)
+    pr = params.primary
+    primary_groups = {r.run_id.config.to_str() for r in params.primary_runs()}
+    grid = df[~df["group"].isin(primary_groups)]
     try:
-        paired = paired_comparisons(df)
+        # The grid's comparisons and selection never include the primary block's runs, nor the
+        # reverse: the primary is decided on its own runs only.
+        paired = paired_comparisons(grid)
+        primary = primary_comparisons(
+            df, f"{pr.dataset}-{pr.backbone}", pr.schedule,
+            [(c.treatment, c.reference) for c in pr.comparisons], list(pr.metrics),
+        ) if pr.seeds else {}
     except IncompleteSeeds as exc:
         raise ValueError(str(exc)) from None
-    selection = select_on_validation(df, summary)
+    selection = select_on_validation(grid, summary)
     au = alignment_uniformity(df)
     inflation = selection_inflation(df)
     tails = summarise_tails(params)
@@ -48,10 +60,11 @@ def write_aggregates(params: Params) -> None:
                 row[f"{metric}.mean"] = s[metric]["mean"]
                 row[f"{metric}.ci95"] = s[metric]["ci95"]
         rows.append(row)
-    paired_rows = [{"comparison": k, "a": v["a"], "b": v["b"], "metric": v["metric"],
+    paired_rows = [{"comparison": k, "block": "primary" if k in primary else "grid",
+                    "a": v["a"], "b": v["b"], "metric": v["metric"],
                     "diff_mean": v["diff"]["mean"], "diff_ci95": v["diff"]["ci95"],
                     "n": v["diff"]["n"], "mde_80": v.get("mde_80"), "p_value": v["p_value"]}
-                   for k, v in paired.items()]
+                   for k, v in (paired | primary).items()]
     selection_rows = [{"scope": k, "selected": v["selected"], "selected_by": v["by"],
                        "val_mean": v["val"]["mean"], "test_mean": v["test"]["mean"],
                        "test_ci95": v["test"]["ci95"]} for k, v in selection.items()]
@@ -69,7 +82,8 @@ def write_aggregates(params: Params) -> None:
                           pd.DataFrame(tail_rows).to_csv(index=False, float_format="%.6f"))
         write_text_atomic(tables / "text.csv", text_df.to_csv(index=False, float_format="%.6f"))
     write_json_atomic(Path("reports/summary.json"),
-                      {"groups": summary, "paired": paired, "selection": selection, "tails": tails,
+                      {"groups": summary, "paired": paired, "primary": primary,
+                       "selection": selection, "tails": tails,
                        "text": text, "alignment_uniformity": au,
                        "selection_inflation": inflation})
     for group, s in summary.items():

@@ -62,7 +62,7 @@ from infonce_lab.tails.repulsion import repulsion_shares
 
 
 def diagnose_dataset(params: Params, dataset: str) -> None:
-    runs = dataset_runs(params, dataset)
+    runs = dataset_runs(params, dataset, primary=False)  # the grid: the primary decides on accuracy
     cfg = params.tails
     torch.set_num_threads(params.training.threads)
     banks = {r.id: load_banks(paths.features_dir(dataset) / r.id) for r in runs}  # before work

@@ -27,6 +27,7 @@ from infonce_lab.params import (
 )
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.registry import build_schedule
+from infonce_lab.pipeline.study import check_primary_metrics
 from infonce_lab.pipeline.training_run import (
     fingerprint,
     init_distributed,
@@ -81,7 +82,9 @@ def pretrain(params: Params, run: Run) -> dict[str, Any]:
     from infonce_lab.models.build import checkpoint_meta, save_encoder
 
     if run not in params.runs():
-        raise ValueError(f"run {run.id} is not part of the study in params.yaml (study: …)")
+        raise ValueError(f"run {run.id} is not part of the study in params.yaml (study: or "
+                         "primary:)")
+    check_primary_metrics(params)  # the aggregate stage's, before hours of training
     data = load_raw(paths.raw_dir(run.dataset))
     x = data.pretrain_x()
     tcfg, bb = params.training, params.backbones[run.backbone]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import TInference
 from infonce_lab.io import atomic_dir, read_json, write_bytes_atomic, write_text_atomic
 from infonce_lab.params import Params
@@ -97,6 +98,8 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
     context = build_context(params, summary, figures, train_dir)
     paired = full.get("paired", {})
     context["paired"] = paired
+    context["primary"] = {**params.primary.model_dump(),
+                          "labels": [metrics.BY_NAME[m].label for m in params.primary.metrics]}
     context["selection"] = full.get("selection", {})
     context["tails"] = weince_tails.context(tails, kinds, placements)
     context["tails_representative"] = representative
@@ -109,7 +112,8 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
     context["geometry"] = geometry.context(sims)
     context["theory"] = weince_theory.context(sims.get("link_theory"), noise)
     context["claim_rows"] = (
-        weince_accuracy.claim_rows(paired, kinds, full.get("selection_inflation"))
+        weince_accuracy.claim_rows(paired, kinds, full.get("selection_inflation"),
+                                   full.get("primary"), params.primary.model_dump())
         + weince_text.claim_rows(text, kinds, **text_args, dataset_kinds={
             n: c.kind for n, c in params.text.datasets.items()})
         + weince_tails.claim_rows(tails, kinds, placements)

@@ -1,15 +1,19 @@
-"""The runs of the study on one dataset, for the stages that take a whole dataset at once."""
+"""The runs of the study on one dataset, for the stages that take a whole dataset at once, and the
+checks of the primary comparison that need the metric declarations (params/ cannot import them)."""
 
 from __future__ import annotations
 
+from infonce_lab.evaluation import metrics
 from infonce_lab.params import Params, Run, TextRun
 
 
-def dataset_runs(params: Params, dataset: str) -> list[Run]:
-    """Every image run of the study on ``dataset``; a dataset outside the study is an error."""
+def dataset_runs(params: Params, dataset: str, *, primary: bool = True) -> list[Run]:
+    """Every image run on ``dataset``: the grid, then the primary block unless ``primary`` is
+    False; a dataset outside the study is an error."""
     if dataset not in params.study.datasets:
         raise ValueError(f"dataset {dataset!r} is not in study.datasets {params.study.datasets}")
-    return [r for r in params.runs() if r.dataset == dataset]
+    runs = params.runs() if primary else params.grid_runs()
+    return [r for r in runs if r.dataset == dataset]
 
 
 def dataset_text_runs(params: Params, dataset: str) -> list[TextRun]:
@@ -18,3 +22,11 @@ def dataset_text_runs(params: Params, dataset: str) -> list[TextRun]:
     if dataset not in datasets:
         raise ValueError(f"dataset {dataset!r} is not in text.study.datasets {datasets}")
     return [r for r in params.text_runs() if r.dataset == dataset]
+
+
+def check_primary_metrics(params: Params) -> None:
+    """``primary.metrics`` are compared metrics of the declarations (evaluation/metrics.py)."""
+    allowed = metrics.names(compared=True)
+    for i, name in enumerate(params.primary.metrics):
+        if name not in allowed:
+            raise ValueError(f"primary.metrics[{i}] = {name!r}: expected one of {list(allowed)}")

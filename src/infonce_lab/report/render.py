@@ -51,10 +51,11 @@ def load_curves(train_dir: Path, run_ids: list[str]) -> dict[str, dict[str, pd.D
 def stage_names(params: Params) -> list[str]:
     """DVC's names of the stage instances the current params define (dvc.yaml's order), so stale
     timing files of removed runs stay out of the report. The report stage times nothing itself."""
-    runs = [r.id for r in params.runs()]
     text_runs = [r.id for r in params.text_runs()]
     names = [f"download@{d}" for d in params.study.datasets]
-    names += [f"pretrain@{r}" for r in runs] + [f"evaluate@{d}" for d in params.study.datasets]
+    names += [f"pretrain@{r.id}" for r in params.grid_runs()]
+    names += [f"pretrain_primary@{r.id}" for r in params.primary_runs()]
+    names += [f"evaluate@{d}" for d in params.study.datasets]
     names += [f"diagnose@{d}" for d in params.study.datasets] + ["noise_floor"]
     names += [f"download_text@{d}" for d in params.text.study.datasets]
     names += [f"text_pretrain@{r}" for r in text_runs]

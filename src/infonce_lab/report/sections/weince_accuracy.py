@@ -2,7 +2,11 @@
 linear-probe accuracy and kNN metrics, and the gain survives the paper's validation selection of
 one of 27 WEINCE configurations.
 
-Decided on the aggregate stage's paired comparisons (WEINCE − InfoNCE at the same dataset,
+The pre-registered primary comparison (params.yaml ``primary:``, written before its runs) comes
+first: its own runs at the paper's τ = 0.5 over its own seeds, one row per contrast, every
+contrast × metric in one Holm family, the minimal detectable effect beside every case.
+
+The grid's rows are decided on the aggregate stage's paired comparisons (WEINCE − InfoNCE at the same dataset,
 backbone, schedule and seeds): a pooled row per setting (each seed's mean difference over the
 schedules, a t-test over seeds) decides the claim, the per-schedule rows are Holm-adjusted
 within the claim. The paper's own settings (CIFAR-100, Tiny-ImageNet; ResNet-18/50, ViT-S) are
@@ -13,14 +17,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from infonce_lab.report.sections._paired import decide_pooled_and_per_schedule, oriented_pairs
+from infonce_lab.evaluation.metrics import BY_NAME
+from infonce_lab.evaluation.stats import TInference
+from infonce_lab.report.paired import comparisons
+from infonce_lab.report.sections._paired import (
+    POINTS,
+    decide_pooled_and_per_schedule,
+    oriented_pairs,
+    points,
+)
 from infonce_lab.report.verdicts import (
     Above,
     Below,
     Case,
     ClaimRow,
     Estimate,
+    Rule,
     claim,
+    decide_family,
     not_run_row,
 )
 
@@ -48,8 +62,17 @@ PAPER_SETTINGS = ("`python -m infonce_lab.devtools.profiles apply paper_vision` 
 # selection among equally good configurations must stay below the paper's smallest gain.
 GRID = 27
 
+
+
+def primary_rule(min_effect_points: float) -> Rule:
+    """The primary comparison's rule: a gain above 0, not reproduced when the interval excludes
+    every gain of at least ``min_effect_points`` (params.yaml primary.min_effect_points)."""
+    return Above(0.0, min_effect=min_effect_points, unit="points", what="treatment − reference")
+
+
 RULES = {
     "gain": Above(0.0, min_effect=MIN_GAIN_POINTS, unit="points", what="WEINCE − InfoNCE"),
+    "primary": primary_rule(MIN_GAIN_POINTS),
     "selection": Below(MIN_GAIN_POINTS, unit="points",
                        what="expected test inflation of a 1-of-27 validation selection"),
 }
@@ -84,10 +107,47 @@ def gain_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[ClaimR
                           verdict=verdict, result=f"pooled: {result}",
                           note=f"The variant and setting decided: losses {', '.join(losses)} as "
                                f"params.yaml defines them, the study's schedules, {n_seeds} "
-                               f"seeds; the paper's recipe (weince_recipe, with its control "
-                               f"infonce_topm) and τ = 0.5 are params entries not in the "
-                               f"default study."))
+                               f"seeds (the grid; the paper's τ = 0.5 and its recipe are "
+                               f"the primary comparison's)."))
         rows.append(_paper_rows(metric, label, paper))
+    return rows
+
+
+def primary_rows(primary: dict[str, Any], design: dict[str, Any]) -> list[ClaimRow]:
+    """One row per pre-registered contrast (``design``: params.yaml's primary block); its cases
+    are the primary metrics, all contrasts × metrics one Holm family. A contrast holds when it
+    holds on every metric; each case shows the effect 80% power would detect at the observed
+    paired SD, so an inconclusive row says what it could have seen."""
+    rule = primary_rule(design["min_effect_points"])
+    setting = f"{design['dataset']}/{design['backbone']} at {design['schedule']}"
+    contrasts = [(c["treatment"], c["reference"]) for c in design["comparisons"]]
+    by_key = {(c.a, c.b, c.metric): c.pair for c in comparisons(primary)}
+    if not design["seeds"]:
+        return []
+    if not by_key:
+        return [not_run_row(SECTION, TOPIC, f"{t} beats {r} (pre-registered primary)",
+                            f"{t} − {r} at {setting}", rule, "run the pretrain_primary stages")
+                for t, r in contrasts]
+    keys = [(t, r, m) for t, r in contrasts for m in design["metrics"]]
+    ts = [TInference.from_json(by_key[k]["t"]) if k in by_key and by_key[k].get("t") else None
+          for k in keys]
+    mdes = [by_key.get(k, {}).get("mde_80") for k in keys]
+    results = [f"{points(t)}; MDE {POINTS * mde:.2f}" if mde is not None else str(points(t))
+               for t, mde in zip(ts, mdes, strict=True)]
+    cases = decide_family(rule, [points(t) for t in ts],
+                          [f"{t} − {r}: {BY_NAME[m].label}" for t, r, m in keys], results)
+    rows = []
+    n_metrics = len(design["metrics"])
+    for i, (t, r) in enumerate(contrasts):
+        mine = cases[i * n_metrics:(i + 1) * n_metrics]
+        rows.append(claim(
+            SECTION, TOPIC, f"{t} beats {r} at the paper's τ (pre-registered primary comparison)",
+            f"{t} − {r} on {', '.join(BY_NAME[m].label for m in design['metrics'])} (test split), "
+            f"paired over seeds {design['seeds']}, {setting}; Holm over the "
+            f"{len(keys)} contrast × metric cases; MDE: the true difference detected with 80% "
+            "power at the observed paired SD (points)", rule, mine,
+            note="Pre-registered in params.yaml (primary:) before its runs; decided on its own "
+                 "runs only, never pooled with the grid."))
     return rows
 
 
@@ -111,5 +171,7 @@ def selection_row(selection: dict[str, Any] | None) -> ClaimRow:
 
 
 def claim_rows(paired: dict[str, Any], loss_kinds: dict[str, str],
-               selection: dict[str, Any] | None = None) -> list[ClaimRow]:
-    return gain_rows(paired, loss_kinds) + [selection_row(selection)]
+               selection: dict[str, Any] | None = None, primary: dict[str, Any] | None = None,
+               design: dict[str, Any] | None = None) -> list[ClaimRow]:
+    first = primary_rows(primary or {}, design) if design else []
+    return first + gain_rows(paired, loss_kinds) + [selection_row(selection)]

@@ -2,6 +2,8 @@
 
 - train_step_over_bare_fwd_bwd: a full training step (two augmented views, forward, InfoNCE,
   backward, Adam) against the backbone's bare forward+backward on the same batch.
+- deterministic_fill: the digits step (batch 256, forward, InfoNCE, backward, Adam) under
+  deterministic mode with torch's NaN fill of new tensors on against off, interleaved.
 - knn_sklearn_over_ours: scikit-learn NearestNeighbors (cosine, brute) against our chunked top-k.
 - weince_over_infonce: loss-stage time (forward + backward from the embeddings) of WEINCE against
   InfoNCE at 2N = 512 (d = 64, 128) and 2N = 4096 (d = 128). Our InfoNCE is one matmul and a
@@ -98,6 +100,38 @@ def bench_training(batch: int, repeats: int) -> dict[str, float]:
         "infonce_share_of_step": t_loss / t_step,
         "train_views_per_s": 2 * batch / t_step,
     }
+
+
+def bench_deterministic_fill(batch: int = 256, rounds: int = 5, steps: int = 5) -> dict[str, float]:
+    """The digits step under torch's deterministic mode with and without its NaN fill of every
+    new tensor (train.runtime.seed_everything switches the fill off), interleaved round by
+    round: the ratio of the medians is the fill's cost."""
+    torch.manual_seed(0)
+    enc = build_encoder(ResNetConfig(), in_channels=1)
+    opt = torch.optim.Adam(enc.parameters(), lr=1e-3)
+    v = torch.rand(2 * batch, 1, 8, 8)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+    def steps_with(fill: bool) -> float:
+        torch.utils.deterministic.fill_uninitialized_memory = fill
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            _, z = enc(v)
+            loss, _ = info_nce(*z.chunk(2), 0.2)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        return (time.perf_counter() - t0) / steps
+
+    steps_with(True), steps_with(False)  # warm-up
+    on, off = [], []
+    for _ in range(rounds):
+        on.append(steps_with(True))
+        off.append(steps_with(False))
+    torch.use_deterministic_algorithms(False)
+    return {"step_ms_fill_on": 1e3 * statistics.median(on),
+            "step_ms_fill_off": 1e3 * statistics.median(off),
+            "fill_on_over_off": statistics.median(on) / statistics.median(off)}
 
 
 def bench_training_resnet18(batch: int, repeats: int, device: str) -> dict[str, float]:
@@ -309,6 +343,7 @@ def main() -> None:
         "machine": {"platform": platform.platform(), "threads": args.threads,
                     "torch": torch.__version__},
         "training": bench_training(256, args.repeats),
+        "deterministic_fill": bench_deterministic_fill(),
         "training_resnet18": (bench_training_resnet18(256, args.repeats, "cuda")
                               if torch.cuda.is_available()
                               else bench_training_resnet18(32, 3, "cpu")),
@@ -319,7 +354,7 @@ def main() -> None:
         "pipeline": bench_pipeline(),
     }
     write_json_atomic(args.out, result)
-    for section in ("training", "training_resnet18", "knn", "tails", "sims", "pipeline"):
+    for section in ("training", "deterministic_fill", "training_resnet18", "knn", "tails", "sims", "pipeline"):
         print(section, {k: round(v, 3) if isinstance(v, float) else v
                         for k, v in result[section].items()})
     for row in result["losses"]:

@@ -42,7 +42,7 @@ def seed_everything(seed: int, threads: int | None = None, deterministic: bool =
     elif deterministic:
         torch._C._set_deterministic_algorithms(True, warn_only=True)
     if deterministic:
-        torch._C._set_deterministic_fill_uninitialized_memory(False)
+        torch.utils.deterministic.fill_uninitialized_memory = False
 
 
 def is_rank0() -> bool:

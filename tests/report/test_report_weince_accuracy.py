@@ -110,7 +110,13 @@ def test_primary_rows_decide_each_contrast_on_every_metric_with_its_mde():
     assert second.verdict.outcome is Outcome.NOT_REPRODUCED
     assert [c.name for c in first.cases] == ["weince − infonce: few-label linear probe",
                                              "weince − infonce: few-label kNN"]
-    assert all("MDE 1.20" in c.result and "Holm" in c.p for c in first.cases + second.cases)
+    # the MDE at the rule's level: two-sided 0.05/4 over the four cases, from the paired SD
+    mde = 100 * t_mean(list(gain.values())).minimal_detectable_effect(alpha=0.05 / 4)
+    assert f"MDE {mde:.2f}" in first.cases[0].result
+    # both one-sided p-values: "not reproduced" is decided by the one against the claim
+    assert all("for the claim" in c.p and "against it" in c.p and "Holm" in c.p
+               for c in first.cases + second.cases)
+    assert "not the paper's" in first.claim
     # the grid's rows follow, not run here
     assert rows[2].verdict.outcome is Outcome.NOT_RUN
 

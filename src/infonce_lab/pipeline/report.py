@@ -98,8 +98,14 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
     context = build_context(params, summary, figures, train_dir)
     paired = full.get("paired", {})
     context["paired"] = paired
-    context["primary"] = {**params.primary.model_dump(),
-                          "labels": [metrics.BY_NAME[m].label for m in params.primary.metrics]}
+    pr, few = params.primary, params.evaluation.few_labels
+    context["primary"] = {
+        **pr.model_dump(), "labels": [metrics.BY_NAME[m].label for m in pr.metrics],
+        "plain": (f"dataset {pr.dataset} (kind {params.datasets[pr.dataset].kind}), backbone "
+                  f"{pr.backbone} (kind {params.backbones[pr.backbone].kind}), "
+                  f"{params.training.epochs} epochs at batch {params.training.batch_size}; the "
+                  f"few-label metrics from {few.per_class} labels per class, {few.draws} draws")
+        if pr.seeds else ""}
     context["selection"] = full.get("selection", {})
     context["tails"] = weince_tails.context(tails, kinds, placements)
     context["tails_representative"] = representative

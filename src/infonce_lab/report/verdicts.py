@@ -316,11 +316,14 @@ def decide_family(rule: Rule, estimates: Sequence[Estimate], names: Sequence[str
     cases = []
     for i, e in enumerate(estimates):
         verdict = rule.decide(e, adj_pass[i], adj_fail[i]) if adjustable else rule.decide(e)
-        p = ""
-        if adjustable and p_pass[i] is not None:
-            p = f"p = {fmt_p(p_pass[i])}"
-            if holm_applies:
-                p += f" (Holm {fmt_p(adj_pass[i])})"
+        # Both one-sided p-values: a "not reproduced" is decided by the one against the claim.
+        shown = []
+        for side, raw_p, adj in (("for the claim", p_pass[i], adj_pass[i]),
+                                 ("against it", p_fail[i], adj_fail[i])):
+            if adjustable and raw_p is not None:
+                holm_p = f" (Holm {fmt_p(adj)})" if holm_applies else ""
+                shown.append(f"{side} {fmt_p(raw_p)}{holm_p}")
+        p = f"one-sided p: {', '.join(shown)}" if shown else ""
         cases.append(Case(names[i], results[i] if results else str(e), verdict, p))
     return cases
 

@@ -39,9 +39,9 @@ from infonce_lab.report.verdicts import (
 )
 
 SECTION, TOPIC = "weince", "Downstream accuracy (Tables 2–3)"
-# The smallest gain the claim is about: the paper's smallest reported gain is +1.55 points
-# (Tiny-ImageNet R18, R@1; Table 3); an interval that excludes +1 point rules out every gain the
-# paper reports, so the claim is not reproduced there.
+# The smallest gain the claim is about, a chosen threshold: below every gain the paper's tables
+# report (the smallest, +1.35 points, is Tiny-ImageNet/ResNet-18 R@2, §4.1; +1.55 at R@1,
+# Table 3), so an interval that excludes +1 point excludes every reported gain.
 MIN_GAIN_POINTS = 1.0
 # (metric, what the paper reports): its Tables 2, 3 and 6.
 CLAIMS = {
@@ -131,9 +131,10 @@ def primary_rows(primary: dict[str, Any], design: dict[str, Any]) -> list[ClaimR
     keys = [(t, r, m) for t, r in contrasts for m in design["metrics"]]
     ts = [TInference.from_json(by_key[k]["t"]) if k in by_key and by_key[k].get("t") else None
           for k in keys]
-    mdes = [by_key.get(k, {}).get("mde_80") for k in keys]
-    results = [f"{points(t)}; MDE {POINTS * mde:.2f}" if mde is not None else str(points(t))
-               for t, mde in zip(ts, mdes, strict=True)]
+    # The MDE at the rule's own level: one-sided at α/2 after Holm's strictest step over the m
+    # cases, i.e. two-sided at 0.05/m (the aggregate stage's mde_80 is the unadjusted one).
+    results = [f"{points(t)}; MDE {POINTS * t.minimal_detectable_effect(alpha=0.05 / len(keys)):.2f}"
+               if t is not None else str(points(t)) for t in ts]
     cases = decide_family(rule, [points(t) for t in ts],
                           [f"{t} − {r}: {BY_NAME[m].label}" for t, r, m in keys], results)
     rows = []
@@ -141,13 +142,15 @@ def primary_rows(primary: dict[str, Any], design: dict[str, Any]) -> list[ClaimR
     for i, (t, r) in enumerate(contrasts):
         mine = cases[i * n_metrics:(i + 1) * n_metrics]
         rows.append(claim(
-            SECTION, TOPIC, f"{t} beats {r} at the paper's τ (pre-registered primary comparison)",
+            SECTION, TOPIC, f"{t} beats {r} at the paper's τ (pre-registered primary comparison; "
+            f"decided in this study's setting, {setting}, not the paper's)",
             f"{t} − {r} on {', '.join(BY_NAME[m].label for m in design['metrics'])} (test split), "
             f"paired over seeds {design['seeds']}, {setting}; Holm over the "
-            f"{len(keys)} contrast × metric cases; MDE: the true difference detected with 80% "
-            "power at the observed paired SD (points)", rule, mine,
+            f"{len(keys)} contrast × metric cases, both metrics must hold; MDE: the true "
+            f"difference detected with 80% power at the rule's level (Holm's strictest step) and "
+            "the observed paired SD (points)", rule, mine,
             note="Pre-registered in params.yaml (primary:) before its runs; decided on its own "
-                 "runs only, never pooled with the grid."))
+                 "runs only: the grid's comparisons and selection never include them."))
     return rows
 
 

@@ -132,6 +132,7 @@ def test_generator_check_and_write(tmp_path):
     # A smaller study: fewer seeds, no WEINCE → no lambda plot, and --check catches the change.
     raw = yaml.safe_load((tmp_path / "params.yaml").read_text())
     raw["study"].update(seeds=[7], losses=["infonce"])
+    raw["primary"]["seeds"] = []
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
     assert dvc_plots.main([*args, "--check"]) == 1
     assert dvc_plots.main(args) == 0

@@ -43,6 +43,7 @@ def _workspace(root: Path, repo_root: Path) -> dict[str, str]:
         raw[k] = {**raw[k], **v} if isinstance(v, dict) and k in ("training",) else v
     raw["text"]["study"] = {"datasets": [], "encoders": [], "losses": [], "schedules": [],
                             "seeds": []}
+    raw["primary"]["seeds"] = []  # its backbone is not in the tiny profile
     root.mkdir(parents=True, exist_ok=True)
     (root / "params.yaml").write_text(yaml.safe_dump(raw))
     env = {**os.environ, "PYTHONPATH": str(repo_root / "src"), "OMP_NUM_THREADS": "2"}

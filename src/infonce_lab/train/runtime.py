@@ -25,13 +25,6 @@ def seed_everything(seed: int, threads: int | None = None, deterministic: bool =
     ``torch.use_deterministic_algorithms`` imports ``torch._inductor.config`` (≈ 1.7 s, a third
     of a pretrain stage's start-up) only to pass the flag on to compiled code; eager runs set the
     ATen flag alone, and ``compiled=True`` (training.compile) takes the public route.
-
-    Deterministic mode also fills every freshly allocated tensor with NaN
-    (``torch.utils.deterministic.fill_uninitialized_memory``), a guard against kernels that read
-    memory they never wrote. No kernel we run does (the digits runs' weights are byte-identical
-    with and without it), and on the digits ResNet on 2 CPU threads the fills were ≈ 19 % of a
-    step's operator time (≈ 530 ``fill_`` calls a step, most inside the convolution backward),
-    so it is switched off.
     """
     if threads is not None:
         torch.set_num_threads(threads)
@@ -41,8 +34,6 @@ def seed_everything(seed: int, threads: int | None = None, deterministic: bool =
         torch.use_deterministic_algorithms(True, warn_only=True)
     elif deterministic:
         torch._C._set_deterministic_algorithms(True, warn_only=True)
-    if deterministic:
-        torch.utils.deterministic.fill_uninitialized_memory = False
 
 
 def is_rank0() -> bool:

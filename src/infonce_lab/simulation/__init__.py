@@ -6,8 +6,8 @@ angle coordinates of (S¹)^N, ``circle``), its watershed barriers and quenches (
 S1 trapping run (``s1``); Riemannian Hessians (``hessian``), Prop. C.2's minimizers (``minimizers``)
 and barriers against the number of negatives (``negatives``); large-N limits (``large_batch``);
 Gibbs equilibrium and the modality gap (``population``); the lifted energy (``lifted_energy``) and
-the link theory (``link_theory``). :mod:`infonce_lab.pipeline.simulate` maps each simulate-stage
-experiment to its library call."""
+the link theory (``link_theory``). Every function takes numbers and returns numbers; the simulate
+stage's layer above this package maps each experiment to its call."""
 
 from infonce_lab.simulation.barriers import barrier_height, quench, s1_barrier
 from infonce_lab.simulation.double_well import (

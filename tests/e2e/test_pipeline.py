@@ -169,7 +169,7 @@ def test_primary_comparison_is_decided_on_its_own_runs(repo):
     assert not (repo.root / "reports/tails/runs/digits" / f"{next(iter(runs))}.json").exists()
     html = (repo.root / "reports" / "index.html").read_text()
     assert "Pre-registered primary comparison" in html
-    assert "wnce beats infonce at the paper" in html and "MDE" in html
+    assert "wnce beats infonce (pre-registered" in html and "MDE" in html
 
 
 def test_report_numbers_equal_the_metrics(repo):

@@ -142,11 +142,11 @@ def primary_rows(primary: dict[str, Any], design: dict[str, Any]) -> list[ClaimR
     for i, (t, r) in enumerate(contrasts):
         mine = cases[i * n_metrics:(i + 1) * n_metrics]
         rows.append(claim(
-            SECTION, TOPIC, f"{t} beats {r} at the paper's τ (pre-registered primary comparison; "
-            f"decided in this study's setting, {setting}, not the paper's)",
+            SECTION, TOPIC, f"{t} beats {r} (pre-registered primary comparison; decided in this "
+            f"study's setting, {setting}, not the paper's)",
             f"{t} − {r} on {', '.join(BY_NAME[m].label for m in design['metrics'])} (test split), "
             f"paired over seeds {design['seeds']}, {setting}; Holm over the "
-            f"{len(keys)} contrast × metric cases, both metrics must hold; MDE: the true "
+            f"{len(keys)} contrast × metric cases, every metric must hold; MDE: the true "
             f"difference detected with 80% power at the rule's level (Holm's strictest step) and "
             "the observed paired SD (points)", rule, mine,
             note="Pre-registered in params.yaml (primary:) before its runs; decided on its own "

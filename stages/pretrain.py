@@ -1,7 +1,9 @@
-"""pretrain: train one image encoder (dataset × backbone × loss × schedule × seed).
+"""pretrain: train every seed of one image configuration (dataset × backbone × loss × schedule).
 
-Writes models/vision/<dataset>/<run>/ (model.pt + checkpoints/epoch_XXXX.pt) and DVCLive telemetry
-under reports/train/<run>/; a killed stage run again resumes (pipeline/pretrain.py). Under
+The seeds are the block's: ``study.seeds`` for a grid configuration, ``primary.seeds`` for the
+primary block's. Writes models/vision/<dataset>/<configuration>/<run>/ (model.pt +
+checkpoints/epoch_XXXX.pt) and DVCLive telemetry under reports/train/<configuration>/<run>/; a
+killed stage run again resumes at the seed it was on (pipeline/pretrain.py). Under
 ``torchrun --nproc_per_node=K stages/pretrain.py …`` every process trains its slice of each batch.
 """
 
@@ -12,7 +14,7 @@ import json
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
-from infonce_lab.params import Run
+from infonce_lab.params import Configuration
 from infonce_lab.pipeline.pretrain import pretrain
 
 app = typer.Typer(add_completion=False)
@@ -21,10 +23,8 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage
 def main(dataset: str = typer.Option(...), backbone: str = typer.Option(...),
-         loss: str = typer.Option(...), schedule: str = typer.Option(...),
-         seed: int = typer.Option(...)) -> None:
-    run = Run(dataset=dataset, backbone=backbone, loss=loss, schedule=schedule, seed=seed)
-    if line := pretrain(params_or_exit(), run):
+         loss: str = typer.Option(...), schedule: str = typer.Option(...)) -> None:
+    for line in pretrain(params_or_exit(), Configuration(dataset, backbone, loss, schedule)):
         print(json.dumps(line))
 
 

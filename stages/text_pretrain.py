@@ -1,7 +1,9 @@
-"""text_pretrain: unsupervised SimCSE for one text run (dataset × encoder × loss × schedule × seed).
+"""text_pretrain: unsupervised SimCSE for every seed (text.study.seeds) of one text configuration
+(dataset × encoder × loss × schedule).
 
-Writes models/text/<dataset>/<run>/ (model.safetensors + meta.json, checkpoints/step_XXXXX/) and
-DVCLive telemetry under reports/text/train/<run>/; a killed stage run again resumes.
+Writes models/text/<dataset>/<configuration>/<run>/ (model.safetensors + meta.json,
+checkpoints/step_XXXXX/) and DVCLive telemetry under reports/text/train/<configuration>/<run>/; a
+killed stage run again resumes at the seed it was on.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
-from infonce_lab.params import TextRun
+from infonce_lab.params import Configuration
 from infonce_lab.pipeline.text_pretrain import text_pretrain
 
 app = typer.Typer(add_completion=False)
@@ -20,10 +22,8 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage
 def main(dataset: str = typer.Option(...), encoder: str = typer.Option(...),
-         loss: str = typer.Option(...), schedule: str = typer.Option(...),
-         seed: int = typer.Option(...)) -> None:
-    run = TextRun(dataset=dataset, encoder=encoder, loss=loss, schedule=schedule, seed=seed)
-    if line := text_pretrain(params_or_exit(), run):
+         loss: str = typer.Option(...), schedule: str = typer.Option(...)) -> None:
+    for line in text_pretrain(params_or_exit(), Configuration(dataset, encoder, loss, schedule)):
         print(json.dumps(line))
 
 

@@ -75,7 +75,7 @@ class PlotsRepo:
 
     def shift_one_curve(self) -> str:
         """Change one run's loss in the workspace (for `dvc plots diff HEAD`); returns the run."""
-        tsv = sorted(self.root.glob("reports/train/*/plots/metrics/train/loss.tsv"))[0]
+        tsv = sorted(self.root.glob("reports/train/*/*/plots/metrics/train/loss.tsv"))[0]
         lines = tsv.read_text().splitlines()
         rows = [f"{s}\t{float(v) - 0.5}" for s, v in (ln.split("\t") for ln in lines[1:])]
         tsv.write_text("\n".join([lines[0], *rows]) + "\n")

@@ -65,6 +65,18 @@ TEXT_RUNS = {"infonce": "gensim_lee-tiny_bert-infonce-fixed_t05-1",
              "wnce": "gensim_lee-tiny_bert-wnce-fixed_t05-1"}
 
 
+def cfg(run: str) -> str:
+    """The run's configuration: its stage instance's suffix and its models' folder."""
+    return run.rsplit("-", 1)[0]
+
+
+def in_cfg(run: str) -> str:
+    return f"{cfg(run)}/{run}"
+
+
+PRIMARY_STAGES = {f"pretrain_primary@{cfg(r)}" for r in PRIMARY_RUNS}
+
+
 def _deep_update(base: dict, over: dict) -> dict:
     for k, v in over.items():
         base[k] = _deep_update(base.get(k, {}), v) if isinstance(v, dict) and k in base else v
@@ -125,20 +137,20 @@ def repo(tmp_path_factory, repo_root) -> Repo:
     r.run("git", "add", "-A")
     r.run("git", "commit", "-qm", "tiny profile")
     ran, _ = r.repro()
-    assert {f"pretrain@{RUNS['infonce']}", f"pretrain@{RUNS['wnce']}", "diagnose@digits",
-            "noise_floor", "simulate@s0", "download_text@gensim_lee",
-            f"text_pretrain@{TEXT_RUNS['wnce']}", "evaluate@digits", "text_evaluate@gensim_lee",
-            "aggregate", "report"} | {f"pretrain_primary@{r}" for r in PRIMARY_RUNS} <= ran
+    assert {f"pretrain@{cfg(RUNS['infonce'])}", f"pretrain@{cfg(RUNS['wnce'])}",
+            "diagnose@digits", "noise_floor", "simulate@s0", "download_text@gensim_lee",
+            f"text_pretrain@{cfg(TEXT_RUNS['wnce'])}", "evaluate@digits",
+            "text_evaluate@gensim_lee", "aggregate", "report"} | PRIMARY_STAGES <= ran
     return r
 
 
 def test_outputs_and_sane_metrics(repo):
     root = repo.root
     for run in RUNS.values():
-        assert (root / "models/vision/digits" / run / "model.pt").is_file()
-        assert (root / "models/vision/digits" / run / "checkpoints" / "epoch_0001.pt").is_file()
+        assert (root / "models/vision/digits" / in_cfg(run) / "model.pt").is_file()
+        assert (root / "models/vision/digits" / in_cfg(run) / "checkpoints/epoch_0001.pt").is_file()
         assert (root / "data/features/vision/digits" / run / "test.npz").is_file()
-        assert (root / "reports" / "train" / run / "plots" / "metrics" / "train" / "loss.tsv").is_file()
+        assert (root / "reports/train" / in_cfg(run) / "plots/metrics/train/loss.tsv").is_file()
         m = json.loads((root / "reports/metrics/runs/digits" / f"{run}.json").read_text())
         for section in ("linear", "knn"):
             for split in ("val_acc", "test_acc"):
@@ -212,9 +224,10 @@ def test_text_study_outputs(repo):
     manifest = json.loads((root / "data/raw/text/gensim_lee/MANIFEST.json").read_text())
     assert manifest["counts"]["n_train"] == 300 and manifest["counts"]["n_sts_test_pairs"] == 1225
     for run in TEXT_RUNS.values():
-        assert (root / "models/text/gensim_lee" / run / "model.safetensors").is_file()
+        assert (root / "models/text/gensim_lee" / in_cfg(run) / "model.safetensors").is_file()
         assert (root / "data/features/text/gensim_lee" / run / "features.npz").is_file()
-        loss = (root / "reports/text/train" / run / "plots/metrics/train/loss.tsv").read_text()
+        loss = (root / "reports/text/train" / in_cfg(run) / "plots/metrics/train/loss.tsv"
+                ).read_text()
         assert len(loss.splitlines()) == 4  # header + 3 steps
         m = json.loads((root / "reports/metrics/text/runs/gensim_lee" / f"{run}.json").read_text())
         assert -100.0 <= m["sts"]["test_spearman"] <= 100.0 and m["sts"]["n_test_pairs"] == 1225
@@ -238,7 +251,7 @@ def test_second_repro_is_a_noop(repo):
 
 
 def test_weince_telemetry_and_report(repo):
-    folder = repo.root / "reports" / "train" / RUNS["wnce"] / "plots" / "metrics" / "train"
+    folder = repo.root / "reports/train" / in_cfg(RUNS["wnce"]) / "plots/metrics/train"
     lam = (folder / "lambda_mean.tsv").read_text().splitlines()
     assert len(lam) > 1 and all(0.0 <= float(r.split("\t")[1]) <= 1.0 for r in lam[1:])
     for name in ("lambda_frac_gt_half", "rho0", "beta_hat_q50", "tau"):
@@ -249,15 +262,14 @@ def test_weince_telemetry_and_report(repo):
 def test_changing_one_loss_reruns_only_its_run(repo):
     repo.edit_params(lambda raw: raw["losses"]["wnce"].update(kappa_rho=5.0))
     status = repo.status()
-    assert f"pretrain@{RUNS['wnce']}" in status and RUNS["infonce"] not in status
+    assert f"pretrain@{cfg(RUNS['wnce'])}" in status and cfg(RUNS["infonce"]) not in status
     assert "download" not in status and "simulate" not in status
     ran, _ = repo.repro()
     # The text study shares the loss section: its WEINCE run re-trains too, nothing else of it;
     # each dataset's evaluation and diagnostics (one stage each for all its runs) follow.
-    assert ran == {f"pretrain@{RUNS['wnce']}", "evaluate@digits", "diagnose@digits",
-                   f"text_pretrain@{TEXT_RUNS['wnce']}", "text_evaluate@gensim_lee",
-                   "aggregate", "report"} | {f"pretrain_primary@{r}" for r in PRIMARY_RUNS
-                                             if "-wnce-" in r}
+    assert ran == {f"pretrain@{cfg(RUNS['wnce'])}", "evaluate@digits", "diagnose@digits",
+                   f"text_pretrain@{cfg(TEXT_RUNS['wnce'])}", "text_evaluate@gensim_lee",
+                   "aggregate", "report"} | {s for s in PRIMARY_STAGES if "-wnce-" in s}
 
 
 def test_invalid_params_keep_outputs(repo):

@@ -41,6 +41,11 @@ def test_no_seeds_leaves_the_block_out(raw):
                 r["primary"]["comparisons"][0].update(reference="nope")), "primary.losses[0]"),
     # its runs would also be grid runs: two stages writing one model
     (lambda r: r["primary"].update(schedule=r["study"]["schedules"][0]), "primary.schedule"),
+    # no shared run, but shared configurations: both stages would replace one folder
+    (lambda r: (r["primary"].update(schedule=r["study"]["schedules"][0], seeds=[11, 12]),
+                r["primary"].update(losses=r["primary"]["losses"][:2],
+                                    comparisons=r["primary"]["comparisons"][:1])),
+     "primary.schedule"),
     # the temperature check covers the primary block's pairs too
     (lambda r: r["primary"].update(schedule="learned"), "schedules.learned.kind"),
     (lambda r: r["primary"].update(metrics=["Few.x"]), "primary.metrics.0"),

@@ -1,6 +1,7 @@
 """Resumable training: a pretrain stage killed mid-run (SIGKILL, no chance to clean up) and run
-again with the same params ends with exactly the weights of an uninterrupted run; a non-finite
-loss stops the loop with a clear message and keeps the last good state."""
+again with the same params ends with exactly the weights of an uninterrupted run, keeping the
+seeds of its configuration that had finished; a non-finite loss stops the loop with a clear
+message and keeps the last good state."""
 
 from __future__ import annotations
 
@@ -25,10 +26,11 @@ from infonce_lab.pipeline.pretrain import train_image
 from infonce_lab.train.checkpointing import load_state
 from infonce_lab.train.loop import Resume
 
-RUN = "digits-tiny-infonce-fixed_t05-1"
+CONFIG = "digits-tiny-infonce-fixed_t05"
+RUNS = [f"{CONFIG}-1", f"{CONFIG}-2"]  # one stage trains both, in this order
 TINY = {
     "study": {"datasets": ["digits"], "backbones": ["tiny"], "losses": ["infonce"],
-              "schedules": ["fixed_t05"], "seeds": [1]},
+              "schedules": ["fixed_t05"], "seeds": [1, 2]},
     "backbones": {"tiny": {"kind": "resnet_cifar", "widths": [8, 16], "blocks": [1, 1],
                            "head_hidden": 16, "head_dim": 8}},
     "schedules": {"fixed_t05": {"kind": "fixed", "tau": 0.5}},
@@ -54,12 +56,12 @@ def _workspace(root: Path, repo_root: Path) -> dict[str, str]:
 
 def _pretrain(repo_root: Path) -> list[str]:
     return [sys.executable, str(repo_root / "stages/pretrain.py"), "--dataset", "digits",
-            "--backbone", "tiny", "--loss", "infonce", "--schedule", "fixed_t05", "--seed", "1"]
+            "--backbone", "tiny", "--loss", "infonce", "--schedule", "fixed_t05"]
 
 
 def _weights(root: Path) -> dict[str, dict[str, torch.Tensor]]:
     out = {}
-    for f in sorted((root / "models/vision/digits" / RUN).rglob("*.pt")):
+    for f in sorted((root / "models/vision/digits" / CONFIG).rglob("*.pt")):
         out[str(f.relative_to(root))] = torch.load(f, weights_only=True)["state_dict"]
     return out
 
@@ -71,27 +73,31 @@ def test_killed_stage_resumes_to_identical_weights(tmp_path, repo_root, kill_aft
     subprocess.run(_pretrain(repo_root), cwd=ref, env=env, check=True, capture_output=True,
                    timeout=300)
     _workspace(killed, repo_root)
-    # past the epoch-2 checkpoint (10 steps per epoch) and a few states
-    kill_after_state(_pretrain(repo_root), killed, env, killed / ".resume" / RUN / "state.pt", 21)
-    assert not (killed / "models/vision/digits" / RUN / "model.pt").exists()  # nothing half-written
+    # into the second seed, past its epoch-2 checkpoint (10 steps per epoch) and a few states
+    kill_after_state(_pretrain(repo_root), killed, env, killed / ".resume" / RUNS[1] / "state.pt",
+                     21)
+    assert not (killed / "models/vision/digits" / CONFIG).exists()  # nothing half-written
+    assert (killed / ".resume" / RUNS[0] / "finished" / "model" / "model.pt").is_file()
     done = subprocess.run(_pretrain(repo_root), cwd=killed, env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "resuming" in done.stdout
-    run = yaml.safe_load((killed / "reports/train" / RUN / "run.json").read_text())
-    assert run["resumed_from_step"] >= 21 and run["steps"] == 200
+    assert f"{RUNS[0]}: finished before the stage was stopped" in done.stdout
+    assert f"resuming {RUNS[1]}" in done.stdout
+    first, second = (yaml.safe_load((killed / "reports/train" / CONFIG / r / "run.json")
+                                    .read_text()) for r in RUNS)
+    assert first["resumed_from_step"] == 0 and first["steps"] == 200
+    assert second["resumed_from_step"] >= 21 and second["steps"] == 200
     a, b = _weights(ref), _weights(killed)
-    folder = f"models/vision/digits/{RUN}"
-    assert set(a) == set(b) == {f"{folder}/model.pt", f"{folder}/checkpoints/epoch_0002.pt",
-                                f"{folder}/checkpoints/epoch_0015.pt"}
+    assert set(a) == set(b) == {f"models/vision/digits/{CONFIG}/{r}/{f}" for r in RUNS for f in (
+        "model.pt", "checkpoints/epoch_0002.pt", "checkpoints/epoch_0015.pt")}
     for name in a:
         for key in a[name]:
             assert torch.equal(a[name][key], b[name][key]), (name, key)
     # The replayed telemetry covers the whole run, not only the steps after the resume.
-    loss = (killed / "reports/train" / RUN / "plots/metrics/train/loss.tsv").read_text().splitlines()
-    ref_loss = (ref / "reports/train" / RUN / "plots/metrics/train/loss.tsv").read_text().splitlines()
-    assert loss == ref_loss
-    assert not (killed / ".resume" / RUN).exists()  # cleaned up after success
+    for r in RUNS:
+        tsv = Path("reports/train") / CONFIG / r / "plots/metrics/train/loss.tsv"
+        assert (killed / tsv).read_text() == (ref / tsv).read_text()
+    assert not (killed / ".resume").exists() or not any((killed / ".resume").iterdir())
 
 
 def test_changed_params_do_not_resume_a_foreign_state(tmp_path, digits_splits):

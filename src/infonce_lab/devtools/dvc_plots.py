@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from infonce_lab.params import Params, load_params
+from infonce_lab.pipeline.paths import TEXT_TRAIN, TRAIN, in_configuration
 
 MARKER = "# ---------------------------------------------------------------- plots (generated)"
 
@@ -57,8 +58,8 @@ HEADER = f"""{MARKER}
 """
 
 
-def _tsv(prefix: str, run: str, signal: str) -> str:
-    return f"{prefix}/{run}/plots/metrics/train/{signal}.tsv"
+def _tsv(prefix: Path, run: str, signal: str) -> str:
+    return (prefix / in_configuration(run) / "plots/metrics/train" / f"{signal}.tsv").as_posix()
 
 
 def _curves(plot_id: str, title: str, files: list[str], signal: str) -> dict[str, Any]:
@@ -70,8 +71,8 @@ def plots_section(params: Params) -> list[dict[str, Any]]:
     """The top-level ``plots:`` list for these params."""
     plots: list[dict[str, Any]] = []
     for prefix, stem, runs, signals in (
-        ("reports/train", "train", params.runs(), VISION_SIGNALS),
-        ("reports/text/train", "text_train", params.text_runs(), TEXT_SIGNALS),
+        (TRAIN, "train", params.runs(), VISION_SIGNALS),
+        (TEXT_TRAIN, "text_train", params.text_runs(), TEXT_SIGNALS),
     ):
         for signal, title, kinds in signals:
             files = [_tsv(prefix, r.id, signal) for r in runs

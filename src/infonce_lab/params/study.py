@@ -3,6 +3,7 @@ cross-section checks, runs."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -177,8 +178,8 @@ class Params(Strict):
 
     def _check_primary(self) -> list[tuple[str, str]]:
         """The primary block's names are defined, its dataset is downloaded and evaluated (in
-        study.datasets), and none of its runs is also a grid run (two stages would write one
-        model). Returns its (loss, schedule) pairs for the temperature check."""
+        study.datasets), and none of its configurations is also a grid configuration (two stages
+        would write one folder). Returns its (loss, schedule) pairs for the temperature check."""
         pr = self.primary
         if not pr.seeds:
             return []
@@ -193,12 +194,14 @@ class Params(Strict):
         for i, name in enumerate(pr.losses):
             if name not in self.losses:
                 raise _KeyProblem(f"primary.losses[{i}]", name, "a name defined under 'losses:'")
-        shared = sorted({r.id for r in self.grid_runs()} & {r.id for r in self.primary_runs()})
+        shared = sorted({c.to_str() for c in configurations(self.grid_runs())}
+                        & {c.to_str() for c in configurations(self.primary_runs())})
         if shared:
             raise _KeyProblem("primary.schedule", pr.schedule,
-                              f"a schedule whose runs are not also grid runs of study: (shared: "
-                              f"{', '.join(shared[:3])}{', …' if len(shared) > 3 else ''}); the "
-                              "primary block has its own runs")
+                              f"a schedule whose configurations are not also grid "
+                              f"configurations of study: (shared: {', '.join(shared[:3])}"
+                              f"{', …' if len(shared) > 3 else ''}); the primary block has its "
+                              "own runs, and one stage trains every seed of a configuration")
         return [(lo, pr.schedule) for lo in pr.losses]
 
     # ----------------------------------------------------------------- run bookkeeping
@@ -277,6 +280,12 @@ class RunId:
         return cls(Configuration.parse(head), int(seed))
 
 
+def configurations(runs: Sequence[_Identified]) -> list[Configuration]:
+    """The runs' configurations, each once, in the runs' order: one pretrain stage instance
+    trains every seed of a configuration (dvc.yaml's matrices have no seed axis)."""
+    return list(dict.fromkeys(r.config for r in runs))
+
+
 class _Identified:
     """The id of a run schema (its fields: dataset, a model, loss, schedule, seed). No annotations
     here: pydantic would take them for fields, ahead of the model's own order."""
@@ -293,6 +302,10 @@ class _Identified:
     @property
     def id(self) -> str:
         return self.run_id.to_str()
+
+    @property
+    def config(self) -> Configuration:
+        return self.run_id.config
 
 
 class Run(Strict, _Identified):

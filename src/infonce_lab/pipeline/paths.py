@@ -1,14 +1,16 @@
 """Where each stage's files live, in one place (dvc.yaml's outs and deps spell the same paths).
 
 Per-run files sit under a folder per dataset, so a stage that works on every run of a dataset at
-once (evaluate, text_evaluate) can depend on that one folder and write one folder.
+once (evaluate, text_evaluate) can depend on that one folder and write one folder. A model's and
+its telemetry's folder is ``<configuration>/<run>``: one pretrain stage instance trains every seed
+of a configuration and replaces that configuration's folder.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from infonce_lab.params import Run, TextRun
+from infonce_lab.params import Configuration, Run, RunId, TextRun
 
 RAW = Path("data/raw")
 MODELS = Path("models")
@@ -24,12 +26,25 @@ def text_raw_dir(dataset: str) -> Path:
     return RAW / "text" / dataset
 
 
+TRAIN = Path("reports/train")
+TEXT_TRAIN = Path("reports/text/train")
+
+
+def in_configuration(run_id: str) -> Path:
+    """``<configuration>/<run>``, where a run's model and telemetry sit below their roots."""
+    return Path(RunId.parse(run_id).config.to_str()) / run_id
+
+
+def configuration_model_dir(config: Configuration, text: bool = False) -> Path:
+    return MODELS / ("text" if text else "vision") / config.dataset / config.to_str()
+
+
 def model_dir(run: Run) -> Path:
-    return MODELS / "vision" / run.dataset / run.id
+    return MODELS / "vision" / run.dataset / in_configuration(run.id)
 
 
 def text_model_dir(run: TextRun) -> Path:
-    return MODELS / "text" / run.dataset / run.id
+    return MODELS / "text" / run.dataset / in_configuration(run.id)
 
 
 def features_dir(dataset: str) -> Path:

@@ -1,15 +1,15 @@
-"""The pretrain stage: one image run's params → encoder, loss, schedule, optimizer and batch
-source → the training loop → ``models/vision/<dataset>/<run>/`` (model.pt + checkpoints/) and
-DVCLive telemetry under ``reports/train/<run>/``, replaced only when training has finished.
-Resumable after a kill (``pipeline/training_run.py``); under ``torchrun`` every process trains
-its slice of each global batch and only rank 0 writes.
+"""The pretrain stage: one image configuration's params → encoder, loss, schedule, optimizer and
+batch source for each of its seeds → the training loop →
+``models/vision/<dataset>/<configuration>/<run>/`` (model.pt + checkpoints/) and DVCLive
+telemetry under ``reports/train/<configuration>/<run>/``, replaced only when every seed has
+finished. Resumable after a kill (``pipeline/training_run.py``); under ``torchrun`` every process
+trains its slice of each global batch and only rank 0 writes.
 """
 
 from __future__ import annotations
 
 import shutil
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from infonce_lab.io import atomic_dir, write_json_atomic
 from infonce_lab.params import (
     AugmentConfig,
     BackboneConfig,
+    Configuration,
     LossConfig,
     Params,
     Run,
@@ -29,18 +30,19 @@ from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.registry import build_schedule
 from infonce_lab.pipeline.study import check_primary_metrics
 from infonce_lab.pipeline.training_run import (
+    FINISHED,
     fingerprint,
+    finished_line,
     init_distributed,
     live_logger,
     loss_on,
     resume_for,
     summary,
+    train_configuration,
 )
 from infonce_lab.train.loop import CheckpointFn, LogFn, Plan, Resume, TrainResult, fit
 from infonce_lab.train.optim import build_optimizer
 from infonce_lab.train.runtime import is_rank0, resolve_device
-
-TRAIN_REPORTS = Path("reports/train")
 
 
 def train_image(x: np.ndarray, *, backbone: BackboneConfig, loss: LossConfig,
@@ -76,15 +78,23 @@ def train_image(x: np.ndarray, *, backbone: BackboneConfig, loss: LossConfig,
                on_log=on_log, on_checkpoint=by_epoch, resume=resume)
 
 
-def pretrain(params: Params, run: Run) -> dict[str, Any]:
-    """Train one image run; returns the line the stage prints."""
+def pretrain(params: Params, config: Configuration) -> list[dict[str, Any]]:
+    """Train every seed of one image configuration; returns the lines the stage prints."""
+    runs = [r for r in params.runs() if r.config == config]
+    if not runs:
+        raise ValueError(f"configuration {config.to_str()} is not part of the study in "
+                         "params.yaml (study: or primary:)")
+    check_primary_metrics(params)  # the aggregate stage's, before hours of training
+    return train_configuration(runs, partial(pretrain_run, params),
+                               paths.configuration_model_dir(config),
+                               paths.TRAIN / config.to_str())
+
+
+def pretrain_run(params: Params, run: Run) -> dict[str, Any]:
+    """Train one image run into ``.resume/<run>/finished/``; returns the line the stage prints."""
     from infonce_lab.data import load_raw
     from infonce_lab.models.build import checkpoint_meta, save_encoder
 
-    if run not in params.runs():
-        raise ValueError(f"run {run.id} is not part of the study in params.yaml (study: or "
-                         "primary:)")
-    check_primary_metrics(params)  # the aggregate stage's, before hours of training
     data = load_raw(paths.raw_dir(run.dataset))
     x = data.pretrain_x()
     tcfg, bb = params.training, params.backbones[run.backbone]
@@ -96,6 +106,8 @@ def pretrain(params: Params, run: Run) -> dict[str, Any]:
         "training": tcfg.model_dump(mode="json")})
     init_distributed()
     work, resume = resume_for(run.id, fp, tcfg.checkpoint_every_steps)
+    if (line := finished_line(work)) is not None:
+        return line if is_rank0() else {}
     train = partial(train_image, x, backbone=bb, loss=params.losses[run.loss],
                     schedule=params.schedules[run.schedule],
                     augment=params.datasets[run.dataset].augment, training=tcfg, seed=run.seed,
@@ -110,9 +122,9 @@ def pretrain(params: Params, run: Run) -> dict[str, Any]:
         # Kept beside the resume state, so a run resumed after this epoch still has it.
         save_encoder(enc, ckpt_dir / f"epoch_{epoch:04d}.pt", {**meta, "epoch": epoch})
 
-    with atomic_dir(paths.model_dir(run)) as model_dir, \
-            atomic_dir(TRAIN_REPORTS / run.id) as live_dir:
-        (model_dir / "checkpoints").mkdir()
+    with atomic_dir(work / FINISHED) as done:
+        model_dir, live_dir = done / "model", done / "train"
+        (model_dir / "checkpoints").mkdir(parents=True)
         with live_logger(live_dir) as on_log:
             result = train(on_log=on_log, on_checkpoint=on_checkpoint)
         for f in sorted(ckpt_dir.glob("epoch_*.pt")):
@@ -120,8 +132,7 @@ def pretrain(params: Params, run: Run) -> dict[str, Any]:
         save_encoder(result.encoder, model_dir / "model.pt",
                      {**meta, "epoch": tcfg.epochs, "loss_state": result.loss_state})
         write_json_atomic(live_dir / "run.json", {"run": run.model_dump(), **summary(result)})
-    shutil.rmtree(work, ignore_errors=True)
-    return {"run": run.id, "final_loss": result.final_loss,
-            "train_seconds": round(result.seconds, 1)}
-
-
+        line = {"run": run.id, "final_loss": result.final_loss,
+                "train_seconds": round(result.seconds, 1)}
+        write_json_atomic(done / "line.json", line)
+    return line

@@ -12,6 +12,7 @@ from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import TInference
 from infonce_lab.io import atomic_dir, read_json, write_bytes_atomic, write_text_atomic
 from infonce_lab.params import Params
+from infonce_lab.pipeline import paths
 from infonce_lab.report.loaders import load_sims, representative_plots
 from infonce_lab.report.plotting import sim_figures
 from infonce_lab.report.render import (
@@ -48,9 +49,8 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
     full = read_json(summary_path)
     summary = full["groups"]
     encoders = pd.read_csv(out / "tables" / "encoders.csv")
-    train_dir = out / "train"
-    run_ids = [r.id for r in params.runs()]
-    curves = load_curves(train_dir, run_ids)
+    folders = {r.id: out / "train" / paths.in_configuration(r.id) for r in params.runs()}
+    curves = load_curves(folders)
     figures = {
         "accuracy": pipeline_section.accuracy_bars(summary),
         "training": pipeline_section.training_curves(curves),
@@ -72,7 +72,7 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
     if tails:
         # the figures show the first dataset of the study
         plots_dir = out / "tails" / "plots" / params.study.datasets[0]
-        representative = representative_plots(plots_dir, run_ids)
+        representative = representative_plots(plots_dir, list(folders))
         if representative is None:
             print(f"note: no plots file in {plots_dir}; per-run tail figures omitted")
         figures.update(weince_tails.tail_figures(tails, placements[0], representative, noise))
@@ -88,14 +88,15 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
         "losses": {n: c.model_dump() for n, c in params.losses.items()},
         "taus": {n: float(c.tau) for n, c in params.schedules.items() if c.kind == "fixed"}}
     if text and text.get("groups"):
-        text_curves = load_curves(out / "text" / "train", [r.id for r in params.text_runs()])
+        text_curves = load_curves({r.id: out / "text" / "train" / paths.in_configuration(r.id)
+                                  for r in params.text_runs()})
         figures["text"] = weince_text.text_figure(text, text_curves)
     else:
         print("note: no text results in the summary; their claims read 'not run'")
     with atomic_dir(out / "figures") as fig_dir:
         for name, png in figures.items():
             write_bytes_atomic(fig_dir / f"{name}.png", png)
-    context = build_context(params, summary, figures, train_dir)
+    context = build_context(params, summary, figures, folders)
     paired = full.get("paired", {})
     context["paired"] = paired
     pr, few = params.primary, params.evaluation.few_labels
@@ -140,7 +141,7 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
     # The text runs and the simulations record their own compute time: provenance lists them
     # beside the image runs' training times.
     for run in params.text_runs():
-        f = out / "text" / "train" / run.id / "run.json"
+        f = out / "text" / "train" / paths.in_configuration(run.id) / "run.json"
         if f.is_file():
             r = read_json(f)
             context["provenance"]["timings"].append({

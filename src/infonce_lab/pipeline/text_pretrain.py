@@ -1,6 +1,7 @@
-"""The text_pretrain stage: unsupervised SimCSE for one text run through the same training loop
-→ ``models/text/<dataset>/<run>/`` (model.safetensors + meta.json, checkpoints/step_XXXXX/) and
-DVCLive telemetry under ``reports/text/train/<run>/``, replaced only when training has finished;
+"""The text_pretrain stage: unsupervised SimCSE for every seed of one text configuration through
+the same training loop → ``models/text/<dataset>/<configuration>/<run>/`` (model.safetensors +
+meta.json, checkpoints/step_XXXXX/) and DVCLive telemetry under
+``reports/text/train/<configuration>/<run>/``, replaced only when every seed has finished;
 resumable after a kill like the image runs (``pipeline/training_run.py``).
 """
 
@@ -8,28 +9,38 @@ from __future__ import annotations
 
 import shutil
 from functools import partial
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from infonce_lab.io import atomic_dir, write_json_atomic
-from infonce_lab.params import LossConfig, Params, ScheduleConfig, TextRun, TextTrainingConfig
+from infonce_lab.params import (
+    Configuration,
+    LossConfig,
+    Params,
+    ScheduleConfig,
+    TextRun,
+    TextTrainingConfig,
+)
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.registry import build_schedule
 from infonce_lab.pipeline.training_run import (
+    FINISHED,
     fingerprint,
+    finished_line,
     init_distributed,
     live_logger,
     loss_on,
     resume_for,
     summary,
+    train_configuration,
 )
 from infonce_lab.train.loop import CheckpointFn, LogFn, Plan, Resume, TrainResult, ValidateFn, fit
 from infonce_lab.train.optim import build_optimizer
 from infonce_lab.train.runtime import is_rank0, resolve_device
 
-TEXT_TRAIN_REPORTS = Path("reports/text/train")
+if TYPE_CHECKING:
+    from infonce_lab.data.text import TextCorpus
 
 
 def text_steps(n_sentences: int, batch_size: int, epochs: int, max_steps: int | None
@@ -72,9 +83,30 @@ def train_text(sentences: list[str], *, encoder: torch.nn.Module, tokenizer: Any
                validate=validate, on_log=on_log, on_checkpoint=on_checkpoint, resume=resume)
 
 
-def text_pretrain(params: Params, run: TextRun) -> dict[str, Any]:
-    """Unsupervised SimCSE for one text run; returns the line the stage prints."""
+def text_pretrain(params: Params, config: Configuration) -> list[dict[str, Any]]:
+    """Unsupervised SimCSE for every seed of one text configuration; returns the stage's lines."""
     from infonce_lab.data.text import load_text_raw
+
+    runs = [r for r in params.text_runs() if r.config == config]
+    if not runs:
+        raise ValueError(f"text configuration {config.to_str()} is not part of text.study in "
+                         "params.yaml")
+    tcfg = params.text.training
+    corpus = load_text_raw(paths.text_raw_dir(config.dataset))
+    if text_steps(len(corpus.train), tcfg.batch_size, tcfg.epochs, tcfg.max_steps)[0] == 0:
+        raise ValueError(f"text.training.batch_size = {tcfg.batch_size}: larger than the "
+                         f"{len(corpus.train)} training sentences of "
+                         f"text.datasets.{config.dataset}")
+    if tcfg.eval_every_steps and corpus.sts_val is None:
+        raise ValueError(f"text.training.eval_every_steps = {tcfg.eval_every_steps}: "
+                         f"text.datasets.{config.dataset} has no validation set; use 0")
+    return train_configuration(runs, partial(text_pretrain_run, params, corpus),
+                               paths.configuration_model_dir(config, text=True),
+                               paths.TEXT_TRAIN / config.to_str())
+
+
+def text_pretrain_run(params: Params, corpus: TextCorpus, run: TextRun) -> dict[str, Any]:
+    """One text run into ``.resume/<run>/finished/``; returns the line the stage prints."""
     from infonce_lab.evaluation.text import sts_spearman
     from infonce_lab.models.text import (
         build_sentence_encoder,
@@ -84,17 +116,8 @@ def text_pretrain(params: Params, run: TextRun) -> dict[str, Any]:
         use_offline_hub_if_local,
     )
 
-    if run not in params.text_runs():
-        raise ValueError(f"text run {run.id} is not part of text.study in params.yaml")
     enc_cfg, tcfg = params.text.encoders[run.encoder], params.text.training
     use_offline_hub_if_local([enc_cfg])
-    corpus = load_text_raw(paths.text_raw_dir(run.dataset))
-    if text_steps(len(corpus.train), tcfg.batch_size, tcfg.epochs, tcfg.max_steps)[0] == 0:
-        raise ValueError(f"text.training.batch_size = {tcfg.batch_size}: larger than the "
-                         f"{len(corpus.train)} training sentences of text.datasets.{run.dataset}")
-    if tcfg.eval_every_steps and corpus.sts_val is None:
-        raise ValueError(f"text.training.eval_every_steps = {tcfg.eval_every_steps}: "
-                         f"text.datasets.{run.dataset} has no validation set; use 0")
     fp = fingerprint({
         "run": run.model_dump(), "dataset": params.text.datasets[run.dataset].model_dump(mode="json"),
         "encoder": enc_cfg.model_dump(mode="json"),
@@ -103,6 +126,8 @@ def text_pretrain(params: Params, run: TextRun) -> dict[str, Any]:
         "training": tcfg.model_dump(mode="json")})
     init_distributed()
     work, resume = resume_for(run.id, fp, tcfg.checkpoint_every_steps)
+    if (line := finished_line(work)) is not None:
+        return line if is_rank0() else {}
     tokenizer = load_tokenizer(enc_cfg)
     validate = None
     if corpus.sts_val is not None and tcfg.eval_every_steps:
@@ -126,8 +151,8 @@ def text_pretrain(params: Params, run: TextRun) -> dict[str, Any]:
     def on_checkpoint(step: int, m: torch.nn.Module) -> None:
         save_sentence_encoder(m, ckpt_dir / f"step_{step:05d}", {**meta, "step": step})
 
-    with atomic_dir(paths.text_model_dir(run)) as model_dir, \
-            atomic_dir(TEXT_TRAIN_REPORTS / run.id) as live_dir:
+    with atomic_dir(work / FINISHED) as done:
+        model_dir, live_dir = done / "model", done / "train"
         with live_logger(live_dir) as on_log:
             result = train(on_log=on_log, on_checkpoint=on_checkpoint)
         if ckpt_dir.is_dir():
@@ -139,6 +164,7 @@ def text_pretrain(params: Params, run: TextRun) -> dict[str, Any]:
             "run": run.model_dump(), **summary(result), "selected_step": result.selected_step,
             "val_spearman": [[s, v] for s, v in result.val_history],
             "n_train_sentences": len(corpus.train), "train_stats": result.train_stats})
-    shutil.rmtree(work, ignore_errors=True)
-    return {"run": run.id, "final_loss": result.final_loss, "steps": result.steps,
-            "train_seconds": round(result.seconds, 1)}
+        line = {"run": run.id, "final_loss": result.final_loss, "steps": result.steps,
+                "train_seconds": round(result.seconds, 1)}
+        write_json_atomic(done / "line.json", line)
+    return line

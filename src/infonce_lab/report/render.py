@@ -17,7 +17,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import holm
 from infonce_lab.io import read_json
-from infonce_lab.params import Params, params_hash
+from infonce_lab.params import Params, configurations, params_hash
 from infonce_lab.report.paired import comparisons
 from infonce_lab.report.verdicts import ClaimRow, Outcome, fmt_p, md_cell, verdict_class
 
@@ -38,11 +38,12 @@ def fmt_ci(m: dict[str, Any] | None, digits: int = 3) -> str:
     return f"{m['mean']:.{digits}f} ± {m['ci95']:.{digits}f}"
 
 
-def load_curves(train_dir: Path, run_ids: list[str]) -> dict[str, dict[str, pd.DataFrame]]:
-    """DVCLive's step-wise TSVs: reports/train/<run>/plots/metrics/train/<name>.tsv."""
+def load_curves(folders: dict[str, Path]) -> dict[str, dict[str, pd.DataFrame]]:
+    """DVCLive's step-wise TSVs, per run id from its telemetry folder:
+    <folder>/plots/metrics/train/<name>.tsv."""
     curves: dict[str, dict[str, pd.DataFrame]] = {}
-    for run in run_ids:
-        folder = train_dir / run / "plots" / "metrics" / "train"
+    for run, telemetry in folders.items():
+        folder = telemetry / "plots" / "metrics" / "train"
         if folder.is_dir():
             curves[run] = {p.stem: pd.read_csv(p, sep="\t") for p in sorted(folder.glob("*.tsv"))}
     return curves
@@ -51,14 +52,13 @@ def load_curves(train_dir: Path, run_ids: list[str]) -> dict[str, dict[str, pd.D
 def stage_names(params: Params) -> list[str]:
     """DVC's names of the stage instances the current params define (dvc.yaml's order), so stale
     timing files of removed runs stay out of the report. The report stage times nothing itself."""
-    text_runs = [r.id for r in params.text_runs()]
     names = [f"download@{d}" for d in params.study.datasets]
-    names += [f"pretrain@{r.id}" for r in params.grid_runs()]
-    names += [f"pretrain_primary@{r.id}" for r in params.primary_runs()]
+    names += [f"pretrain@{c.to_str()}" for c in configurations(params.grid_runs())]
+    names += [f"pretrain_primary@{c.to_str()}" for c in configurations(params.primary_runs())]
     names += [f"evaluate@{d}" for d in params.study.datasets]
     names += [f"diagnose@{d}" for d in params.study.datasets] + ["noise_floor"]
     names += [f"download_text@{d}" for d in params.text.study.datasets]
-    names += [f"text_pretrain@{r}" for r in text_runs]
+    names += [f"text_pretrain@{c.to_str()}" for c in configurations(params.text_runs())]
     names += [f"text_evaluate@{d}" for d in params.text.study.datasets]
     names += [f"simulate@{e}" for e in params.simulation.experiments] + ["aggregate"]
     return names
@@ -132,7 +132,7 @@ def git_state(cwd: Path | None = None) -> tuple[str, bool]:
     return commit, dirty
 
 
-def provenance(params: Params, train_dir: Path, run_ids: list[str]) -> dict[str, Any]:
+def provenance(params: Params, folders: dict[str, Path]) -> dict[str, Any]:
     commit, dirty = git_state()
     versions = {}
     for pkg in PACKAGES:
@@ -141,8 +141,8 @@ def provenance(params: Params, train_dir: Path, run_ids: list[str]) -> dict[str,
         except metadata.PackageNotFoundError:
             versions[pkg] = "not installed"
     timings = []
-    for run in run_ids:
-        f = train_dir / run / "run.json"
+    for run, folder in folders.items():
+        f = folder / "run.json"
         if f.is_file():
             r = read_json(f)
             timings.append({"run": run, "seconds": r["train_seconds"], "device": r["device"],
@@ -247,17 +247,17 @@ def scoreboard(rows: list[ClaimRow]) -> dict[str, Any]:
 
 
 def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: dict[str, bytes],
-                  train_dir: Path) -> dict[str, Any]:
-    run_ids = [r.id for r in params.runs()]
+                  folders: dict[str, Path]) -> dict[str, Any]:
+    """``folders``: every image run's telemetry folder, by run id."""
     return {
         "title": params.report.title,
         "summary": summary,
         "study": params.study.model_dump(),
-        "n_runs": len(run_ids),
+        "n_runs": len(folders),
         "comparison": comparison(params, summary),
         "schedules": {n: params.schedules[n].model_dump() for n in params.study.schedules},
         "figures": {k: base64.b64encode(v).decode("ascii") for k, v in figures.items()},
-        "provenance": provenance(params, train_dir, run_ids),
+        "provenance": provenance(params, folders),
     }
 
 

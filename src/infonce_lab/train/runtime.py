@@ -43,6 +43,14 @@ def is_rank0() -> bool:
     return not (dist.is_available() and dist.is_initialized()) or dist.get_rank() == 0
 
 
+def barrier() -> None:
+    """Wait for every process of a distributed run; nothing otherwise."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+
+
 def lr_at(step: int, total: int, warmup: int, base: float, kind: str) -> float:
     """Linear warmup over ``warmup`` steps, then cosine / linear decay to 0 at ``total``, or constant."""
     if warmup > 0 and step < warmup:

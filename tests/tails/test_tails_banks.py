@@ -70,6 +70,17 @@ def test_pool_scores_match_brute_force():
     np.testing.assert_allclose(pool[a], [bank.z[a] @ bank.z[j] for j in order[a]], atol=1e-12)
 
 
+def test_pool_scores_in_blocks_of_rows_equal_the_whole_product(monkeypatch):
+    import infonce_lab.tails.banks as banks
+
+    bank = link_bank(embed, IMAGES, jitter, 4, 10, torch.Generator().manual_seed(5))
+    order = pool_order(bank.image, 30, seed=1)
+    whole = np.take_along_axis(bank.z @ bank.z.T, order, axis=1)
+    np.testing.assert_array_equal(pool_scores(bank, order)[1], whole)  # one block: the product
+    monkeypatch.setattr(banks, "GRAM_CHUNK_ELEMENTS", 7 * len(bank.z))  # blocks of 7 rows
+    np.testing.assert_allclose(pool_scores(bank, order)[1], whole, rtol=0, atol=1e-14)
+
+
 def test_pot_scores_are_the_distinct_pairs():
     gen = torch.Generator().manual_seed(4)
     s = pot_pairs(embed, IMAGES, jitter, repeats=3, batch_images=20, gen=gen).scores

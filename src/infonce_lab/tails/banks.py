@@ -106,9 +106,23 @@ def pool_order(image: np.ndarray, size: int, seed: int) -> np.ndarray:
     return np.take_along_axis(window, keep, axis=1)
 
 
+GRAM_CHUNK_ELEMENTS = 1 << 24  # 128 MiB of float64 per block of rows of the Gram matrix
+
+
 def pool_scores(bank: LinkBank, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each anchor's positive score and its pool's scores (anchors, pool), in pool order."""
-    return bank.scores[:, 0], np.take_along_axis(bank.z @ bank.z.T, order, axis=1)
+    """Each anchor's positive score and its pool's scores (anchors, pool), in pool order.
+
+    The Gram matrix is formed a block of rows at a time: a pool needs (anchors, pool) of it, not
+    the whole, and numpy's bundled OpenBLAS (built with a small GEMM buffer) segfaults on the
+    whole 16,384² product of the paper's 32 × 256 bank on 2 threads (measured here; OpenBLAS
+    #3135). A bank of at most 2^24 / n anchors is one block, the plain product."""
+    n = len(bank.z)
+    step = max(1, GRAM_CHUNK_ELEMENTS // n)
+    pool = np.empty(order.shape, dtype=bank.z.dtype)
+    for a in range(0, n, step):
+        pool[a:a + step] = np.take_along_axis(bank.z[a:a + step] @ bank.z.T, order[a:a + step],
+                                              axis=1)
+    return bank.scores[:, 0], pool
 
 
 @dataclass(frozen=True)

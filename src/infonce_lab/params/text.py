@@ -133,9 +133,34 @@ class TextStudyConfig(Strict):
     baselines: Annotated[list[TextBaseline], Unique] = ["tfidf", "untuned"]
 
 
+class TextTailsConfig(Strict):
+    """The WEINCE tail diagnostics (§2.3) on packaged sentence encoders, as they ship: a link
+    bank of ``batches`` × ``batch_size`` sentences, two word-crop views each (dropout pairs would
+    make the positive win nearly always and the link test degenerate); the POT scores are the
+    distinct pairs of the link bank's first views. The fits follow ``tails:``."""
+
+    encoders: Annotated[list[Name], Unique] = []   # entries of text.encoders; []: no stage
+    dataset: Name | None = None                    # the sentences: a text.datasets entry
+    batches: PosInt = 32                           # the paper's bank: 32 batches of 256
+    batch_size: Annotated[int, Field(ge=2)] = 256
+    crop: tuple[Annotated[float, Field(gt=0.0, le=1.0)], Annotated[float, Field(gt=0.0, le=1.0)]] = (
+        0.5, 1.0)                                  # a view keeps U(lo, hi) of the words, in one run
+    word_dropout: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.1   # then drops each word with this
+    max_length: Annotated[int, Field(ge=4, le=512)] = 32
+    batch_encode: PosInt = 64                      # sentences per forward pass
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _crop_order(self) -> TextTailsConfig:
+        if self.crop[0] > self.crop[1]:
+            raise ValueError(f"text.tails.crop = {list(self.crop)}: expected [lo, hi] with lo ≤ hi")
+        return self
+
+
 class TextConfig(Strict):
     study: TextStudyConfig = TextStudyConfig()
     datasets: dict[Name, TextDatasetConfig] = {}
     encoders: dict[Name, TransformerEncoderConfig] = {}
     training: TextTrainingConfig = TextTrainingConfig()
     evaluation: TextEvaluationConfig = TextEvaluationConfig()
+    tails: TextTailsConfig = TextTailsConfig()

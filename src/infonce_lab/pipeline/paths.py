@@ -91,3 +91,8 @@ def noise_floor() -> Path:
 
 def sim_result(experiment: str) -> Path:
     return Path("reports/sims") / f"{experiment}.json"
+
+
+def text_tails(encoder: str) -> Path:
+    """The text_diagnose stage's output for one packaged sentence encoder."""
+    return TAILS / "text" / f"{encoder}.json"

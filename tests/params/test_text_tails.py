@@ -1,0 +1,29 @@
+"""text.tails: each inconsistency names its key before any stage runs."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from infonce_lab.params import parse_params
+
+
+@pytest.mark.parametrize(("edit", "key"), [
+    (lambda t: t.update(encoders=["nope"]), "text.tails.encoders[0]"),
+    (lambda t: t.update(encoders=["minilm"], dataset="wiki1m_stsb"), "text.tails.dataset"),
+    (lambda t: t.update(crop=[0.9, 0.5]), "text.tails.crop"),
+    (lambda t: t.update(word_dropout=1.0), "text.tails.word_dropout"),
+    (lambda t: t.update(batch_size=1), "text.tails.batch_size"),
+])
+def test_bad_text_tails_name_their_key(raw, config_error, edit, key):
+    broken = copy.deepcopy(raw)
+    edit(broken["text"]["tails"])
+    assert key in config_error(broken)
+
+
+def test_the_default_diagnoses_no_encoder_and_minilm_is_accepted(raw):
+    assert parse_params(raw).text.tails.encoders == []
+    on = copy.deepcopy(raw)
+    on["text"]["tails"]["encoders"] = ["minilm"]
+    assert parse_params(on).text.tails.encoders == ["minilm"]

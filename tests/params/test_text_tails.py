@@ -27,3 +27,18 @@ def test_the_default_diagnoses_no_encoder_and_minilm_is_accepted(raw):
     on = copy.deepcopy(raw)
     on["text"]["tails"]["encoders"] = ["minilm"]
     assert parse_params(on).text.tails.encoders == ["minilm"]
+
+
+def test_the_text_power_profile_sets_five_seeds_and_the_minilm_tails(tmp_path, repo_root):
+    import yaml
+
+    from infonce_lab.devtools.profiles import apply
+
+    params = tmp_path / "params.yaml"
+    params.write_text((repo_root / "params.yaml").read_text())
+    (tmp_path / "dvc.yaml").write_text((repo_root / "dvc.yaml").read_text())
+    apply("text_power", params, repo_root / "profiles")
+    p = parse_params(yaml.safe_load(params.read_text()))
+    assert p.text.study.seeds == [1, 2, 3, 4, 5] and p.text.tails.encoders == ["minilm"]
+    assert len(p.text_runs()) == 5 * len(p.text.study.losses)
+    assert p.study == parse_params(yaml.safe_load((repo_root / "params.yaml").read_text())).study

@@ -370,6 +370,29 @@ def summarise_tails(params: Params, tails_dir: str | Path = "reports/tails") -> 
             for group, epochs in per_group.items()}
 
 
+def summarise_text_tails(params: Params, tails_dir: str | Path = "reports/tails"
+                         ) -> dict[str, Any]:
+    """The packaged encoders' tail diagnostics (``text.tails``) as :func:`summarise_tails`
+    groups of one "seed" and one "epoch" (0: the weights as shipped), so the report's estimators
+    read them like a one-seed configuration: each estimate is that bank's own interval."""
+    out: dict[str, Any] = {}
+    if not params.text.tails.encoders:
+        return out
+    for dataset in params.text.study.datasets:
+        path = Path(tails_dir) / "text" / f"{dataset}.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: missing; run the text_evaluate stage for {dataset}")
+        for name, record in read_json(path).items():
+            m = record["metrics"]
+            out[f"{dataset}-{name}"] = {
+                "run": {"dataset": dataset, "backbone": name, "loss": "as shipped",
+                        "schedule": "as shipped"},
+                "source": record["source"], "views": m["views"], "seeds": [0], "epochs": [0],
+                "by_epoch": {"0": {k: mean_ci([v]) for k, v in sorted(_scalars(m).items())}},
+                "per_seed": {"0": {k: {"0": v} for k, v in sorted(_leaves(m).items())}}}
+    return out
+
+
 # ------------------------------------------------------------------------------------- text
 TEXT_METRICS = metrics.names(text=True)
 

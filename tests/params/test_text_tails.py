@@ -11,7 +11,6 @@ from infonce_lab.params import parse_params
 
 @pytest.mark.parametrize(("edit", "key"), [
     (lambda t: t.update(encoders=["nope"]), "text.tails.encoders[0]"),
-    (lambda t: t.update(encoders=["minilm"], dataset="wiki1m_stsb"), "text.tails.dataset"),
     (lambda t: t.update(crop=[0.9, 0.5]), "text.tails.crop"),
     (lambda t: t.update(word_dropout=1.0), "text.tails.word_dropout"),
     (lambda t: t.update(batch_size=1), "text.tails.batch_size"),

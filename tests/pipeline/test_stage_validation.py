@@ -25,7 +25,6 @@ STAGES = {
     "text_pretrain": ["--dataset", "gensim_lee", "--encoder", "minilm", "--loss", "simcse_infonce",
                       "--schedule", "simcse_t005"],
     "text_evaluate": ["--dataset", "gensim_lee"],
-    "text_diagnose": ["--encoder", "minilm"],
     "aggregate": [],
     "report": [],
 }

@@ -138,10 +138,6 @@ class Params(Strict):
             if name not in self.text.encoders:
                 raise _KeyProblem(f"text.tails.encoders[{i}]", name,
                                   "a name defined under 'text.encoders:'")
-        if tails.encoders and tails.dataset not in text.datasets:
-            raise _KeyProblem("text.tails.dataset", tails.dataset,
-                              f"one of text.study.datasets {text.datasets} (the bank's "
-                              "sentences; download_text runs per study dataset)")
         if self.text.training.eval_every_steps:
             for name in text.datasets:
                 if self.text.datasets[name].kind == "gensim":

@@ -134,13 +134,13 @@ class TextStudyConfig(Strict):
 
 
 class TextTailsConfig(Strict):
-    """The WEINCE tail diagnostics (§2.3) on packaged sentence encoders, as they ship: a link
-    bank of ``batches`` × ``batch_size`` sentences, two word-crop views each (dropout pairs would
-    make the positive win nearly always and the link test degenerate); the POT scores are the
-    distinct pairs of the link bank's first views. The fits follow ``tails:``."""
+    """The WEINCE tail diagnostics (§2.3) on packaged sentence encoders, as they ship, on each
+    text dataset's training sentences (the text_evaluate stage): a link bank of ``batches`` ×
+    ``batch_size`` sentences, two word-crop views each (dropout pairs would make the positive
+    win nearly always and the link test degenerate); the POT scores are the distinct pairs of the
+    link bank's first views. The fits follow ``tails:``."""
 
-    encoders: Annotated[list[Name], Unique] = []   # entries of text.encoders; []: no stage
-    dataset: Name | None = None                    # the sentences: a text.datasets entry
+    encoders: Annotated[list[Name], Unique] = []   # entries of text.encoders; []: none
     batches: PosInt = 32                           # the paper's bank: 32 batches of 256
     batch_size: Annotated[int, Field(ge=2)] = 256
     crop: tuple[Annotated[float, Field(gt=0.0, le=1.0)], Annotated[float, Field(gt=0.0, le=1.0)]] = (

@@ -19,6 +19,7 @@ from infonce_lab.aggregate import (
     summarise,
     summarise_tails,
     summarise_text,
+    summarise_text_tails,
 )
 from infonce_lab.io import atomic_dir, write_json_atomic, write_text_atomic
 from infonce_lab.params import Params
@@ -47,6 +48,7 @@ def write_aggregates(params: Params) -> None:
     au = alignment_uniformity(df)
     inflation = selection_inflation(df)
     tails = summarise_tails(params)
+    text_tails = summarise_text_tails(params)
     text_df = collect_text(params)
     text = summarise_text(text_df)
     tail_rows = [{"group": g, "epoch": int(e), "metric": m, "mean": v["mean"], "ci95": v["ci95"],
@@ -85,7 +87,8 @@ def write_aggregates(params: Params) -> None:
                       {"groups": summary, "paired": paired, "primary": primary,
                        "selection": selection, "tails": tails,
                        "text": text, "alignment_uniformity": au,
-                       "selection_inflation": inflation})
+                       "selection_inflation": inflation,
+                       **({"text_tails": text_tails} if text_tails else {})})
     for group, s in summary.items():
         m = s["linear.test_acc"]
         ci = "" if m["ci95"] is None else f" ± {m['ci95']:.4f}"

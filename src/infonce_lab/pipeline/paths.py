@@ -93,6 +93,6 @@ def sim_result(experiment: str) -> Path:
     return Path("reports/sims") / f"{experiment}.json"
 
 
-def text_tails(encoder: str) -> Path:
-    """The text_diagnose stage's output for one packaged sentence encoder."""
-    return TAILS / "text" / f"{encoder}.json"
+def text_tails(dataset: str) -> Path:
+    """The text_evaluate stage's tail diagnostics of packaged encoders, {encoder: record}."""
+    return TAILS / "text" / f"{dataset}.json"

@@ -123,7 +123,7 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
                                    full.get("primary"), params.primary.model_dump())
         + weince_text.claim_rows(text, kinds, **text_args, dataset_kinds={
             n: c.kind for n, c in params.text.datasets.items()})
-        + weince_tails.claim_rows(tails, kinds, placements)
+        + weince_tails.claim_rows(tails, kinds, placements, full.get("text_tails"))
         + weince_theory.claim_rows(sims.get("link_theory"), noise)
         + annealing_s0.claim_rows(sims)
         + annealing_s1.claim_rows(sims)

@@ -5,7 +5,8 @@ Each run's encoder (eval mode, no MLP unless ``mlp: always``) embeds the evaluat
 alignment and uniformity go to ``text_run_metrics_dir(dataset)/<run>.json``, with the run's training statistics
 from the model's meta under ``train`` (WEINCE: λ̄ and its effective inverse temperature κ̄).
 The baselines (TF-IDF and each untuned encoder) go through the same protocol into
-``text_baseline_metrics(dataset)``.
+``text_baseline_metrics(dataset)``; the tail diagnostics of the encoders of ``text.tails`` as
+they ship go to ``text_tails(dataset)`` ({} when it lists none).
 
 One process for the dataset: a run's evaluation takes ≈ 9 s against ≈ 8 s of process start and
 DVC bookkeeping per stage (reports/timings/); the encoders' imports are paid once.
@@ -22,6 +23,7 @@ from infonce_lab.io import atomic_dir, save_npz_atomic, write_json_atomic, write
 from infonce_lab.params import Params
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.study import dataset_text_runs
+from infonce_lab.pipeline.text_tails import text_tails
 
 
 def evaluate_text_dataset(params: Params, dataset: str) -> None:
@@ -43,8 +45,13 @@ def evaluate_text_dataset(params: Params, dataset: str) -> None:
     study = params.text.study
     runs = dataset_text_runs(params, dataset)
     torch.set_num_threads(params.text.training.threads)
-    use_offline_hub_if_local([params.text.encoders[n] for n in study.encoders])
+    use_offline_hub_if_local([params.text.encoders[n]
+                              for n in [*study.encoders, *params.text.tails.encoders]])
     corpus = load_text_raw(paths.text_raw_dir(dataset))
+    if params.text.tails.encoders:  # bad bank sizes fail before any encoder runs
+        from infonce_lab.data.text_views import bank_views
+
+        bank_views(corpus.train, 1, params.text.tails.batch_size, (1.0, 1.0), 0.0, 0)
     ecfg = params.text.evaluation
     if ecfg.polarity and corpus.labelled is not None:
         check_evaluation(corpus.labelled.labels[labelled_split(corpus.labelled.labels, ecfg)[0]],
@@ -89,7 +96,9 @@ def evaluate_text_dataset(params: Params, dataset: str) -> None:
                 baselines[f"untuned-{name}"] = {
                     "encoder": {"kind": "untuned", "dataset": dataset, "encoder": name},
                     **evaluate(emb)}
+    tails = text_tails(params, corpus.train, dataset)
     write_json_dir(paths.text_run_metrics_dir(dataset), records)
     write_json_atomic(paths.text_baseline_metrics(dataset), baselines)
+    write_json_atomic(paths.text_tails(dataset), tails)
     for name, m in baselines.items():
         print(f"{dataset}/{name}: STS Spearman {m['sts']['test_spearman']:.2f}")

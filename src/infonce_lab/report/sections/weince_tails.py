@@ -589,15 +589,20 @@ def _repulsion_text(x: Mapping[str, Any]) -> str:
 
 
 def claim_rows(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
-               placements: Sequence[str] = ("inside", "outside")) -> list[ClaimRow]:
+               placements: Sequence[str] = ("inside", "outside"),
+               text_tails: Mapping[str, Any] | None = None) -> list[ClaimRow]:
     """Every tail-diagnostic claim row (WEINCE §2.3, App. C.2, D) and the essay's low-τ row, from
     ``summary.json["tails"]`` (per-seed values: :func:`infonce_lab.aggregate.summarise_tails`).
     ``loss_kinds``: loss name → kind (which configurations count); ``placements``: the link
-    test's, the first deciding (the paper leaves open where 1/τ sits; the second is context)."""
+    test's, the first deciding (the paper leaves open where 1/τ sits; the second is context).
+    ``text_tails``: the packaged sentence encoders' diagnostics (``summary.json["text_tails"]``),
+    shown in every row as context beside the image runs, never counted."""
     if not tails:
         return [not_run_row(s, t, c, q, RULES[r].text, "the diagnose stage (reports/tails/) and "
                             "the aggregate stage") for s, t, c, q, r in _CLAIMS]
     counted, context = _split(tails, loss_kinds)
+    context += [(f"{g['run']['dataset']} · {g['run']['backbone']} as shipped, word-crop views",
+                 "text encoder", g) for g in (text_tails or {}).values()]
     primary = placements[0]
     at_primary = f" (1/τ {primary})"
     named = ([(n, g) for n, _, g in counted], [(_context_name(n, k), g) for n, k, g in context])

@@ -14,6 +14,10 @@ from infonce_lab.params import parse_params
     (lambda t: t.update(crop=[0.9, 0.5]), "text.tails.crop"),
     (lambda t: t.update(word_dropout=1.0), "text.tails.word_dropout"),
     (lambda t: t.update(batch_size=1), "text.tails.batch_size"),
+    # the ablations' sizes (tails:) must fit the text bank too: 2·8 − 2 = 14 negatives
+    (lambda t: t.update(encoders=["minilm"], batch_size=8), "tails.ablations.hardness_ks[0]"),
+    (lambda t: t.update(encoders=["minilm"], batches=1, batch_size=254),
+     "tails.ablations.pool_sizes[3]"),  # 512 > 506
 ])
 def test_bad_text_tails_name_their_key(raw, config_error, edit, key):
     broken = copy.deepcopy(raw)

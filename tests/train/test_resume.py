@@ -39,10 +39,12 @@ TINY = {
 }
 
 
-def _workspace(root: Path, repo_root: Path) -> dict[str, str]:
+def _workspace(root: Path, repo_root: Path, seeds: list[int] | None = None) -> dict[str, str]:
     raw = yaml.safe_load((repo_root / "params.yaml").read_text())
     for k, v in TINY.items():
         raw[k] = {**raw[k], **v} if isinstance(v, dict) and k in ("training",) else v
+    if seeds is not None:
+        raw["study"] = {**raw["study"], "seeds": seeds}
     raw["text"]["study"] = {"datasets": [], "encoders": [], "losses": [], "schedules": [],
                             "seeds": []}
     raw["primary"]["seeds"] = []  # its backbone is not in the tiny profile
@@ -98,6 +100,23 @@ def test_killed_stage_resumes_to_identical_weights(tmp_path, repo_root, kill_aft
         tsv = Path("reports/train") / CONFIG / r / "plots/metrics/train/loss.tsv"
         assert (killed / tsv).read_text() == (ref / tsv).read_text()
     assert not (killed / ".resume").exists() or not any((killed / ".resume").iterdir())
+
+
+@pytest.mark.timeout(600)
+def test_a_seed_trained_after_another_in_one_process_equals_it_trained_alone(tmp_path, repo_root):
+    """One stage trains a configuration's seeds one after another: nothing of the first (RNG
+    streams, thread settings, cached state) may reach the second."""
+    both, alone = tmp_path / "both", tmp_path / "alone"
+    for root, seeds in ((both, [1, 2]), (alone, [2])):
+        env = _workspace(root, repo_root, seeds)
+        subprocess.run(_pretrain(repo_root), cwd=root, env=env, check=True, capture_output=True,
+                       timeout=300)
+    a, b = _weights(both), _weights(alone)
+    second = {k: v for k, v in a.items() if f"/{RUNS[1]}/" in k}
+    assert set(second) == set(b) and len(b) == 3
+    for name in b:
+        for key in b[name]:
+            assert torch.equal(second[name][key], b[name][key]), (name, key)
 
 
 def test_changed_params_do_not_resume_a_foreign_state(tmp_path, digits_splits):

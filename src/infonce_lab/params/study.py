@@ -138,6 +138,8 @@ class Params(Strict):
             if name not in self.text.encoders:
                 raise _KeyProblem(f"text.tails.encoders[{i}]", name,
                                   "a name defined under 'text.encoders:'")
+        if tails.encoders:  # the text bank is fitted with tails:'s sizes too
+            self.tails.check_bank(tails.batches, tails.batch_size, "text.tails")
         if self.text.training.eval_every_steps:
             for name in text.datasets:
                 if self.text.datasets[name].kind == "gensim":

@@ -97,26 +97,32 @@ class TailsConfig(Strict):
 
     @model_validator(mode="after")
     def _sizes_fit_the_bank(self) -> TailsConfig:
-        negatives = 2 * self.bank.batch_images - 2
+        self.check_bank(self.bank.batches, self.bank.batch_images, "tails.bank")
+        return self
+
+    def check_bank(self, batches: int, batch_size: int, bank: str) -> None:
+        """The ablations' and the allocation's sizes fit a link bank of ``batches`` batches of
+        ``batch_size`` items, two views each (``bank``: its params key, for the message)."""
+        negatives = 2 * batch_size - 2
         for i, k in enumerate(self.ablations.hardness_ks):
             if k > negatives:
                 raise _KeyProblem(f"tails.ablations.hardness_ks[{i}]", k,
-                                  f"at most {negatives} (2·bank.batch_images − 2 negatives per anchor)")
-        # Pools draw views of other images from the whole bank (2 views per image per batch).
-        views = 2 * self.bank.batches * self.bank.batch_images
-        pool_max = views - 2 * self.bank.batches  # worst case: the anchor's image in every batch
+                                  f"at most {negatives} (2·{bank} batch size − 2 negatives per "
+                                  "anchor)")
+        # Pools draw views of other items from the whole bank (2 views per item per batch).
+        views = 2 * batches * batch_size
+        pool_max = views - 2 * batches  # worst case: the anchor's item in every batch
         for i, m in enumerate(self.ablations.pool_sizes):
             if not self.ablations.pool_hard_k <= m <= pool_max:
                 raise _KeyProblem(f"tails.ablations.pool_sizes[{i}]", m,
                                   f"between tails.ablations.pool_hard_k ({self.ablations.pool_hard_k}) and "
-                                  f"{pool_max} (the bank's views of other images)")
+                                  f"{pool_max} (the views of other items in {bank})")
         if self.allocation.pool > pool_max:
             raise _KeyProblem("tails.allocation.pool", self.allocation.pool,
-                              f"at most {pool_max} (the bank's views of other images)")
+                              f"at most {pool_max} (the views of other items in {bank})")
         if self.allocation.k > self.allocation.pool:
             raise _KeyProblem("tails.allocation.k", self.allocation.k,
                               f"at most tails.allocation.pool ({self.allocation.pool})")
         if self.allocation.anchors > views:
             raise _KeyProblem("tails.allocation.anchors", self.allocation.anchors,
-                              f"at most {views} (the bank's anchors)")
-        return self
+                              f"at most {views} (the anchors of {bank})")

@@ -48,10 +48,10 @@ def evaluate_text_dataset(params: Params, dataset: str) -> None:
     use_offline_hub_if_local([params.text.encoders[n]
                               for n in [*study.encoders, *params.text.tails.encoders]])
     corpus = load_text_raw(paths.text_raw_dir(dataset))
-    if params.text.tails.encoders:  # bad bank sizes fail before any encoder runs
-        from infonce_lab.data.text_views import bank_views
-
-        bank_views(corpus.train, 1, params.text.tails.batch_size, (1.0, 1.0), 0.0, 0)
+    tails_b = params.text.tails.batch_size
+    if params.text.tails.encoders and tails_b > len(corpus.train):  # before any encoder runs
+        raise ValueError(f"text.tails.batch_size = {tails_b}: at most the {len(corpus.train)} "
+                         f"training sentences of text.datasets.{dataset}")
     ecfg = params.text.evaluation
     if ecfg.polarity and corpus.labelled is not None:
         check_evaluation(corpus.labelled.labels[labelled_split(corpus.labelled.labels, ecfg)[0]],

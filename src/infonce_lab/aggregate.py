@@ -388,6 +388,7 @@ def summarise_text_tails(params: Params, tails_dir: str | Path = "reports/tails"
                 "run": {"dataset": dataset, "backbone": name, "loss": "as shipped",
                         "schedule": "as shipped"},
                 "source": record["source"], "views": m["views"], "seeds": [0], "epochs": [0],
+                "shipped": True, "cluster": "sentence",
                 "by_epoch": {"0": {k: mean_ci([v]) for k, v in sorted(_scalars(m).items())}},
                 "per_seed": {"0": {k: {"0": v} for k, v in sorted(_leaves(m).items())}}}
     return out

@@ -16,10 +16,32 @@ from typing import Any
 import numpy as np
 
 
+def current_umask() -> int:
+    """The process umask (``os.umask`` can only be read by setting it; it is set straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def mkstemp_public(directory: Path, prefix: str, suffix: str) -> tuple[int, str]:
+    """``tempfile.mkstemp`` with the mode a plain ``open`` would give (0o666 less the umask):
+    mkstemp makes its file 0o600, which the rename would carry onto every shared output."""
+    fd, name = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=suffix)
+    os.fchmod(fd, 0o666 & ~current_umask())
+    return fd, name
+
+
+def mkdtemp_public(directory: Path, prefix: str, suffix: str) -> Path:
+    """``tempfile.mkdtemp`` with the mode ``mkdir`` would give (0o777 less the umask), not 0o700."""
+    path = Path(tempfile.mkdtemp(dir=directory, prefix=prefix, suffix=suffix))
+    path.chmod(0o777 & ~current_umask())
+    return path
+
+
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = mkstemp_public(path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -73,7 +95,7 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
+    tmp = mkdtemp_public(path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         yield tmp
     except BaseException:

@@ -351,3 +351,17 @@ def test_repulsion_figure_from_the_summary_and_absent_without_its_data():
     assert "repulsion" in tail_figures(tails, "inside", None, None)
     bare = {"d-b-infonce-fixed": {"epochs": [60], "by_epoch": {"60": {"pot.xi": m(-0.45)}}}}
     assert repulsion_curves(bare) is None
+
+
+def test_a_shipped_text_encoder_is_not_called_a_seed():
+    """A packaged encoder's group (summarise_text_tails: one "seed" 0, sentence clusters) reads
+    as the shipped weights with a sentence-cluster bootstrap; a trained one-seed run keeps its
+    seed and the image clusters."""
+    shipped = {**group("as shipped", {0: {0: run_record(xi=-0.1)}}), "shipped": True,
+               "cluster": "sentence"}
+    trained = group("infonce", {60: {3: run_record(xi=-0.1)}})
+    est = wt.xi_estimate(shipped, 0)
+    assert est.note == "the weights as shipped: sentence-cluster bootstrap"
+    assert "seed" not in wt.endpoint_gap_estimate(shipped, 0).note
+    assert wt.xi_estimate(trained, 60).note == "one seed (3): image-cluster bootstrap"
+    assert est.low == pytest.approx(-0.14) and est.high == pytest.approx(-0.07)

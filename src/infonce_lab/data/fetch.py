@@ -24,7 +24,6 @@ import hashlib
 import http.client
 import os
 import socket
-import tempfile
 import threading
 import urllib.error
 import urllib.parse
@@ -33,7 +32,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from infonce_lab.io import sha256_file
+from infonce_lab.io import mkstemp_public, sha256_file
 
 _CHUNK = 1 << 20
 
@@ -160,7 +159,7 @@ def fetch(url: str, dest: str | Path, sha256: str | None, timeout_s: float = 20.
     if dest.exists():
         return verify_checksums(dest, sha256, md5)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    fd, tmp_name = mkstemp_public(dest.parent, prefix=f".{dest.name}.", suffix=".part")
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -5,10 +5,12 @@ second, names its dotted key (``training.batch_size``), shows the offending valu
 allowed — and no output has been touched yet.
 
 Named sections (``backbones``, ``losses``, ``schedules``, ``datasets``) are dictionaries of
-configurations keyed by a name that the ``study`` lists refer to. A run is one element of the
-product ``study.datasets × backbones × losses × schedules × seeds``; its id joins the names with
-``-`` (see :class:`RunId`), which is why names may only use letters, digits and ``_``. Kinds are
-discriminated unions (``kind:``); the error locations derive the kind tags from them.
+configurations keyed by a name that the ``study`` lists refer to. A configuration is one element
+of ``study.datasets × backbones × losses × schedules`` (plus ``primary:``'s, each at its own
+seeds), a run is a configuration at one seed, and one pretrain stage instance trains every seed
+of a configuration; ids join the names with ``-`` (see :class:`RunId`), which is why names may
+only use letters, digits and ``_``. Kinds are discriminated unions (``kind:``); the error
+locations derive the kind tags from them.
 """
 
 

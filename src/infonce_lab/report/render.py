@@ -264,7 +264,8 @@ def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: d
 METRIC_COLUMNS = [(m.name, m.column) for m in metrics.METRICS if m.table]
 
 
-def render(context: dict[str, Any]) -> tuple[str, str]:
+def environment() -> Environment:
+    """The templates (read from the installed package) with the report's filters."""
     env = Environment(loader=PackageLoader("infonce_lab.report", "templates"),
                       autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
     env.filters["ci"] = fmt_ci
@@ -272,6 +273,11 @@ def render(context: dict[str, Any]) -> tuple[str, str]:
     env.filters["verdict_class"] = verdict_class
     env.filters["cell"] = md_cell
     env.globals["metric_columns"] = METRIC_COLUMNS
+    return env
+
+
+def render(context: dict[str, Any]) -> tuple[str, str]:
+    env = environment()
     rows = context.get("claim_rows", [])
     context = {**context, "scoreboard": scoreboard(rows), "claims": by_section(rows),
                "self_checks": self_checks(rows)}

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -303,7 +303,16 @@ def _estimate(group: Mapping[str, Any], epoch: int, key: str,
         if isinstance(built, str):
             return Estimate.missing(f"seed {seed}: {built}")
         out[seed] = built
-    return combine(out, **fmt)
+    estimate = combine(out, **fmt)
+    if group.get("shipped") and estimate.note.startswith("one seed ("):
+        # A packaged encoder's weights as shipped: no training seed behind the lone value.
+        estimate = replace(estimate, note="the weights as shipped" + estimate.note.split(")", 1)[1])
+    return estimate
+
+
+def _bootstrap_method(group: Mapping[str, Any]) -> str:
+    """The resampling unit of the run's bootstrap: images, or sentences for a text bank."""
+    return f"{group.get('cluster', 'image')}-cluster bootstrap"
 
 
 def _num(x: Any) -> float | None:
@@ -311,10 +320,10 @@ def _num(x: Any) -> float | None:
 
 
 def _bootstrap_estimate(group: Mapping[str, Any], epoch: int, key: str) -> Estimate:
-    """``key`` per seed with the run's image-cluster bootstrap (``key``_se, _ci_low, _ci_high)."""
+    """``key`` per seed with the run's cluster bootstrap (``key``_se, _ci_low, _ci_high)."""
     def one(seed: str, v: float) -> SeedValue:
         g = lambda k: _num(_seed_value(group, epoch, f"{key}_{k}", seed))  # noqa: E731
-        return SeedValue(v, g("se"), None, g("ci_low"), g("ci_high"), "image-cluster bootstrap")
+        return SeedValue(v, g("se"), None, g("ci_low"), g("ci_high"), _bootstrap_method(group))
 
     return _estimate(group, epoch, key, one, signed=True)
 
@@ -352,7 +361,7 @@ def endpoint_gap_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
             return "the bootstrap reaches ξ ≥ 0: the endpoint's interval is unbounded"
         w = 1.0 - g("u")
         return SeedValue((1.0 - x_f) / w, None if se is None else se / w, None,
-                         (1.0 - hi) / w, (1.0 - lo) / w, "image-cluster bootstrap")
+                         (1.0 - hi) / w, (1.0 - lo) / w, _bootstrap_method(group))
 
     values = _values(group, epoch, "pot.endpoint")
     if values and any(v is None for v in values.values()):

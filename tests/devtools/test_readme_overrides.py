@@ -1,0 +1,45 @@
+"""Every `dvc exp run -S …` the README shows parses with DVC's own override parser (Hydra's
+grammar: a value with spaces or `=` must be quoted inside the shell quotes) and, applied to
+params.yaml the way DVC applies it, gives params that validate."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+from dvc.utils.hydra import apply_overrides
+
+from infonce_lab.params import load_params
+
+COMMAND = re.compile(r"dvc exp run[^`\n]*")
+
+
+def readme_overrides(readme: str) -> list[str]:
+    found = []
+    for command in COMMAND.findall(readme):
+        words = shlex.split(command)
+        found += [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-S", "--set-param")]
+    return found
+
+
+def test_the_readme_shows_overrides(repo_root: Path):
+    assert len(readme_overrides((repo_root / "README.md").read_text())) >= 4
+
+
+@pytest.mark.parametrize("override", readme_overrides(
+    (Path(__file__).resolve().parents[2] / "README.md").read_text()))
+def test_a_readme_override_parses_and_validates(override: str, repo_root: Path, tmp_path: Path):
+    params = tmp_path / "params.yaml"
+    shutil.copy(repo_root / "params.yaml", params)
+    apply_overrides(params, [override])
+    load_params(params)
+
+
+def test_an_unquoted_value_with_spaces_is_what_dvc_refuses(repo_root: Path, tmp_path: Path):
+    params = tmp_path / "params.yaml"
+    shutil.copy(repo_root / "params.yaml", params)
+    with pytest.raises(Exception, match="Invalid `--set-param` value"):
+        apply_overrides(params, ["training.launcher=torchrun --nproc_per_node=4"])

@@ -1,5 +1,7 @@
 """report: reports/index.html (self-contained) and reports/REPORT.md from metrics and plot data
-(including the diagnose stage's reports/tails/ and the simulate stage's reports/sims/)."""
+(including the diagnose stage's reports/tails/ and the simulate stage's reports/sims/); and
+dvc.yaml's generated plots list brought to the study's runs, so `dvc plots` draws every run of a
+`dvc exp run -S study.…` without a manual step."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from pathlib import Path
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
+from infonce_lab.pipeline.dvc_plots import refresh
 from infonce_lab.pipeline.report import write_report
 
 app = typer.Typer(add_completion=False)
@@ -16,7 +19,10 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage(timed=False)
 def main(out: Path = typer.Option(Path("reports"))) -> None:
-    write_report(params_or_exit(), out)
+    params = params_or_exit()
+    write_report(params, out)
+    if refresh(params, Path("dvc.yaml")):
+        print("dvc.yaml: the plots list now follows the study's runs (commit it with the results)")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,19 @@ def fail(message: str, code: int = 2) -> None:
     raise SystemExit(code)
 
 
+def unexpected_error(exc: BaseException) -> str:
+    """One paragraph for an error no check anticipated: what, where, what to do."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f" writing or reading {exc.filename}" if exc.filename else ""
+        return (f"{exc.strerror}{where} (OSError {exc.errno}). Free space or fix permissions, "
+                "then re-run: the previous outputs are still in place.")
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    return (f"unexpected {type(exc).__name__}{at}: {str(exc)[:300] or 'no detail'}. Nothing was "
+            "replaced: the previous outputs are still in place. Set INFONCE_LAB_DEBUG=1 for the "
+            "traceback (and report it if the input looks right).")
+
+
 TIMINGS_DIR = Path("reports/timings")
 
 
@@ -78,9 +91,14 @@ def stage(fn: F | None = None, *, timed: bool = True) -> Any:
         try:
             out = fn(*args, **kwargs)
         except (ConfigError, FileNotFoundError, FloatingPointError, ValueError) as exc:
+            # ValueError includes io.CorruptFileError: a bad file named with what to do.
             if os.environ.get("INFONCE_LAB_DEBUG"):
                 traceback.print_exc()
             fail(str(exc))
+        except Exception as exc:  # noqa: BLE001 - the one place that turns the rest into a message
+            if os.environ.get("INFONCE_LAB_DEBUG"):
+                traceback.print_exc()
+            fail(unexpected_error(exc), code=1)
         seconds = time.perf_counter() - t0
         if timed and os.environ.get("DVC_STAGE") and (os.environ.get("RANK") or "0") == "0":
             record_timing(os.environ["DVC_STAGE"], seconds)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
@@ -82,8 +83,35 @@ def write_json_atomic(path: str | Path, obj: Any) -> None:
     write_text_atomic(path, text + "\n")
 
 
+_SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EACCES, errno.EPERM,
+                            errno.EROFS, errno.EMFILE, errno.ENFILE, errno.ENOMEM})
+
+
+class CorruptFileError(ValueError):
+    """A file exists but cannot be read as what it should be (truncated, overwritten, edited)."""
+
+
+@contextmanager
+def reading(path: str | Path, what: str, fix: str) -> Iterator[None]:
+    """Turn a reader's failure on a present file into one message naming the file, what it
+    should be and what to do (``fix``), not the parser's traceback (a truncated checkpoint ends
+    in ``KeyError: 174812789`` deep in torch's unpickler). A missing file stays
+    FileNotFoundError, and disk errors stay OSError: neither says the file is bad."""
+    try:
+        yield
+    except (FileNotFoundError, PermissionError, IsADirectoryError, MemoryError):
+        raise
+    except Exception as exc:  # every parser has its own exceptions; each means "not readable"
+        if isinstance(exc, OSError) and exc.errno in _SYSTEM_ERRNOS:
+            raise  # torch reports a bad archive as OSError EINVAL: that one is the file's fault
+        raise CorruptFileError(f"{path}: not a readable {what} ({type(exc).__name__}: "
+                               f"{str(exc)[:200] or 'no detail'}). {fix}") from exc
+
+
 def read_json(path: str | Path) -> Any:
-    return json.loads(Path(path).read_text())
+    with reading(path, "JSON file", "It was written by an earlier stage: re-run that stage "
+                 "(`dvc repro -f <stage>`) or restore it (`git checkout -- <file>`)."):
+        return json.loads(Path(path).read_text())
 
 
 @contextmanager

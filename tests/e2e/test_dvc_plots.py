@@ -204,3 +204,28 @@ def test_plots_diff_head(plots_repo):
         _no_network_tags((plots_repo.root / "diffed" / "index.html").read_text(encoding="utf-8"))
     finally:
         plots_repo.git("checkout", "--", ".")
+
+
+def test_refresh_follows_the_study_and_leaves_other_files_alone(tmp_path):
+    """What the report stage calls: a stale section is rewritten (stages untouched), a current one
+    and a dvc.yaml without the generated section are not."""
+    from infonce_lab.pipeline.dvc_plots import refresh
+
+    text = (REPO / "dvc.yaml").read_text()
+    dvc_yaml = tmp_path / "dvc.yaml"
+    dvc_yaml.write_text(text)
+    params = load_params(REPO / "params.yaml")
+    assert not refresh(params, dvc_yaml) and dvc_yaml.read_text() == text
+    raw = yaml.safe_load((REPO / "params.yaml").read_text())
+    raw["study"]["seeds"] = [*raw["study"]["seeds"], 9]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    bigger = load_params(tmp_path / "params.yaml")
+    assert refresh(bigger, dvc_yaml)
+    assert dvc_plots.split(dvc_yaml.read_text()) == (dvc_plots.split(text)[0],
+                                                     dvc_plots.render(bigger))
+    assert "digits-resnet_digits-infonce-cosine-9" in dvc_yaml.read_text()
+    own = tmp_path / "own" / "dvc.yaml"
+    own.parent.mkdir()
+    own.write_text("stages: {}\n")
+    assert not refresh(bigger, own) and own.read_text() == "stages: {}\n"
+    assert not refresh(bigger, tmp_path / "absent.yaml")

@@ -323,8 +323,8 @@ def test_push_wipe_pull_roundtrip(repo, tmp_path):
 
 
 def test_dvc_plots_follow_the_study(repo):
-    """dvc.yaml's top-level plots, regenerated for the tiny study, draw every run offline."""
-    repo.run(sys.executable, "-m", "infonce_lab.devtools.dvc_plots")
+    """dvc.yaml's top-level plots follow the tiny study with no manual step (the fixture only
+    edited params.yaml; the report stage rewrote the list) and draw every run offline."""
     repo.run(sys.executable, "-m", "infonce_lab.devtools.dvc_plots", "--check")
     shown = json.loads(repo.run(*repo.dvc, "plots", "show", "--json").stdout)
     assert "errors" not in shown, shown.get("errors")
@@ -342,3 +342,14 @@ def test_dvc_plots_follow_the_study(repo):
     assert "cdn.jsdelivr" not in html and 'data-vendored="vega@' in html
     shutil.rmtree(repo.root / "plots_check")
     assert "up to date" in repo.status()  # plots are not stages: nothing to re-run
+
+
+def test_dvc_metrics_are_the_headline(repo):
+    """`dvc metrics show` (and so `dvc exp show`) reads one file of at most 40 numbers."""
+    shown = json.loads(repo.run(*repo.dvc, "metrics", "show", "--json").stdout)
+    files = {f for rev in shown.values() for f in rev.get("data", {})}
+    assert files == {"reports/headline.json"}, files
+    numbers = json.loads((repo.root / "reports/headline.json").read_text())
+    assert 4 < len(numbers) <= 41 and numbers["left_out"] == 0  # 40 numbers + the count
+    assert numbers["verdicts.reproduced"] + numbers["verdicts.not_reproduced"] >= 1
+    assert any(k.startswith("primary.wnce_vs_infonce.") for k in numbers)

@@ -104,6 +104,32 @@ def test_report_index_renders(browser, tmp_path):
     assert shot.stat().st_size > 10_000
 
 
+def test_report_top_screen_shows_the_summary_and_contents(browser, tmp_path):
+    """At 1400 × 900, the first screen holds the table of contents and the summary's first
+    finding; every contents link lands on a heading of the page."""
+    _open(browser, REPO / "reports" / "index.html")
+    browser.set_window_size(1400, 900)
+    try:
+        tops = browser.execute_script(
+            "const top = s => { const e = document.querySelector(s);"
+            " return e ? e.getBoundingClientRect().top : null; };"
+            "return [top('#contents'), top('#summary h2'), top('ul.findings li'), "
+            "window.innerHeight];")
+        contents, summary, first, height = tops
+        assert None not in tops, tops
+        assert contents < summary < first < height - 40, tops
+        missing = browser.execute_script(
+            "return Array.from(document.querySelectorAll('#contents a'))"
+            ".map(a => a.getAttribute('href').slice(1)).filter(id => !document.getElementById(id));")
+        assert missing == []
+        shot = tmp_path / "report_top_1400x900.png"
+        browser.save_screenshot(str(shot))
+        print(f"screenshot (top screen): {shot}")
+        assert shot.stat().st_size > 10_000
+    finally:
+        browser.set_window_size(1400, 1000)
+
+
 def _vega_views(driver) -> dict[str, int]:
     """{plot div id: number of <svg>/<canvas> vega drew in it} for DVC's plot divs."""
     return driver.execute_script(

@@ -12,6 +12,7 @@ import torch
 
 from infonce_lab.evaluation.geometry import effective_rank
 from infonce_lab.evaluation.text import pair_cosines, sts_spearman, text_geometry
+from infonce_lab.io import CorruptFileError
 from infonce_lab.models.text import (
     build_sentence_encoder,
     encode,
@@ -277,6 +278,10 @@ def test_save_load_round_trip(tokenizer, tmp_path) -> None:
     np.testing.assert_array_equal(a, b)
     with pytest.raises(FileNotFoundError, match="text_pretrain"):
         load_sentence_encoder(tmp_path / "missing")
+    weights = tmp_path / "enc" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-100])  # truncated: a named error, no traceback
+    with pytest.raises(CorruptFileError, match=r"model\.safetensors: not a readable safetensors"):
+        load_sentence_encoder(tmp_path / "enc")
 
 
 def test_shipped_minilm_embeds_paraphrases_closer() -> None:

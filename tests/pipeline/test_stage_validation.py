@@ -54,3 +54,35 @@ def test_bad_params_fail_fast_and_touch_nothing(tmp_path, repo_root, stage):
     assert "training.batch_size = 1" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert _digest(tmp_path) == before
+
+
+# A name the study does not hold, per stage flag: refused with the list it must come from.
+BAD_NAMES = {
+    "pretrain --loss": ("pretrain", {"--loss": "nope"}, "digits-resnet_digits-nope-fixed_t02 is "
+                        "not part of the study"),
+    "pretrain primary loss at a grid schedule": (
+        "pretrain", {"--loss": "weince_recipe"}, "weince_recipe-fixed_t02 is not part of"),
+    "evaluate --dataset": ("evaluate", {"--dataset": "mnist_5k"}, "not in study.datasets"),
+    "diagnose --dataset": ("diagnose", {"--dataset": "nope"}, "not in study.datasets"),
+    "download --dataset": ("download", {"--dataset": "nope"}, "not defined under 'datasets:'"),
+    "simulate --experiment": ("simulate", {"--experiment": "nope"}, "expected one of s0"),
+    "text_pretrain --encoder": ("text_pretrain", {"--encoder": "tiny_bert"},
+                                "is not part of text.study"),
+    "text_evaluate --dataset": ("text_evaluate", {"--dataset": "nope"},
+                                "not in text.study.datasets"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_NAMES))
+def test_a_flag_outside_the_study_is_refused_before_any_work(tmp_path, repo_root, case):
+    stage, change, message = BAD_NAMES[case]
+    args = list(STAGES[stage])
+    for flag, value in change.items():
+        args[args.index(flag) + 1] = value
+    (tmp_path / "params.yaml").write_text((repo_root / "params.yaml").read_text())
+    proc = subprocess.run([sys.executable, str(repo_root / "stages" / f"{stage}.py"), *args],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(repo_root / "src")})
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml"]

@@ -1,17 +1,6 @@
-"""The top-level ``plots:`` of dvc.yaml, generated from params.yaml's study lists.
-
-``dvc plots show`` / ``dvc plots diff`` draw these. One plot per training signal with every run of
-the study as a line needs every run's TSV named as a key of the plot's ``y:`` mapping: DVC 3's
-top-level plots take ``${}`` interpolation but no ``foreach``/``matrix`` and no globs, and a
-directory as a plot id makes one plot per file, not one line per run (it would also pick up the
-folders of runs no longer in the study, which ``persist: true`` keeps). So the section lists run
-ids, and this module writes it from params.yaml: everything in dvc.yaml from :data:`MARKER` to
-the end is replaced.
-
-    python -m infonce_lab.devtools.dvc_plots           # rewrite dvc.yaml's plots section
-    python -m infonce_lab.devtools.dvc_plots --check   # exit 1 if it does not match params.yaml
-
-A test runs ``--check``, so a study change that forgets to regenerate the section fails.
+"""``python -m infonce_lab.devtools.dvc_plots``: rewrite dvc.yaml's generated ``plots:`` section
+from params.yaml (:mod:`infonce_lab.pipeline.dvc_plots`; the report stage does it too), or with
+``--check`` exit 1 if it does not match. A test runs ``--check``.
 """
 
 from __future__ import annotations
@@ -19,85 +8,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
-import yaml
+from infonce_lab.params import load_params
+from infonce_lab.pipeline.dvc_plots import MARKER, plots_section, refresh, render, split
 
-from infonce_lab.params import Params, load_params
-from infonce_lab.pipeline.paths import TEXT_TRAIN, TRAIN, in_configuration
-
-MARKER = "# ---------------------------------------------------------------- plots (generated)"
-
-# (signal, title, losses it exists for: None = every run, else the loss kinds that log it)
-VISION_SIGNALS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
-    ("loss", "Training loss", None),
-    ("tau", "Temperature tau", None),
-    ("lambda_mean", "WEINCE mean lambda (WEINCE runs)", ("weince",)),
-    ("alignment", "Alignment of the batch's positive pairs", None),
-    ("uniformity", "Uniformity of the batch", None),
-)
-TEXT_SIGNALS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
-    ("loss", "Text study (SimCSE): training loss", None),
-)
-# Per-configuration summaries: (plot id, file, value column, category column, title).
-SUMMARIES = (
-    ("summary_linear_test_acc", "reports/tables/summary.csv", "linear.test_acc.mean", "group",
-     "Linear probe test accuracy, mean over seeds, per configuration"),
-    ("summary_knn_test_acc", "reports/tables/summary.csv", "knn.test_acc.mean", "group",
-     "Weighted kNN test accuracy, mean over seeds, per configuration"),
-    ("text_sts_spearman", "reports/tables/text.csv", "sts.test_spearman", "encoder_id",
-     "Text study: STS Spearman x 100 per encoder"),
-)
-
-HEADER = f"""{MARKER}
-# `dvc plots show` / `dvc plots diff` (rendered offline: .dvc/config's plots.html_template).
-# Written by `python -m infonce_lab.devtools.dvc_plots` from params.yaml's study lists; do not edit
-# by hand. DVC's top-level plots have no foreach/matrix or globs, and a directory plot gives one
-# plot per file, so every run's file is listed; a test checks the list matches params.yaml.
-# Keep this section last: the generator replaces everything from the marker line to the end.
-"""
-
-
-def _tsv(prefix: Path, run: str, signal: str) -> str:
-    return (prefix / in_configuration(run) / "plots/metrics/train" / f"{signal}.tsv").as_posix()
-
-
-def _curves(plot_id: str, title: str, files: list[str], signal: str) -> dict[str, Any]:
-    return {plot_id: {"title": title, "template": "runs", "x": "step",
-                      "y": {f: signal for f in files}, "x_label": "step", "y_label": signal}}
-
-
-def plots_section(params: Params) -> list[dict[str, Any]]:
-    """The top-level ``plots:`` list for these params."""
-    plots: list[dict[str, Any]] = []
-    for prefix, stem, runs, signals in (
-        (TRAIN, "train", params.runs(), VISION_SIGNALS),
-        (TEXT_TRAIN, "text_train", params.text_runs(), TEXT_SIGNALS),
-    ):
-        for signal, title, kinds in signals:
-            files = [_tsv(prefix, r.id, signal) for r in runs
-                     if kinds is None or params.losses[r.loss].kind in kinds]
-            if files:
-                plots.append(_curves(f"{stem}_{signal}", title, files, signal))
-    for plot_id, path, value, category, title in SUMMARIES:
-        plots.append({plot_id: {"title": title, "template": "bar_horizontal_sorted",
-                                "x": value, "y": {path: category},
-                                "x_label": value, "y_label": category}})
-    return plots
-
-
-def render(params: Params) -> str:
-    """The text that follows the stages in dvc.yaml (from :data:`MARKER` to the end)."""
-    body = yaml.safe_dump({"plots": plots_section(params)}, sort_keys=False, width=200)
-    return HEADER + body
-
-
-def split(dvc_yaml: str) -> tuple[str, str]:
-    """(everything before the generated section, the section; '' if there is none)."""
-    at = dvc_yaml.find(MARKER)
-    if at < 0:
-        return dvc_yaml, ""
-    return dvc_yaml[:at], dvc_yaml[at:]
+__all__ = ["MARKER", "main", "plots_section", "refresh", "render", "split"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,9 +32,11 @@ def main(argv: list[str] | None = None) -> int:
                   "run `python -m infonce_lab.devtools.dvc_plots`", file=sys.stderr)
             return 1
         return 0
-    if section != wanted:
+    if not section:
         args.dvc_yaml.write_text(stages.rstrip("\n") + "\n\n" + wanted)
-        print(f"{args.dvc_yaml}: plots section written ({len(plots_section(params))} plots)")
+    elif not refresh(params, args.dvc_yaml):
+        return 0
+    print(f"{args.dvc_yaml}: plots section written ({len(plots_section(params))} plots)")
     return 0
 
 

@@ -17,7 +17,7 @@ import torch
 from pydantic import TypeAdapter
 from torch import nn
 
-from infonce_lab.io import replace_atomic
+from infonce_lab.io import reading, replace_atomic
 from infonce_lab.models import Encoder, build_encoder
 from infonce_lab.params import BackboneConfig
 
@@ -49,10 +49,12 @@ def load_encoder(path: str | Path, map_location: str | torch.device = "cpu"
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no checkpoint; run the pretrain stage for this run")
-    blob = torch.load(path, map_location=map_location, weights_only=True)
-    cfg = TypeAdapter(BackboneConfig).validate_python(blob["backbone"])
-    encoder = build_encoder(cfg, int(blob["in_channels"]), blob.get("image_size"))
-    encoder.load_state_dict(blob["state_dict"])
+    with reading(path, "encoder checkpoint (torch.save of backbone, in_channels, state_dict)",
+                 "Delete it and re-run the stage that writes it (`dvc repro -f <stage>`), or restore it from the DVC cache (`dvc checkout`)."):
+        blob = torch.load(path, map_location=map_location, weights_only=True)
+        cfg = TypeAdapter(BackboneConfig).validate_python(blob["backbone"])
+        encoder = build_encoder(cfg, int(blob["in_channels"]), blob.get("image_size"))
+        encoder.load_state_dict(blob["state_dict"])
     encoder.eval()
     meta = {k: v for k, v in blob.items() if k != "state_dict"}
     return encoder, meta

@@ -23,9 +23,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from infonce_lab.io import read_json, reading
 from infonce_lab.params import TransformerEncoderConfig
 
 WEIGHTS = "model.safetensors"
+_REDO = "Delete it and re-run the stage that writes it (`dvc repro -f <stage>`), or restore it from the DVC cache (`dvc checkout`)."
 META = "meta.json"
 
 
@@ -232,8 +234,9 @@ def load_sentence_encoder(folder: str | Path) -> tuple[SentenceEncoder, Any, dic
     folder = Path(folder)
     if not (folder / WEIGHTS).is_file() or not (folder / META).is_file():
         raise FileNotFoundError(f"{folder}: no saved sentence encoder; run text_pretrain first")
-    meta = json.loads((folder / META).read_text())
-    cfg = TransformerEncoderConfig.model_validate(meta["encoder"])
+    meta = read_json(folder / META)
+    with reading(folder / META, "sentence encoder description", _REDO):
+        cfg = TransformerEncoderConfig.model_validate(meta["encoder"])
     from transformers import AutoModel
 
     if cfg.random_init:
@@ -244,5 +247,6 @@ def load_sentence_encoder(folder: str | Path) -> tuple[SentenceEncoder, Any, dic
         hf_logging.disable_progress_bar()
         backbone = _from_source(AutoModel, cfg)
     encoder = SentenceEncoder(backbone, cfg.pooling, cfg.mlp)
-    encoder.load_state_dict(load_file(str(folder / WEIGHTS)))
+    with reading(folder / WEIGHTS, "safetensors file of the encoder's weights", _REDO):
+        encoder.load_state_dict(load_file(str(folder / WEIGHTS)))
     return encoder.eval(), load_tokenizer(cfg), meta

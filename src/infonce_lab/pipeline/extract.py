@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from infonce_lab.data.views import as_float, augment_one, make_views
-from infonce_lab.io import save_npz_atomic
+from infonce_lab.io import reading, save_npz_atomic
 from infonce_lab.models.build import extract_features, load_encoder
 from infonce_lab.params import AugmentConfig, Params, TailsConfig
 from infonce_lab.tails.banks import link_draws, pot_draws
@@ -127,6 +127,7 @@ def load_banks(run_features: Path) -> list[tuple[int, dict[str, np.ndarray]]]:
         raise FileNotFoundError(f"{run_features}: no bank_epoch_*.npz; run the evaluate stage")
     out = []
     for f in files:
-        with np.load(f) as z:
+        with reading(f, "tail bank (numpy .npz)", "Re-run the evaluate stage "
+                     "(`dvc repro -f evaluate@<dataset>`)."), np.load(f) as z:
             out.append((int(f.stem.removeprefix("bank_epoch_")), {k: z[k] for k in z.files}))
     return out

@@ -5,14 +5,22 @@ reports/sims/); it computes nothing new."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import TInference
-from infonce_lab.io import atomic_dir, read_json, write_bytes_atomic, write_text_atomic
-from infonce_lab.params import Params
+from infonce_lab.io import (
+    atomic_dir,
+    read_json,
+    write_bytes_atomic,
+    write_json_atomic,
+    write_text_atomic,
+)
+from infonce_lab.params import Configuration, Params
 from infonce_lab.pipeline import paths
+from infonce_lab.report.headline import LIMIT, headline
 from infonce_lab.report.loaders import load_sims, representative_plots
 from infonce_lab.report.plotting import sim_figures
 from infonce_lab.report.render import (
@@ -21,6 +29,7 @@ from infonce_lab.report.render import (
     paired_table,
     render,
     schedule_comparisons,
+    scoreboard,
     stage_names,
     stage_timings,
 )
@@ -39,6 +48,25 @@ from infonce_lab.report.sections import (
 from infonce_lab.report.sections import (
     pipeline as pipeline_section,
 )
+
+
+def write_headline(path: Path, rows: list[Any], full: dict[str, Any], params: Params) -> None:
+    """``reports/headline.json``: dvc.yaml's one ``metrics:`` file (report.headline)."""
+    board = scoreboard(rows)["sections"]
+    counts = {k: sum(s[k] for s in board)
+              for k in ("reproduced", "not_reproduced", "inconclusive", "not_run")}
+    pr = params.primary
+    primary_groups = [Configuration(pr.dataset, pr.backbone, loss, pr.schedule).to_str()
+                      for loss in pr.losses] if pr.seeds else []
+    raw = f"{pr.dataset}-raw_pixels"
+    numbers, left_out = headline(
+        counts, full.get("primary") or {}, full["groups"], primary_groups,
+        raw if raw in full["groups"] else None, list(pr.metrics),
+        (full.get("text") or {}).get("groups", {}))
+    if left_out:
+        print(f"note: {path} keeps {LIMIT} numbers; left out: {', '.join(left_out)} "
+              "(all in summary.json)")
+    write_json_atomic(path, {**numbers, "left_out": len(left_out)})
 
 
 def write_report(params: Params, out: Path = Path("reports")) -> None:
@@ -131,6 +159,8 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
         + au_empirical.claim_rows(full.get("alignment_uniformity"), paired, kinds)
         + pipeline_section.claim_rows(summary, params.report.min_gain_over_random)
         + paper_scale.claim_rows())
+    write_headline(out / "headline.json", context["claim_rows"], full, params)
+    context["tables"] = sorted(f.name for f in (out / "tables").glob("*.csv"))
     context["schedule_comparisons"] = schedule_comparisons(params, paired)
     context["paired_table"] = paired_table(paired)
     # The MDE in paired SDs at the study's seed count and at 8, from the same power solver the

@@ -18,6 +18,7 @@ from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import holm
 from infonce_lab.io import read_json
 from infonce_lab.params import Params, configurations, params_hash
+from infonce_lab.report.findings import findings
 from infonce_lab.report.paired import comparisons
 from infonce_lab.report.verdicts import ClaimRow, Outcome, fmt_p, md_cell, verdict_class
 
@@ -211,6 +212,14 @@ SECTIONS = [
 ]
 
 
+# The page's table of contents: (HTML id, title, the Markdown heading's anchor).
+CONTENTS = [("summary", "Summary", "summary"), ("glance", "At a glance", "at-a-glance"),
+            *((sid, title, anchor) for sid, title, _, anchor in SECTIONS),
+            ("self-checks", "Self-checks", "self-checks"),
+            ("rules", "How the verdicts are decided", "how-the-verdicts-are-decided"),
+            ("provenance", "Provenance", "provenance")]
+
+
 def _count(rows: list[ClaimRow]) -> dict[str, int]:
     kinds = [r.verdict.outcome for r in rows]
     return {"n": len(kinds), "reproduced": kinds.count(Outcome.REPRODUCED),
@@ -280,6 +289,8 @@ def render(context: dict[str, Any]) -> tuple[str, str]:
     env = environment()
     rows = context.get("claim_rows", [])
     context = {**context, "scoreboard": scoreboard(rows), "claims": by_section(rows),
-               "self_checks": self_checks(rows)}
+               "self_checks": self_checks(rows), "findings": findings(rows),
+               "toc": [(i, t) for i, t, _ in CONTENTS], "md_anchors": {i: a for i, _, a in CONTENTS},
+               "tables": context.get("tables", [])}
     return (env.get_template("index.html.j2").render(**context),
             env.get_template("REPORT.md.j2").render(**context))

@@ -395,6 +395,7 @@ class ClaimRow:
     cases: list[Case] = field(default_factory=list)
     self_check: bool = False
     note: str = ""
+    primary: bool = False  # a pre-registered primary comparison (the summary names it first)
 
     @property
     def kind(self) -> str:  # templates: claims and self-checks render in separate blocks

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from infonce_lab.io import replace_atomic
+from infonce_lab.io import reading, replace_atomic
 
 
 def _numpy_state() -> dict[str, Any]:
@@ -61,7 +61,9 @@ def load_state(path: str | Path, fingerprint: str) -> dict[str, Any] | None:
     path = Path(path)
     if not path.is_file():
         return None
-    state = torch.load(path, map_location="cpu", weights_only=True)
+    with reading(path, "resume state (torch.save)",
+                 "Delete the file: the run then starts afresh."):
+        state = torch.load(path, map_location="cpu", weights_only=True)
     if state.get("fingerprint") != fingerprint:
         return None
     return state

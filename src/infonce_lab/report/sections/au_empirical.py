@@ -100,23 +100,30 @@ def claim_rows(au: dict[str, Any] | None, paired: dict[str, Any],
 # ---------------------------------------------------------------------------- figures
 def alignment_uniformity_plane(encoders: pd.DataFrame) -> bytes:
     """Every encoder in Wang & Isola's plane (lower-left is better), coloured by linear test acc."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    fig, ax = plt.subplots(figsize=(7.6, 5.0))
     df = encoders.dropna(subset=["geometry.alignment", "geometry.uniformity"])
-    markers = {"trained": "o", "random_init": "s", "raw_pixels": "^"}
+    # The marker says what an encoder is (its loss, or a baseline), the colour its accuracy:
+    # a text label per encoder piled up unreadably where seeds cluster.
+    shapes = iter("oDv<>phH*Xd")
+    baseline_markers = {"random_init": "s", "raw_pixels": "^"}
+    trained = df["encoder.kind"] == "trained"
+    kinds = [*sorted(df.loc[trained, "encoder.loss"].dropna().unique()),
+             *sorted(df.loc[~trained, "encoder.kind"].unique())]
     sc = None
-    for kind, part in df.groupby("encoder.kind"):
+    for kind in kinds:
+        part = df[df["encoder.loss"].eq(kind) & trained] if kind not in baseline_markers \
+            and kind in set(df.loc[trained, "encoder.loss"]) else df[df["encoder.kind"].eq(kind)]
         sc = ax.scatter(part["geometry.alignment"], part["geometry.uniformity"],
                         c=part["linear.test_acc"], cmap="viridis", vmin=df["linear.test_acc"].min(),
-                        vmax=df["linear.test_acc"].max(), marker=markers.get(kind, "x"),
-                        s=46, edgecolor="k", linewidth=0.4, label=kind)
-    for _, r in df[df["encoder.kind"] == "trained"].iterrows():
-        ax.annotate(f"{r['encoder.loss']}/{r['encoder.schedule']}", (r["geometry.alignment"],
-                    r["geometry.uniformity"]), fontsize=5, alpha=0.7, xytext=(3, 2),
-                    textcoords="offset points")
+                        vmax=df["linear.test_acc"].max(),
+                        marker=baseline_markers.get(kind) or next(shapes, "x"),
+                        s=52, edgecolor="k", linewidth=0.5, label=kind.replace("_", " "))
     if sc is not None:
         fig.colorbar(sc, ax=ax, label="linear probe test accuracy")
     ax.set_xlabel("alignment of two augmented test views (lower = better)")
     ax.set_ylabel("uniformity of test features (lower = better)")
-    ax.legend(fontsize=7)
+    legend = ax.legend(fontsize=9, title="marker: loss or baseline", title_fontsize=9)
+    for handle in legend.legend_handles:
+        handle.set_facecolor("#cccccc")
     ax.grid(alpha=0.3)
     return png(fig)

@@ -15,6 +15,7 @@ rows that say what it takes to run them.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from infonce_lab.evaluation.metrics import BY_NAME
@@ -125,8 +126,9 @@ def primary_rows(primary: dict[str, Any], design: dict[str, Any]) -> list[ClaimR
     if not design["seeds"]:
         return []
     if not by_key:
-        return [not_run_row(SECTION, TOPIC, f"{t} beats {r} (pre-registered primary)",
-                            f"{t} − {r} at {setting}", rule, "run the pretrain_primary stages")
+        return [replace(not_run_row(SECTION, TOPIC, f"{t} beats {r} (pre-registered primary)",
+                                    f"{t} − {r} at {setting}", rule,
+                                    "run the pretrain_primary stages"), primary=True)
                 for t, r in contrasts]
     keys = [(t, r, m) for t, r in contrasts for m in design["metrics"]]
     ts = [TInference.from_json(by_key[k]["t"]) if k in by_key and by_key[k].get("t") else None
@@ -151,7 +153,7 @@ def primary_rows(primary: dict[str, Any], design: dict[str, Any]) -> list[ClaimR
             "the observed paired SD (points)", rule, mine,
             note="Pre-registered in params.yaml (primary:) before its runs; decided on its own "
                  "runs only: the grid's comparisons and selection never include them."))
-    return rows
+    return [replace(row, primary=True) for row in rows]
 
 
 def selection_row(selection: dict[str, Any] | None) -> ClaimRow:

@@ -846,22 +846,24 @@ def lambda_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes | None:
 
 
 def tails_over_training(tails: dict[str, Any], placement: str) -> bytes:
-    """ξ̂, λ̂ and held-out Δ̄ per configuration over training, ±95% t-interval over seeds, against
-    the paper's values (a line for ξ, bands for λ and Δ̄)."""
+    """ξ̂, λ̂ and held-out Δ̄ per configuration over training, ±95% t-interval over seeds as error
+    bars (dodged per configuration), against the paper's values (a line for ξ, bands for λ, Δ̄)."""
 
     groups = list(tails)
     styles = group_styles(groups)
     panels = [("pot.xi", "GPD shape ξ̂ of negative cosines", PAPER_XI),
               (f"link.{placement}.lambda_hat", f"λ̂, H1 blend (1/τ {placement})", PAPER_LAMBDA),
               (f"link.{placement}.delta_mean", r"held-out $\bar{\Delta}$ (nats/anchor)", PAPER_DELTA)]
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.9))
+    epochs = sorted({e for g in groups for e in epoch_series(tails[g], panels[0][0])[0]})
+    gap = min((b - a for a, b in zip(epochs, epochs[1:], strict=False)), default=10.0)
     for ax, (key, title, paper) in zip(axes, panels, strict=True):
-        for g in groups:
+        for i, g in enumerate(groups):
             xs, means, halves = epoch_series(tails[g], key)
-            ax.plot(xs, means, marker="o", ms=3, lw=1.3, label=short_label(g, groups), **styles[g])
-            lo = [m - h for m, h in zip(means, halves, strict=True)]
-            hi = [m + h for m, h in zip(means, halves, strict=True)]
-            ax.fill_between(xs, lo, hi, color=styles[g]["color"], alpha=0.08, lw=0)
+            # Error bars dodged sideways, not shaded bands: nine overlapping bands hid the lines.
+            dx = (i - (len(groups) - 1) / 2) * 0.2 * gap / max(len(groups), 1)
+            ax.errorbar([x + dx for x in xs], means, yerr=halves, marker="o", ms=3.5, lw=1.3,
+                        elinewidth=0.9, capsize=2, label=short_label(g, groups), **styles[g])
         if isinstance(paper, tuple):
             ax.axhspan(*paper, color="#999999", alpha=0.2, label="paper's range")
         else:
@@ -869,12 +871,16 @@ def tails_over_training(tails: dict[str, Any], placement: str) -> bytes:
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("epoch")
         ax.grid(alpha=0.3)
-    # the groups and the paper's line from the first panel, the paper's band once from the second
-    handles, labels = axes[0].get_legend_handles_labels()
-    band_h, band_l = axes[1].get_legend_handles_labels()
-    handles, labels = handles + band_h[-1:], labels + band_l[-1:]
-    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=min(6, len(labels)))
-    fig.tight_layout(rect=(0, 0.06 * ((len(labels) + 5) // 6) + 0.02, 1, 1))
+    # every configuration once, then the paper's line (first panel) and band (second)
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(lab, h)
+    labels = sorted(seen, key=lambda lab: (lab.startswith("paper"), lab))
+    handles = [seen[lab] for lab in labels]
+    fig.legend(handles, labels, fontsize=9, loc="lower center", ncol=min(4, len(labels)),
+               frameon=False)
+    fig.tight_layout(rect=(0, 0.075 * ((len(labels) + 3) // 4) + 0.02, 1, 1))
     return png(fig)
 
 

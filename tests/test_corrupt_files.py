@@ -1,0 +1,112 @@
+"""A present but unreadable file (truncated, zeroed, hand-edited) is one message naming the file,
+what it should be and what to do — not the parser's traceback — and anything else unexpected in a
+stage is one paragraph with exit 1, the traceback behind INFONCE_LAB_DEBUG."""
+
+from __future__ import annotations
+
+import errno
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from infonce_lab.io import CorruptFileError, read_json, save_npz_atomic
+from infonce_lab.models.build import checkpoint_meta, load_encoder, save_encoder
+from infonce_lab.params import ResNetConfig
+from infonce_lab.train.checkpointing import load_state
+
+
+def _truncate(path: Path, keep: float = 0.5) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
+
+
+@pytest.fixture()
+def checkpoint(tmp_path: Path) -> Path:
+    from infonce_lab.models import build_encoder
+
+    cfg = ResNetConfig(widths=[8, 16], blocks=[1, 1], head_hidden=8, head_dim=8)
+    x = np.zeros((2, 1, 8, 8), dtype=np.float32)
+    path = tmp_path / "model.pt"
+    save_encoder(build_encoder(cfg, 1, 8), path, checkpoint_meta(cfg, x))
+    return path
+
+
+@pytest.mark.parametrize("damage", ["truncate", "zeros", "garbage"])
+def test_a_damaged_checkpoint_names_its_file(checkpoint: Path, damage: str):
+    load_encoder(checkpoint)  # intact: loads
+    if damage == "truncate":
+        _truncate(checkpoint)
+    elif damage == "zeros":
+        checkpoint.write_bytes(bytes(checkpoint.stat().st_size))
+    else:
+        checkpoint.write_text("not a checkpoint")
+    with pytest.raises(CorruptFileError, match=r"model\.pt: not a readable encoder checkpoint"):
+        load_encoder(checkpoint)
+
+
+def test_a_truncated_resume_state_says_to_delete_it(tmp_path: Path):
+    path = tmp_path / "state.pt"
+    torch.save({"fingerprint": "f", "step": 3, "x": torch.zeros(1000)}, path)
+    assert load_state(path, "f")["step"] == 3
+    _truncate(path)
+    with pytest.raises(CorruptFileError, match="state.pt: not a readable resume state.*Delete"):
+        load_state(path, "f")
+
+
+def test_invalid_json_names_its_file(tmp_path: Path):
+    path = tmp_path / "metrics.json"
+    path.write_text('{"a": 1,')
+    with pytest.raises(CorruptFileError, match=r"metrics\.json: not a readable JSON file"):
+        read_json(path)
+    with pytest.raises(FileNotFoundError):  # missing is not corrupt
+        read_json(tmp_path / "absent.json")
+
+
+def test_a_truncated_bank_names_its_file(tmp_path: Path):
+    from infonce_lab.pipeline.extract import load_banks
+
+    save_npz_atomic(tmp_path / "bank_epoch_10.npz", scores=np.random.default_rng(0).random(5000))
+    assert load_banks(tmp_path)[0][0] == 10
+    _truncate(tmp_path / "bank_epoch_10.npz")
+    with pytest.raises(CorruptFileError, match=r"bank_epoch_10\.npz: not a readable tail bank"):
+        load_banks(tmp_path)
+
+
+STAGE = """
+import errno, sys
+import typer
+from infonce_lab.cli import stage
+app = typer.Typer(add_completion=False)
+
+@app.command()
+@stage
+def main(kind: str) -> None:
+    if kind == "key":
+        {}[174812789]
+    raise OSError(errno.ENOSPC, "No space left on device", "models/vision/x/model.pt")
+
+app()
+"""
+
+
+@pytest.mark.parametrize("kind,code,says", [
+    ("key", 1, "unexpected KeyError at <string>:11: 174812789"),
+    ("disk", 1, "No space left on device writing or reading models/vision/x/model.pt"),
+])
+def test_an_unexpected_error_is_one_paragraph(tmp_path: Path, kind: str, code: int, says: str,
+                                              monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("INFONCE_LAB_DEBUG", raising=False)
+    proc = subprocess.run([sys.executable, "-c", STAGE, kind], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == code
+    assert proc.stderr.startswith("error: ") and says in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.splitlines()) == 1
+    monkeypatch.setenv("INFONCE_LAB_DEBUG", "1")
+    proc = subprocess.run([sys.executable, "-c", STAGE, kind], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == code and "Traceback" in proc.stderr and says in proc.stderr
+    assert errno.ENOSPC  # the errno the disk case raises

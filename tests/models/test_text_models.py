@@ -280,7 +280,7 @@ def test_save_load_round_trip(tokenizer, tmp_path) -> None:
         load_sentence_encoder(tmp_path / "missing")
     weights = tmp_path / "enc" / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:-100])  # truncated: a named error, no traceback
-    with pytest.raises(CorruptFileError, match=r"model\.safetensors: not a readable safetensors"):
+    with pytest.raises(CorruptFileError, match=r"model\.safetensors: not a readable Hugging Face model folder"):
         load_sentence_encoder(tmp_path / "enc")
 
 
@@ -449,3 +449,27 @@ def test_tfidf_keeps_only_the_terms_each_set_uses() -> None:
     g_ref = text_geometry(ref, sts.pairs, np.ones(len(sts.pairs)), (0.0, 1.0), 0.8)
     for k in ("uniformity", "effective_rank", "alignment"):
         assert g_red[k] == pytest.approx(g_ref[k], rel=1e-6)
+
+
+@pytest.mark.parametrize("mlp", ["train", "always"])
+def test_a_saved_encoder_loads_in_transformers_and_sentence_transformers(tokenizer, tmp_path, mlp):
+    """The saved folder is a Hugging Face one: AutoModel/AutoTokenizer and SentenceTransformer
+    load it without this package and give the evaluation embedding h that encode() gives."""
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoModel, AutoTokenizer
+
+    cfg = tiny_cfg("cls" if mlp == "always" else "mean", mlp=mlp)
+    model = build_sentence_encoder(cfg, seed=2).eval()
+    folder = tmp_path / "enc"
+    save_sentence_encoder(model, folder, {"encoder": cfg.model_dump(), "step": 1}, tokenizer, 32)
+    ours = encode(model, tokenizer, SENTENCES[:6], max_length=32)
+    hf = AutoModel.from_pretrained(folder).eval()
+    tok = AutoTokenizer.from_pretrained(folder)
+    batch = tok(SENTENCES[:6], padding=True, truncation=True, max_length=32, return_tensors="pt")
+    with torch.no_grad():
+        last = hf(**batch).last_hidden_state
+    assert torch.equal(last, model.backbone(**batch).last_hidden_state)
+    st = SentenceTransformer(str(folder), device="cpu")
+    np.testing.assert_allclose(st.encode(SENTENCES[:6], batch_size=6), ours, rtol=1e-5, atol=1e-6)
+    loaded, tok2, meta = load_sentence_encoder(folder)  # from the folder alone
+    np.testing.assert_array_equal(encode(loaded, tok2, SENTENCES[:6], max_length=32), ours)

@@ -124,9 +124,10 @@ def test_killed_text_stage_resumes_to_identical_weights(tmp_path, repo_root, kil
     run = json.loads((killed / "reports/text/train" / CONFIG / RUN / "run.json").read_text())
     assert run["resumed_from_step"] >= 12 and run["steps"] == 150
     a, b = _weights(ref), _weights(killed)
-    assert set(a) == set(b) == {f"models/text/gensim_lee/{CONFIG}/{RUN}/model.safetensors",
-                                f"models/text/gensim_lee/{CONFIG}/{RUN}/checkpoints/step_00010/"
-                                "model.safetensors"}
+    base = f"models/text/gensim_lee/{CONFIG}/{RUN}"
+    assert set(a) == set(b) == {f"{base}/{f}" for f in (
+        "model.safetensors", "head.safetensors", "checkpoints/step_00010/model.safetensors",
+        "checkpoints/step_00010/head.safetensors")}
     for name in a:
         for key in a[name]:
             assert torch.equal(a[name][key], b[name][key]), (name, key)

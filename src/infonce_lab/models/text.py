@@ -23,10 +23,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from infonce_lab.io import read_json, reading
+from infonce_lab.io import CorruptFileError, atomic_dir, read_json, reading
 from infonce_lab.params import TransformerEncoderConfig
 
 WEIGHTS = "model.safetensors"
+HEAD = "head.safetensors"
 _REDO = "Delete it and re-run the stage that writes it (`dvc repro -f <stage>`), or restore it from the DVC cache (`dvc checkout`)."
 META = "meta.json"
 
@@ -208,28 +209,69 @@ def encode(encoder: SentenceEncoder, tokenizer: Any, texts: list[str], *, max_le
     return out
 
 
-def save_sentence_encoder(encoder: SentenceEncoder, folder: Path, meta: dict[str, Any]) -> None:
-    """``model.safetensors`` (every weight, MLP included) + ``meta.json`` (the encoder config)."""
+def _sentence_transformers_files(encoder: SentenceEncoder, max_length: int) -> dict[str, Any]:
+    """sentence-transformers' module list for the evaluation embedding h: the transformer, our
+    pooling, and (``mlp: always``) the MLP as a Dense + tanh. JSON files only: the weights are the
+    folder's own, so ``SentenceTransformer(folder)`` computes exactly :func:`encode`'s h."""
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling",
+                "type": "sentence_transformers.models.Pooling"}]
+    files: dict[str, Any] = {
+        "sentence_bert_config.json": {"max_seq_length": max_length, "do_lower_case": False},
+        "1_Pooling/config.json": {
+            "word_embedding_dimension": encoder.dim,
+            "pooling_mode_cls_token": encoder.pooling == "cls",
+            "pooling_mode_mean_tokens": encoder.pooling == "mean",
+            "pooling_mode_max_tokens": False, "pooling_mode_mean_sqrt_len_tokens": False}}
+    if encoder.mlp is not None and encoder.mlp_mode == "always":
+        modules.append({"idx": 2, "name": "2", "path": "2_Dense",
+                        "type": "sentence_transformers.models.Dense"})
+        files["2_Dense/config.json"] = {
+            "in_features": encoder.dim, "out_features": encoder.dim, "bias": True,
+            "activation_function": "torch.nn.modules.activation.Tanh"}
+    files["modules.json"] = modules
+    return files
+
+
+def save_sentence_encoder(encoder: SentenceEncoder, folder: Path, meta: dict[str, Any],
+                          tokenizer: Any = None, max_length: int = 512) -> None:
+    """A Hugging Face folder that others load without this package —
+    ``AutoModel.from_pretrained(folder)`` (config.json + model.safetensors: the transformer),
+    ``AutoTokenizer.from_pretrained(folder)`` (with ``tokenizer``) and
+    ``SentenceTransformer(folder)`` (modules.json: pooling to h) — plus ``head.safetensors`` (the
+    MLP, if any) and ``meta.json`` (the run and the encoder config); all or nothing."""
     from safetensors.torch import save_file
 
-    folder.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().contiguous().cpu() for k, v in encoder.state_dict().items()}
-    tmp = folder / f".{WEIGHTS}.tmp"
-    save_file(state, str(tmp))
-    tmp.replace(folder / WEIGHTS)
-    tmp = folder / f".{META}.tmp"
-    tmp.write_text(json.dumps(meta, indent=2, sort_keys=True))
-    tmp.replace(folder / META)
+    with atomic_dir(folder) as tmp:
+        _write_sentence_encoder(encoder, tmp, meta, tokenizer, max_length, save_file)
+
+
+def _write_sentence_encoder(encoder: SentenceEncoder, folder: Path, meta: dict[str, Any],
+                            tokenizer: Any, max_length: int, save_file: Any) -> None:
+    encoder.backbone.save_pretrained(folder, safe_serialization=True)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(folder)
+    if encoder.mlp is not None:
+        head = {k: v.detach().contiguous().cpu() for k, v in encoder.mlp.state_dict().items()}
+        save_file(head, str(folder / HEAD))
+        if encoder.mlp_mode == "always":
+            (folder / "2_Dense").mkdir(exist_ok=True)
+            save_file({"linear.weight": head["0.weight"], "linear.bias": head["0.bias"]},
+                      str(folder / "2_Dense" / WEIGHTS))
+    for name, obj in _sentence_transformers_files(encoder, max_length).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(json.dumps(obj, indent=2))
+    (folder / META).write_text(json.dumps(meta, indent=2, sort_keys=True))
 
 
 def load_sentence_encoder(folder: str | Path) -> tuple[SentenceEncoder, Any, dict[str, Any]]:
-    """The encoder, its tokenizer and its meta; every weight (MLP included) is then the saved one.
-
-    A pretrained source is rebuilt by loading its own weights (transformers skips initialising
-    loaded tensors): building from the config instead runs the random initialisation of every
-    tensor, ≈ 3 CPU-s for MiniLM — a third of a text_evaluate — only for it to be overwritten.
-    """
+    """The encoder, its tokenizer and its meta, from :func:`save_sentence_encoder`'s folder alone
+    (the source is needed only for a tokenizer the folder lacks). The transformer is rebuilt by
+    ``from_pretrained`` on the folder: building from a config would first run the random
+    initialisation of every tensor, ≈ 3 CPU-s for MiniLM, only for it to be overwritten."""
     from safetensors.torch import load_file
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
     folder = Path(folder)
     if not (folder / WEIGHTS).is_file() or not (folder / META).is_file():
@@ -237,16 +279,18 @@ def load_sentence_encoder(folder: str | Path) -> tuple[SentenceEncoder, Any, dic
     meta = read_json(folder / META)
     with reading(folder / META, "sentence encoder description", _REDO):
         cfg = TransformerEncoderConfig.model_validate(meta["encoder"])
-    from transformers import AutoModel
-
-    if cfg.random_init:
-        backbone = AutoModel.from_config(_architecture(cfg))
-    else:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-        backbone = _from_source(AutoModel, cfg)
+    if not (folder / "config.json").is_file():
+        raise CorruptFileError(f"{folder}: no config.json, so not a Hugging Face folder (saved by "
+                               f"an earlier version of this package). {_REDO}")
+    hf_logging.disable_progress_bar()
+    with reading(folder / WEIGHTS, "Hugging Face model folder (config.json, model.safetensors)",
+                 _REDO):
+        backbone = AutoModel.from_pretrained(folder, local_files_only=True)
     encoder = SentenceEncoder(backbone, cfg.pooling, cfg.mlp)
-    with reading(folder / WEIGHTS, "safetensors file of the encoder's weights", _REDO):
-        encoder.load_state_dict(load_file(str(folder / WEIGHTS)))
-    return encoder.eval(), load_tokenizer(cfg), meta
+    if encoder.mlp is not None:
+        with reading(folder / HEAD, "safetensors file of the MLP head", _REDO):
+            encoder.mlp.load_state_dict(load_file(str(folder / HEAD)))
+    has_tokenizer = (folder / "tokenizer_config.json").is_file()
+    tokenizer = (AutoTokenizer.from_pretrained(folder, local_files_only=True) if has_tokenizer
+                 else load_tokenizer(cfg))
+    return encoder.eval(), tokenizer, meta

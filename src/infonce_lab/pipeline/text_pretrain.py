@@ -149,17 +149,19 @@ def text_pretrain_run(params: Params, corpus: TextCorpus, run: TextRun) -> dict[
     ckpt_dir = work / "checkpoints"
 
     def on_checkpoint(step: int, m: torch.nn.Module) -> None:
-        save_sentence_encoder(m, ckpt_dir / f"step_{step:05d}", {**meta, "step": step})
+        save_sentence_encoder(m, ckpt_dir / f"step_{step:05d}", {**meta, "step": step},
+                              tokenizer, params.text.evaluation.max_length)
 
     with atomic_dir(work / FINISHED) as done:
         model_dir, live_dir = done / "model", done / "train"
         with live_logger(live_dir) as on_log:
             result = train(on_log=on_log, on_checkpoint=on_checkpoint)
+        save_sentence_encoder(result.encoder, model_dir, {  # replaces model_dir: first
+            **meta, "step": result.selected_step, "steps": result.steps,
+            "loss_state": result.loss_state, "train_stats": result.train_stats},
+            tokenizer, params.text.evaluation.max_length)
         if ckpt_dir.is_dir():
             shutil.copytree(ckpt_dir, model_dir / "checkpoints")
-        save_sentence_encoder(result.encoder, model_dir, {
-            **meta, "step": result.selected_step, "steps": result.steps,
-            "loss_state": result.loss_state, "train_stats": result.train_stats})
         write_json_atomic(live_dir / "run.json", {
             "run": run.model_dump(), **summary(result), "selected_step": result.selected_step,
             "val_spearman": [[s, v] for s, v in result.val_history],

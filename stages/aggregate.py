@@ -5,7 +5,6 @@ from __future__ import annotations
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
-from infonce_lab.pipeline.aggregate import write_aggregates
 
 app = typer.Typer(add_completion=False)
 
@@ -13,6 +12,8 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage
 def main() -> None:
+    from infonce_lab.pipeline.aggregate import write_aggregates
+
     write_aggregates(params_or_exit())
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import typer
 
 from infonce_lab.cli import fail, params_or_exit, stage
-from infonce_lab.data import materialise
 
 app = typer.Typer(add_completion=False)
 
@@ -16,6 +15,8 @@ app = typer.Typer(add_completion=False)
 @stage
 def main(dataset: str = typer.Option(..., help="a name under 'datasets:' in params.yaml"),
          out: Path = typer.Option(Path("data/raw"), help="parent folder of the dataset")) -> None:
+    from infonce_lab.data import materialise
+
     params = params_or_exit()
     if dataset not in params.datasets:
         fail(f"--dataset {dataset!r}: not defined under 'datasets:' ({', '.join(params.datasets)})")

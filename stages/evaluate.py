@@ -8,7 +8,6 @@ from __future__ import annotations
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
-from infonce_lab.pipeline.evaluate import evaluate_dataset
 
 app = typer.Typer(add_completion=False)
 
@@ -16,6 +15,8 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage
 def main(dataset: str = typer.Option(..., help="a dataset of study.datasets")) -> None:
+    from infonce_lab.pipeline.evaluate import evaluate_dataset
+
     evaluate_dataset(params_or_exit(), dataset)
 
 

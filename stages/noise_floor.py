@@ -9,7 +9,6 @@ import typer
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.io import write_json_atomic
 from infonce_lab.pipeline import paths
-from infonce_lab.tails.noise_floor import noise_floor
 
 app = typer.Typer(add_completion=False)
 
@@ -17,6 +16,8 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage
 def main() -> None:
+    from infonce_lab.tails.noise_floor import noise_floor
+
     cfg = params_or_exit().tails.noise_floor
     result = noise_floor(scores=tuple(cfg.scores), beta=cfg.beta, ns=tuple(cfg.ns),
                          replicates=cfg.replicates, seed=cfg.seed)

@@ -15,7 +15,6 @@ import typer
 
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.params import Configuration
-from infonce_lab.pipeline.pretrain import pretrain
 
 app = typer.Typer(add_completion=False)
 
@@ -24,6 +23,8 @@ app = typer.Typer(add_completion=False)
 @stage
 def main(dataset: str = typer.Option(...), backbone: str = typer.Option(...),
          loss: str = typer.Option(...), schedule: str = typer.Option(...)) -> None:
+    from infonce_lab.pipeline.pretrain import pretrain
+
     for line in pretrain(params_or_exit(), Configuration(dataset, backbone, loss, schedule)):
         print(json.dumps(line))
 

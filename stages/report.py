@@ -10,8 +10,6 @@ from pathlib import Path
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
-from infonce_lab.pipeline.dvc_plots import refresh
-from infonce_lab.pipeline.report import write_report
 
 app = typer.Typer(add_completion=False)
 
@@ -19,6 +17,9 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage(timed=False)
 def main(out: Path = typer.Option(Path("reports"))) -> None:
+    from infonce_lab.pipeline.dvc_plots import refresh
+    from infonce_lab.pipeline.report import write_report
+
     params = params_or_exit()
     write_report(params, out)
     if refresh(params, Path("dvc.yaml")):

@@ -7,14 +7,15 @@ from __future__ import annotations
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
-from infonce_lab.pipeline.simulate import EXPERIMENTS, simulate
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 @stage
-def main(experiment: str = typer.Option(..., help=f"one of {', '.join(EXPERIMENTS)}")) -> None:
+def main(experiment: str = typer.Option(..., help="an experiment of simulation.experiments")) -> None:
+    from infonce_lab.pipeline.simulate import simulate
+
     result = simulate(params_or_exit(), experiment)
     print(f"{experiment}: {result['seconds']:.1f}s")
 

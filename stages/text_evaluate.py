@@ -7,7 +7,6 @@ from __future__ import annotations
 import typer
 
 from infonce_lab.cli import params_or_exit, stage
-from infonce_lab.pipeline.text_evaluate import evaluate_text_dataset
 
 app = typer.Typer(add_completion=False)
 
@@ -15,6 +14,8 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage
 def main(dataset: str = typer.Option(..., help="a dataset of text.study.datasets")) -> None:
+    from infonce_lab.pipeline.text_evaluate import evaluate_text_dataset
+
     evaluate_text_dataset(params_or_exit(), dataset)
 
 

@@ -14,7 +14,6 @@ import typer
 
 from infonce_lab.cli import params_or_exit, stage
 from infonce_lab.params import Configuration
-from infonce_lab.pipeline.text_pretrain import text_pretrain
 
 app = typer.Typer(add_completion=False)
 
@@ -23,6 +22,8 @@ app = typer.Typer(add_completion=False)
 @stage
 def main(dataset: str = typer.Option(...), encoder: str = typer.Option(...),
          loss: str = typer.Option(...), schedule: str = typer.Option(...)) -> None:
+    from infonce_lab.pipeline.text_pretrain import text_pretrain
+
     for line in text_pretrain(params_or_exit(), Configuration(dataset, encoder, loss, schedule)):
         print(json.dumps(line))
 

@@ -75,15 +75,16 @@ def record_timing(name: str, seconds: float, directory: Path = TIMINGS_DIR) -> P
     return path
 
 
-def stage(fn: F | None = None, *, timed: bool = True) -> Any:
+def stage(fn: F | None = None, *, timed: bool = True, announce: bool = True) -> Any:
     """Decorate a Typer command: report expected failures cleanly and time the stage.
 
     Under ``dvc repro`` (DVC sets ``DVC_STAGE`` to the stage's name) a successful run also writes
     its wall time to ``reports/timings/<stage>.json`` unless ``timed=False`` (the report, which
-    reads that folder). Set ``INFONCE_LAB_DEBUG=1`` to see the traceback behind an error message.
+    reads that folder); ``announce=False`` drops the closing "done in" line (the user-facing
+    ``infonce-lab`` commands). Set ``INFONCE_LAB_DEBUG=1`` to see the traceback behind an error message.
     """
     if fn is None:
-        return functools.partial(stage, timed=timed)
+        return functools.partial(stage, timed=timed, announce=announce)
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -102,7 +103,8 @@ def stage(fn: F | None = None, *, timed: bool = True) -> Any:
         seconds = time.perf_counter() - t0
         if timed and os.environ.get("DVC_STAGE") and (os.environ.get("RANK") or "0") == "0":
             record_timing(os.environ["DVC_STAGE"], seconds)
-        print(f"[{fn.__module__}] done in {seconds:.1f}s", file=sys.stderr)
+        if announce:
+            print(f"[{fn.__module__}] done in {seconds:.1f}s", file=sys.stderr)
         return out
 
     return wrapper  # type: ignore[return-value]

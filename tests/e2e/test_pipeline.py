@@ -199,7 +199,10 @@ def test_report_numbers_equal_the_metrics(repo):
         assert f"{m['linear']['test_acc']:.3f}" in html and f"{m['linear']['test_acc']:.3f}" in md
         assert f"{m['knn']['test_acc']:.3f}" in html
     assert html.count("data:image/png;base64,") >= 2
-    assert "http://" not in html and "https://" not in html  # self-contained
+    # self-contained: nothing is loaded from the network (the arXiv links are only links)
+    assert not re.search(r'(src|srcset|data)=["\']?https?:', html)
+    assert not re.search(r"<(link|script)[^>]*https?:", html) and "@import" not in html
+    assert "https://arxiv.org/abs/2606.00262" in html
 
 
 def test_tail_diagnostics_per_checkpoint(repo):

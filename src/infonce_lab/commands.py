@@ -1,0 +1,111 @@
+"""``infonce-lab``: what a user runs by hand, beside ``dvc repro`` (which runs ``stages/``).
+
+    infonce-lab check [params.yaml]        validate params, say what the study holds
+    infonce-lab profiles list | apply NAME merge a named profile into params.yaml
+    infonce-lab plots [--check]            rewrite (or check) dvc.yaml's generated plots list
+    infonce-lab encode MODEL INPUT OUT     features of a trained encoder (image or text)
+
+Each command imports what it needs when it runs, so ``--help`` starts without torch.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from infonce_lab.cli import stage
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="InfoNCE Lab: check params, apply profiles, regenerate plots, encode.")
+
+
+@app.command()
+@stage(timed=False, announce=False)
+def check(params: Path = typer.Argument(Path("params.yaml"), help="the params file")) -> None:
+    """Validate a params file (every key, before any stage runs) and summarise the study."""
+    from infonce_lab.cli import params_or_exit
+
+    from infonce_lab.params.study import configurations
+
+    p = params_or_exit(str(params))
+    n_config = len(configurations(p.runs()))
+    typer.echo(f"{params}: valid — {n_config} image configurations, "
+               f"{len(p.runs())} image runs, {len(p.text_runs())} text runs, "
+               f"{len(p.simulation.experiments)} simulations")
+
+
+class ProfileAction(StrEnum):
+    list = "list"
+    apply = "apply"
+
+
+@app.command()
+def profiles(action: ProfileAction = typer.Argument(..., help="list, or apply a profile"),
+             name: str = typer.Argument("", help="the profile to apply (profiles/<name>.yaml)"),
+             ) -> None:
+    """List the profiles, or deep-merge one into params.yaml (validated, comments kept)."""
+    from infonce_lab.devtools import profiles as impl
+
+    if action is ProfileAction.apply and not name:
+        raise typer.BadParameter("apply needs a profile name (see `infonce-lab profiles list`)")
+    raise typer.Exit(impl.main([action.value, *([name] if name else [])]))
+
+
+@app.command()
+def plots(check: bool = typer.Option(False, "--check", help="exit 1 if the list is stale"),
+          params: Path = typer.Option(Path("params.yaml")),
+          dvc_yaml: Path = typer.Option(Path("dvc.yaml"))) -> None:
+    """Rewrite dvc.yaml's generated top-level plots for the study (the report stage does too)."""
+    from infonce_lab.devtools import dvc_plots
+
+    args = ["--params", str(params), "--dvc-yaml", str(dvc_yaml)]
+    raise typer.Exit(dvc_plots.main([*args, *(["--check"] if check else [])]))
+
+
+@app.command()
+@stage(timed=False, announce=False)
+def encode(model: Path = typer.Argument(..., help="an image run's model.pt, or a text run's "
+                                                   "folder (models/text/...)"),
+           inputs: Path = typer.Argument(..., help="images: .npy (N, C, H, W), or .npz with x; "
+                                                    "text: a .txt file, one sentence per line"),
+           out: Path = typer.Argument(..., help="where the features go (.npz: h, z; text: h)"),
+           batch_size: int = typer.Option(256, min=1),
+           device: str = typer.Option("cpu", help="cpu, cuda, cuda:1, …")) -> None:
+    """The frozen features of a trained encoder, as the evaluate stages compute them."""
+    import numpy as np
+
+    from infonce_lab.cli import fail
+    from infonce_lab.io import read_json, reading, save_npz_atomic
+
+    if not model.exists() or not inputs.is_file():
+        fail(f"{model if not model.exists() else inputs}: no such file")
+    if model.is_dir():
+        from infonce_lab.models.text import encode as encode_text
+        from infonce_lab.models.text import load_sentence_encoder
+
+        encoder, tokenizer, meta = load_sentence_encoder(model)
+        texts = [t for t in inputs.read_text().splitlines() if t.strip()]
+        st_config = model / "sentence_bert_config.json"  # the study's evaluation max_length
+        max_length = read_json(st_config)["max_seq_length"] if st_config.is_file() else 512
+        h = encode_text(encoder, tokenizer, texts, max_length=max_length, batch_size=batch_size,
+                        device=device)
+        save_npz_atomic(out, h=h)
+        typer.echo(f"{out}: h {h.shape} from {len(texts)} sentences ({meta['run']['loss']})")
+        return
+    from infonce_lab.models.build import extract_features, load_encoder
+
+    encoder, _ = load_encoder(model)
+    with reading(inputs, "image array (.npy, or .npz with x)", "Check the file."):
+        loaded = np.load(inputs)
+        x = loaded["x"] if isinstance(loaded, np.lib.npyio.NpzFile) else loaded
+    if x.ndim != 4:
+        fail(f"{inputs}: images must be (N, C, H, W); got shape {x.shape}")
+    h, z = extract_features(encoder, x, batch_size=batch_size, device=device)
+    save_npz_atomic(out, h=h, z=z)
+    typer.echo(f"{out}: h {h.shape}, z {z.shape}")
+
+
+if __name__ == "__main__":
+    app()

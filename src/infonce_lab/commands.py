@@ -26,7 +26,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 def check(params: Path = typer.Argument(Path("params.yaml"), help="the params file")) -> None:
     """Validate a params file (every key, before any stage runs) and summarise the study."""
     from infonce_lab.cli import params_or_exit
-
     from infonce_lab.params.study import configurations
 
     p = params_or_exit(str(params))

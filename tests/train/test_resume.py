@@ -80,6 +80,10 @@ def test_killed_stage_resumes_to_identical_weights(tmp_path, repo_root, kill_aft
                      21)
     assert not (killed / "models/vision/digits" / CONFIG).exists()  # nothing half-written
     assert (killed / ".resume" / RUNS[0] / "finished" / "model" / "model.pt").is_file()
+    # Mid-run, the telemetry of the run in progress is readable in live/<run>/ (dvc plots show).
+    live = killed / "live" / RUNS[1] / "plots/metrics/train/loss.tsv"
+    assert len(live.read_text().splitlines()) >= 2, "no live telemetry mid-run"
+    assert not (killed / "live" / RUNS[0]).exists()  # a finished run's moved into its output
     done = subprocess.run(_pretrain(repo_root), cwd=killed, env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -100,6 +104,8 @@ def test_killed_stage_resumes_to_identical_weights(tmp_path, repo_root, kill_aft
         tsv = Path("reports/train") / CONFIG / r / "plots/metrics/train/loss.tsv"
         assert (killed / tsv).read_text() == (ref / tsv).read_text()
     assert not (killed / ".resume").exists() or not any((killed / ".resume").iterdir())
+    assert not (killed / "live").exists()
+    assert "views/s · ETA" in done.stderr  # the progress line (a log: one per interval)
 
 
 @pytest.mark.timeout(600)

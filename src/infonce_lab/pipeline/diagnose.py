@@ -19,6 +19,7 @@ candidates).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,7 @@ from infonce_lab.tails.pot import (
     xi_stability,
 )
 from infonce_lab.tails.repulsion import repulsion_shares
+from infonce_lab.train.progress import duration
 
 
 def diagnose_dataset(params: Params, dataset: str) -> None:
@@ -68,6 +70,7 @@ def diagnose_dataset(params: Params, dataset: str) -> None:
     banks = {r.id: load_banks(paths.features_dir(dataset) / r.id) for r in runs}  # before work
     first = cfg.link.placements[0]
     results: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    todo, done, t0 = sum(len(b) for b in banks.values()), 0, time.monotonic()
     for run in runs:
         metrics: dict[str, Any] = {}
         plots: dict[str, Any] = {}
@@ -76,8 +79,9 @@ def diagnose_dataset(params: Params, dataset: str) -> None:
             metrics[key], plots[key] = diagnose_banks(
                 link_bank_from(arrays["link_z"], arrays["link_images"]),
                 pot_pairs_from(arrays["pot_z"], arrays["pot_images"]), cfg)
-            m = metrics[key]
-            print(f"{run.id} {key}: xi {m['pot']['xi']:+.3f}, lambda({first}) "
+            m, done = metrics[key], done + 1
+            left = (time.monotonic() - t0) / done * (todo - done)
+            print(f"[{done}/{todo}, ETA {duration(left)}] {run.id} {key}: xi {m['pot']['xi']:+.3f}, lambda({first}) "
                   f"{m['link'][first]['lambda_hat']:.3f}, delta "
                   f"{m['link'][first]['delta_mean']:+.4f}")
         metrics["final_epoch"] = banks[run.id][-1][0]

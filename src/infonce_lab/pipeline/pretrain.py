@@ -42,13 +42,14 @@ from infonce_lab.pipeline.training_run import (
 )
 from infonce_lab.train.loop import CheckpointFn, LogFn, Plan, Resume, TrainResult, fit
 from infonce_lab.train.optim import build_optimizer
+from infonce_lab.train.progress import Progress
 from infonce_lab.train.runtime import is_rank0, resolve_device
 
 
 def train_image(x: np.ndarray, *, backbone: BackboneConfig, loss: LossConfig,
                 schedule: ScheduleConfig, augment: AugmentConfig, training: TrainingConfig,
                 seed: int, on_log: LogFn | None = None, on_checkpoint: CheckpointFn | None = None,
-                resume: Resume | None = None) -> TrainResult:
+                resume: Resume | None = None, progress: Progress | None = None) -> TrainResult:
     """One image run from its params sections; ``on_checkpoint`` gets the epoch just ended."""
     from infonce_lab.models.build import init_encoder
     from infonce_lab.train.image_source import ImageViews
@@ -75,7 +76,8 @@ def train_image(x: np.ndarray, *, backbone: BackboneConfig, loss: LossConfig,
         lambda step, enc: on_checkpoint(step // spe, enc))
     return fit(ImageViews(x, augment, device, seed, channels_last), encoder, loss_fn,
                build_schedule(schedule, spe), optimizer, plan, device=device, seed=seed,
-               on_log=on_log, on_checkpoint=by_epoch, resume=resume)
+               on_log=on_log, on_checkpoint=by_epoch, resume=resume,
+               progress=progress)
 
 
 def pretrain(params: Params, config: Configuration) -> list[dict[str, Any]]:
@@ -111,7 +113,7 @@ def pretrain_run(params: Params, run: Run) -> dict[str, Any]:
     train = partial(train_image, x, backbone=bb, loss=params.losses[run.loss],
                     schedule=params.schedules[run.schedule],
                     augment=params.datasets[run.dataset].augment, training=tcfg, seed=run.seed,
-                    resume=resume)
+                    resume=resume, progress=Progress(run.id))
     if not is_rank0():  # the other processes only train: rank 0 logs and writes
         train()
         return {}
@@ -125,7 +127,7 @@ def pretrain_run(params: Params, run: Run) -> dict[str, Any]:
     with atomic_dir(work / FINISHED) as done:
         model_dir, live_dir = done / "model", done / "train"
         (model_dir / "checkpoints").mkdir(parents=True)
-        with live_logger(live_dir) as on_log:
+        with live_logger(live_dir, run.id) as on_log:
             result = train(on_log=on_log, on_checkpoint=on_checkpoint)
         for f in sorted(ckpt_dir.glob("epoch_*.pt")):
             shutil.copy2(f, model_dir / "checkpoints" / f.name)

@@ -37,6 +37,7 @@ from infonce_lab.pipeline.training_run import (
 )
 from infonce_lab.train.loop import CheckpointFn, LogFn, Plan, Resume, TrainResult, ValidateFn, fit
 from infonce_lab.train.optim import build_optimizer
+from infonce_lab.train.progress import Progress
 from infonce_lab.train.runtime import is_rank0, resolve_device
 
 if TYPE_CHECKING:
@@ -54,8 +55,8 @@ def text_steps(n_sentences: int, batch_size: int, epochs: int, max_steps: int | 
 def train_text(sentences: list[str], *, encoder: torch.nn.Module, tokenizer: Any,
                loss: LossConfig, schedule: ScheduleConfig, training: TextTrainingConfig,
                seed: int, validate: ValidateFn | None = None, on_log: LogFn | None = None,
-               on_checkpoint: CheckpointFn | None = None, resume: Resume | None = None
-               ) -> TrainResult:
+               on_checkpoint: CheckpointFn | None = None, resume: Resume | None = None,
+               progress: Progress | None = None) -> TrainResult:
     """One SimCSE run from its params sections: ``encoder`` as built (seeded) by the caller."""
     from infonce_lab.train.text_source import SentencePairs
 
@@ -80,7 +81,8 @@ def train_text(sentences: list[str], *, encoder: torch.nn.Module, tokenizer: Any
                 advice="lower text.training.lr or raise the temperature")
     return fit(SentencePairs(sentences, tokenizer, t.max_length, device, seed), encoder, loss_fn,
                build_schedule(schedule, spe), optimizer, plan, device=device, seed=seed,
-               validate=validate, on_log=on_log, on_checkpoint=on_checkpoint, resume=resume)
+               validate=validate, on_log=on_log, on_checkpoint=on_checkpoint, resume=resume,
+               progress=progress)
 
 
 def text_pretrain(params: Params, config: Configuration) -> list[dict[str, Any]]:
@@ -141,7 +143,7 @@ def text_pretrain_run(params: Params, corpus: TextCorpus, run: TextRun) -> dict[
     train = partial(train_text, corpus.train, encoder=build_sentence_encoder(enc_cfg, run.seed),
                     tokenizer=tokenizer, loss=params.losses[run.loss],
                     schedule=params.schedules[run.schedule], training=tcfg, seed=run.seed,
-                    validate=validate, resume=resume)
+                    validate=validate, resume=resume, progress=Progress(run.id))
     if not is_rank0():
         train()
         return {}
@@ -154,7 +156,7 @@ def text_pretrain_run(params: Params, corpus: TextCorpus, run: TextRun) -> dict[
 
     with atomic_dir(work / FINISHED) as done:
         model_dir, live_dir = done / "model", done / "train"
-        with live_logger(live_dir) as on_log:
+        with live_logger(live_dir, run.id) as on_log:
             result = train(on_log=on_log, on_checkpoint=on_checkpoint)
         save_sentence_encoder(result.encoder, model_dir, {  # replaces model_dir: first
             **meta, "step": result.selected_step, "steps": result.steps,

@@ -30,6 +30,7 @@ from infonce_lab.train.loop import STATE_FORMAT, Resume, TrainResult
 from infonce_lab.train.runtime import barrier, is_rank0
 
 RESUME_DIR = Path(".resume")
+LIVE_DIR = Path("live")  # telemetry of the runs in progress (gitignored)
 FINISHED = "finished"  # .resume/<run>/finished/: model/, train/ and line.json of a finished run
 
 
@@ -100,18 +101,30 @@ def resume_for(run_id: str, fp: str, every_steps: int) -> tuple[Path, Resume | N
 
 
 @contextmanager
-def live_logger(live_dir: Path) -> Iterator[Callable[[int, dict[str, float]], None]]:
-    """DVCLive's ``train/<key>`` series, one step per telemetry record."""
+def live_logger(live_dir: Path, run_id: str) -> Iterator[Callable[[int, dict[str, float]], None]]:
+    """DVCLive's ``train/<key>`` series, one step per telemetry record, written while training
+    into ``live/<run>/`` (readable mid-run: ``dvc plots show live/<run>/plots/metrics/train/
+    loss.tsv``) and moved into ``live_dir`` — inside the stage's atomic output — when it ends."""
     from dvclive import Live
 
-    with Live(dir=str(live_dir), save_dvc_exp=False, dvcyaml=None, report=None) as live:
+    live_root = LIVE_DIR / run_id
+    if live_root.exists():  # a killed run's: a resumed run replays its history from step 0
+        shutil.rmtree(live_root)
+    with Live(dir=str(live_root), save_dvc_exp=False, dvcyaml=None, report=None) as live:
         def on_log(step: int, record: dict[str, float]) -> None:
             live.step = step
             for k, v in record.items():
                 live.log_metric(f"train/{k}", v)
             live.next_step()
 
+        print(f"live telemetry: {live_root}/plots/metrics/train/ (dvc plots show "
+              f"{live_root}/plots/metrics/train/loss.tsv)")
         yield on_log
+    live_dir.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(live_root, live_dir, dirs_exist_ok=True)
+    shutil.rmtree(live_root, ignore_errors=True)
+    if LIVE_DIR.is_dir() and not any(LIVE_DIR.iterdir()):
+        LIVE_DIR.rmdir()
 
 
 def summary(result: TrainResult) -> dict[str, Any]:

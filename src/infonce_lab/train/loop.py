@@ -38,6 +38,7 @@ from infonce_lab.losses.objects import Loss
 from infonce_lab.losses.telemetry import step_record
 from infonce_lab.schedules import Schedule
 from infonce_lab.train.checkpointing import load_state, save_state
+from infonce_lab.train.progress import Progress
 from infonce_lab.train.runtime import FiniteGuard, is_rank0, lr_at, seed_everything
 
 LogFn = Callable[[int, dict[str, float]], None]
@@ -126,7 +127,8 @@ def distributed() -> tuple[int, int]:
 def fit(source: BatchSource, encoder: nn.Module, loss_fn: Loss, schedule: Schedule,
         optimizer: torch.optim.Optimizer, plan: Plan, *, device: torch.device, seed: int,
         on_log: LogFn | None = None, on_checkpoint: CheckpointFn | None = None,
-        validate: ValidateFn | None = None, resume: Resume | None = None) -> TrainResult:
+        validate: ValidateFn | None = None, resume: Resume | None = None,
+        progress: Progress | None = None) -> TrainResult:
     # Seeded here, after the encoder was built: dropout masks (text) start from the seed whatever
     # building the encoder drew.
     seed_everything(seed, plan.threads, compiled=plan.compile)
@@ -223,6 +225,8 @@ def fit(source: BatchSource, encoder: nn.Module, loss_fn: Loss, schedule: Schedu
             history.append((step, record))
             if on_log is not None:
                 on_log(step, record)
+            if progress is not None:
+                progress.update(step, total, spe, record)
             window_t, window_n = time.perf_counter(), 0
         if plan.eval_every_steps and step % plan.eval_every_steps == 0:
             run_validation(step)

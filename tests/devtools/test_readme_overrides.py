@@ -14,14 +14,29 @@ from dvc.utils.hydra import apply_overrides
 
 from infonce_lab.params import load_params
 
-COMMAND = re.compile(r"dvc exp run[^`\n]*")
+LINE = re.compile(r"[^\n`]*dvc exp run[^`\n]*")
+LOOP = re.compile(r"for (\w+) in ([^;]+);")
 
 
 def readme_overrides(readme: str) -> list[str]:
+    """Every `-S` value, a shell loop's variable replaced by each of its values."""
     found = []
-    for command in COMMAND.findall(readme):
-        words = shlex.split(command)
-        found += [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-S", "--set-param")]
+    for line in LINE.findall(readme):
+        values = {}
+        if loop := LOOP.search(line):
+            values = {loop.group(1): loop.group(2).split()}
+            line = line[loop.end():]
+        command = line[line.index("dvc exp run"):]
+        words = shlex.split(command.split(";")[0], comments=True)
+        for i, w in enumerate(words[:-1]):
+            if w in ("-S", "--set-param"):
+                value = words[i + 1]
+                for var, options in values.items():
+                    if f"${var}" in value:
+                        found += [value.replace(f"${var}", o) for o in options]
+                        break
+                else:
+                    found.append(value)
     return found
 
 

@@ -7,13 +7,16 @@ what aggregates them; invalid params fail and keep the outputs; push → wipe ca
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -356,3 +359,25 @@ def test_dvc_metrics_are_the_headline(repo):
     assert 4 < len(numbers) <= 41 and numbers["left_out"] == 0  # 40 numbers + the count
     assert numbers["verdicts.reproduced"] + numbers["verdicts.not_reproduced"] >= 1
     assert any(k.startswith("primary.wnce_vs_infonce.") for k in numbers)
+
+
+def test_the_experiment_queue_runs_a_study_matrix(repo):
+    """Last in this file (it commits the results): two experiments through DVC's queue with two
+    workers, each re-running only what its change reaches, both in `dvc exp show`."""
+    repo.run("git", "add", "-A")
+    repo.run("git", "commit", "-qm", "tiny study results")
+    for chains in (10, 12):
+        repo.run(*repo.dvc, "exp", "run", "--queue", "-S", f"simulation.s0.chains={chains}")
+    repo.run(*repo.dvc, "queue", "start", "-j", "2")
+    deadline = time.monotonic() + 600
+    while True:
+        status = repo.run(*repo.dvc, "queue", "status").stdout
+        if "Queued" not in status and "Running" not in status:
+            break
+        assert time.monotonic() < deadline, status
+        time.sleep(3)
+    assert status.count("Success") == 2, status
+    rows = list(csv.DictReader(io.StringIO(repo.run(*repo.dvc, "exp", "show", "--csv").stdout)))
+    chains = {r.get("simulation.s0.chains") for r in rows if r.get("Experiment")}
+    assert chains == {"10", "12"}, rows
+    assert all(r.get("verdicts.reproduced") not in (None, "", "-") for r in rows)

@@ -52,7 +52,12 @@ def barrier() -> None:
 
 
 def lr_at(step: int, total: int, warmup: int, base: float, kind: str) -> float:
-    """Linear warmup over ``warmup`` steps, then cosine / linear decay to 0 at ``total``, or constant."""
+    """Linear warmup over ``warmup`` steps, then cosine / linear decay to 0 at ``total``, or constant.
+
+    A closed form of the step rather than a ``torch.optim.lr_scheduler``: the loop sets every
+    step's rate from it, so a run resumed at step s needs no scheduler state in its checkpoint
+    and is at the rate a fresh run has at s (tests/train/test_resume.py: identical weights),
+    and the warmup-then-cosine shape needs SequentialLR's milestone bookkeeping otherwise."""
     if warmup > 0 and step < warmup:
         return base * (step + 1) / warmup
     if kind == "constant":

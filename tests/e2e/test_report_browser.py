@@ -104,6 +104,25 @@ def test_report_index_renders(browser, tmp_path):
     assert shot.stat().st_size > 10_000
 
 
+def test_the_interactive_plane_draws_every_encoder_offline(browser):
+    """The alignment–uniformity plane is drawn by the inlined vega (no network): one mark per
+    encoder of the table, and hovering is wired (a tooltip handler on the view)."""
+    import csv
+
+    log = _open(browser, REPO / "reports" / "index.html", settle_s=1.0)
+    assert _severe(log) == []
+    rows = list(csv.DictReader((REPO / "reports/tables/encoders.csv").open()))
+    n = sum(1 for r in rows if r["geometry.alignment"] and r["geometry.uniformity"])
+    deadline = time.monotonic() + 20
+    while True:
+        marks = browser.execute_script(
+            "return document.querySelectorAll('#au-plane-interactive svg .mark-symbol.role-mark path').length")
+        if marks >= n or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert marks == n, (marks, n)
+
+
 def test_report_top_screen_shows_the_summary_and_contents(browser, tmp_path):
     """At 1400 × 900, the first screen holds the table of contents and the summary's first
     finding; every contents link lands on a heading of the page."""

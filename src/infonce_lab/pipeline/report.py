@@ -21,6 +21,7 @@ from infonce_lab.io import (
 from infonce_lab.params import Configuration, Params
 from infonce_lab.pipeline import paths
 from infonce_lab.report.headline import LIMIT, headline
+from infonce_lab.report.interactive import VENDORED, au_plane_spec, vendored_scripts
 from infonce_lab.report.loaders import load_sims, representative_plots
 from infonce_lab.report.plotting import sim_figures
 from infonce_lab.report.render import (
@@ -161,6 +162,11 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
         + paper_scale.claim_rows())
     write_headline(out / "headline.json", context["claim_rows"], full, params)
     context["tables"] = sorted(f.name for f in (out / "tables").glob("*.csv"))
+    if VENDORED.is_file():
+        context["vendored"] = vendored_scripts(VENDORED)
+        context["interactive"] = {"au_plane": au_plane_spec(encoders)}
+    else:
+        print(f"note: {VENDORED} missing; the page's interactive figures are omitted")
     context["schedule_comparisons"] = schedule_comparisons(params, paired)
     context["paired_table"] = paired_table(paired)
     # The MDE in paired SDs at the study's seed count and at 8, from the same power solver the

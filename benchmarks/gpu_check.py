@@ -111,6 +111,7 @@ def train(loss, batch: int, steps: int, compile_: bool = False) -> dict[str, flo
 
 
 def train_text(loss, batch: int, steps: int, folder: str) -> dict[str, float]:  # noqa: ANN001
+    from infonce_lab.data.text_tokens import tokenise_sentences
     from infonce_lab.models.text import build_sentence_encoder, load_tokenizer
     from infonce_lab.params import TextTrainingConfig, TransformerEncoderConfig
     from infonce_lab.pipeline.text_pretrain import train_text
@@ -123,8 +124,10 @@ def train_text(loss, batch: int, steps: int, folder: str) -> dict[str, float]:  
     logs: list[dict[str, float]] = []
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    res = train_text(sentences, encoder=build_sentence_encoder(enc_cfg, seed=0),
-                                 tokenizer=load_tokenizer(enc_cfg), loss=loss,
+    tok = load_tokenizer(enc_cfg)
+    res = train_text(tokenise_sentences(sentences, tok, cfg.max_length),
+                                 encoder=build_sentence_encoder(enc_cfg, seed=0),
+                                 tokenizer=tok, loss=loss,
                                  schedule=FixedSchedule(tau=0.05), training=cfg, seed=0,
                                  on_log=lambda s, r: logs.append(r))
     torch.cuda.synchronize()

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import typer
 
-from infonce_lab.cli import params_or_exit, stage
+from infonce_lab.cli import params_or_exit, stage, stage_instance
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 @stage
-def main(dataset: str = typer.Option(..., help="a dataset of study.datasets")) -> None:
+def main(dataset: str | None = typer.Option(None, help="a dataset of study.datasets")) -> None:
     from infonce_lab.pipeline.diagnose import diagnose_dataset
 
-    diagnose_dataset(params_or_exit(), dataset)
+    params = params_or_exit()
+    diagnose_dataset(params, stage_instance(dataset=dataset)["dataset"])
 
 
 if __name__ == "__main__":

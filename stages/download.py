@@ -6,18 +6,19 @@ from pathlib import Path
 
 import typer
 
-from infonce_lab.cli import fail, params_or_exit, stage
+from infonce_lab.cli import fail, params_or_exit, stage, stage_instance
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 @stage
-def main(dataset: str = typer.Option(..., help="a name under 'datasets:' in params.yaml"),
+def main(dataset: str | None = typer.Option(None, help="a name under 'datasets:' in params.yaml"),
          out: Path = typer.Option(Path("data/raw"), help="parent folder of the dataset")) -> None:
     from infonce_lab.data import materialise
 
     params = params_or_exit()
+    dataset = stage_instance(dataset=dataset)["dataset"]
     if dataset not in params.datasets:
         fail(f"--dataset {dataset!r}: not defined under 'datasets:' ({', '.join(params.datasets)})")
     manifest = materialise(params.datasets[dataset], out / dataset)

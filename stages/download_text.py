@@ -11,18 +11,19 @@ from pathlib import Path
 
 import typer
 
-from infonce_lab.cli import fail, params_or_exit, stage
+from infonce_lab.cli import fail, params_or_exit, stage, stage_instance
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 @stage
-def main(dataset: str = typer.Option(..., help="a name under 'text.datasets:' in params.yaml"),
+def main(dataset: str | None = typer.Option(None, help="a name under 'text.datasets:' in params.yaml"),
          out: Path = typer.Option(Path("data/raw/text"), help="parent folder of the corpus"),
          downloads: Path = typer.Option(Path("data/downloads/text"),
                                         help="where downloaded archives are kept")) -> None:
     params = params_or_exit()
+    dataset = stage_instance(dataset=dataset)["dataset"]
     if dataset not in params.text.datasets:
         fail(f"--dataset {dataset!r}: not defined under 'text.datasets:' "
              f"({', '.join(params.text.datasets) or 'none'})")
@@ -33,7 +34,7 @@ def main(dataset: str = typer.Option(..., help="a name under 'text.datasets:' in
         corpus = gensim_corpus(cfg)
     else:
         downloads.mkdir(parents=True, exist_ok=True)
-        corpus = simcse_corpus(cfg, downloads)
+        corpus = simcse_corpus(cfg, downloads, f"text.datasets.{dataset}")
     manifest = materialise_text(corpus, out / dataset, extra={"params": cfg.model_dump(mode="json")})
     counts = manifest["counts"]
     print(f"{dataset}: {counts['n_train']} training sentences, "

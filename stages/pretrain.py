@@ -4,7 +4,9 @@ The seeds are the block's: ``study.seeds`` for a grid configuration, ``primary.s
 primary block's. Writes models/vision/<dataset>/<configuration>/<run>/ (model.pt +
 checkpoints/epoch_XXXX.pt) and DVCLive telemetry under reports/train/<configuration>/<run>/; a
 killed stage run again resumes at the seed it was on (pipeline/pretrain.py). Under
-``torchrun --nproc_per_node=K stages/pretrain.py …`` every process trains its slice of each batch.
+``training.launcher: "torchrun --nproc_per_node=K"`` the stage re-executes itself under torchrun
+(an argument list, no shell) and every process trains its slice of each batch. Under dvc repro the
+instance's names come from ``DVC_STAGE`` (``cli.stage_instance``); by hand, give the four flags.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 
 import typer
 
-from infonce_lab.cli import params_or_exit, stage
+from infonce_lab.cli import params_or_exit, stage, stage_instance
 from infonce_lab.params import Configuration
 
 app = typer.Typer(add_completion=False)
@@ -21,11 +23,15 @@ app = typer.Typer(add_completion=False)
 
 @app.command()
 @stage
-def main(dataset: str = typer.Option(...), backbone: str = typer.Option(...),
-         loss: str = typer.Option(...), schedule: str = typer.Option(...)) -> None:
+def main(dataset: str | None = typer.Option(None), backbone: str | None = typer.Option(None),
+         loss: str | None = typer.Option(None), schedule: str | None = typer.Option(None)) -> None:
+    from infonce_lab.pipeline.launch import relaunch_if_needed
     from infonce_lab.pipeline.pretrain import pretrain
 
-    for line in pretrain(params_or_exit(), Configuration(dataset, backbone, loss, schedule)):
+    params = params_or_exit()
+    names = stage_instance(dataset=dataset, backbone=backbone, loss=loss, schedule=schedule)
+    relaunch_if_needed(params)
+    for line in pretrain(params, Configuration(*names.values())):
         print(json.dumps(line))
 
 

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import typer
 
-from infonce_lab.cli import params_or_exit, stage
+from infonce_lab.cli import params_or_exit, stage, stage_instance
 
 app = typer.Typer(add_completion=False)
 
 
 @app.command()
 @stage
-def main(experiment: str = typer.Option(..., help="an experiment of simulation.experiments")) -> None:
+def main(experiment: str | None = typer.Option(None, help="an experiment of simulation.experiments")) -> None:
     from infonce_lab.pipeline.simulate import simulate
 
-    result = simulate(params_or_exit(), experiment)
+    params = params_or_exit()
+    experiment = stage_instance(experiment=experiment)["experiment"]
+    result = simulate(params, experiment)
     print(f"{experiment}: {result['seconds']:.1f}s")
 
 

@@ -12,7 +12,7 @@ import json
 
 import typer
 
-from infonce_lab.cli import params_or_exit, stage
+from infonce_lab.cli import params_or_exit, stage, stage_instance
 from infonce_lab.params import Configuration
 
 app = typer.Typer(add_completion=False)
@@ -20,11 +20,13 @@ app = typer.Typer(add_completion=False)
 
 @app.command()
 @stage
-def main(dataset: str = typer.Option(...), encoder: str = typer.Option(...),
-         loss: str = typer.Option(...), schedule: str = typer.Option(...)) -> None:
+def main(dataset: str | None = typer.Option(None), encoder: str | None = typer.Option(None),
+         loss: str | None = typer.Option(None), schedule: str | None = typer.Option(None)) -> None:
     from infonce_lab.pipeline.text_pretrain import text_pretrain
 
-    for line in text_pretrain(params_or_exit(), Configuration(dataset, encoder, loss, schedule)):
+    params = params_or_exit()
+    names = stage_instance(dataset=dataset, encoder=encoder, loss=loss, schedule=schedule)
+    for line in text_pretrain(params, Configuration(*names.values())):
         print(json.dumps(line))
 
 

@@ -35,26 +35,38 @@ def checkpoint(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("damage", ["truncate", "zeros", "garbage"])
+@pytest.mark.parametrize("damage", ["truncate", "zeros", "garbage", "64 zeroed bytes"])
 def test_a_damaged_checkpoint_names_its_file(checkpoint: Path, damage: str):
     load_encoder(checkpoint)  # intact: loads
+    data = checkpoint.read_bytes()
     if damage == "truncate":
         _truncate(checkpoint)
     elif damage == "zeros":
-        checkpoint.write_bytes(bytes(checkpoint.stat().st_size))
-    else:
+        checkpoint.write_bytes(bytes(len(data)))
+    elif damage == "garbage":
         checkpoint.write_text("not a checkpoint")
-    with pytest.raises(CorruptFileError, match=r"model\.pt: not a readable encoder checkpoint"):
+    else:   # inside a weight tensor: torch.load itself reads it without complaint
+        mid = len(data) // 2
+        checkpoint.write_bytes(data[:mid] + bytes(64) + data[mid + 64:])
+    with pytest.raises(CorruptFileError, match=r"model\.pt: SHA-256 .* differs from the .* "
+                                                r"recorded when it was written"):
+        load_encoder(checkpoint)
+    # Without the recorded digest the parser's failure is still one message (a damaged tensor
+    # is not: that is what the digest is for).
+    (checkpoint.parent / "model.pt.sha256").unlink()
+    with pytest.raises(CorruptFileError, match=r"model\.pt: no model\.pt\.sha256 beside it"):
         load_encoder(checkpoint)
 
 
-def test_a_truncated_resume_state_says_to_delete_it(tmp_path: Path):
+def test_a_truncated_resume_state_is_set_aside_and_the_run_starts_afresh(tmp_path: Path,
+                                                                          capsys):
     path = tmp_path / "state.pt"
     torch.save({"fingerprint": "f", "step": 3, "x": torch.zeros(1000)}, path)
     assert load_state(path, "f")["step"] == 3
     _truncate(path)
-    with pytest.raises(CorruptFileError, match="state.pt: not a readable resume state.*Delete"):
-        load_state(path, "f")
+    assert load_state(path, "f") is None
+    assert "state.pt: not a readable resume state" in capsys.readouterr().err
+    assert not path.exists()
 
 
 def test_invalid_json_names_its_file(tmp_path: Path):

@@ -34,12 +34,43 @@ def fail(message: str, code: int = 2) -> None:
     raise SystemExit(code)
 
 
+def stage_instance(**given: str | None) -> dict[str, str]:
+    """The names a stage instance works on: the flags given by hand, the rest from ``DVC_STAGE``.
+
+    dvc.yaml's commands hold no ``${…}``: DVC runs them in a shell, and a value substituted from
+    params (a study name, the launcher) would run before any validation. The instance's names
+    reach the stage through the name DVC gives the instance instead (``pretrain@<d>-<b>-<l>-<s>``,
+    the matrix values joined by ``-``, which a name cannot hold), never through a shell; the
+    stage then checks each against params.yaml like a flag typed by hand.
+    """
+    missing = [k for k, v in given.items() if v is None]
+    if not missing:
+        return {k: v for k, v in given.items() if v is not None}
+    dvc_stage = os.environ.get("DVC_STAGE", "")
+    _, sep, suffix = dvc_stage.partition("@")
+    flags = " ".join(f"--{k.replace('_', '-')}" for k in missing)
+    if not sep:
+        fail(f"give {flags} (or run the stage through dvc repro, which names the instance)")
+    parts = suffix.split("-")
+    if len(parts) != len(given):
+        fail(f"DVC stage {dvc_stage!r}: expected {len(given)} names joined by '-' "
+             f"({', '.join(given)}); a name under params.yaml cannot hold '-'")
+    return {k: v if v is not None else part for (k, v), part in zip(given.items(), parts,
+                                                                     strict=True)}
+
+
 def unexpected_error(exc: BaseException) -> str:
     """One paragraph for an error no check anticipated: what, where, what to do."""
     if isinstance(exc, OSError) and exc.strerror:
         where = f" writing or reading {exc.filename}" if exc.filename else ""
         return (f"{exc.strerror}{where} (OSError {exc.errno}). Free space or fix permissions, "
                 "then re-run: the previous outputs are still in place.")
+    if isinstance(exc, RuntimeError) and any(m in str(exc) for m in ("unexpected pos",
+                                                                    "file write failed")):
+        # torch.save reports a full disk (ENOSPC) this way, with no file name or errno.
+        return (f"a write failed ({str(exc)[-60:].strip()}): most likely the disk is full. Free "
+                "space, then re-run: the previous outputs are still in place (every output is "
+                "written to a temporary and renamed only when complete).")
     frames = traceback.extract_tb(exc.__traceback__)
     at = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
     return (f"unexpected {type(exc).__name__}{at}: {str(exc)[:300] or 'no detail'}. Nothing was "

@@ -320,8 +320,8 @@ def test_simcse_corpus_uses_files_placed_by_hand(tmp_path: Path) -> None:
         "First  sentence.\n\n  Second one.\r\nThird.\nFirst  sentence.\n", encoding="utf-8")
     _write_stsb(downloads / T.STSB_NAME)
     port = _closed_port()   # any network access would fail the test
-    cfg = SimCSEWikiDataset(wiki_url=f"http://127.0.0.1:{port}/wiki.txt",
-                            stsb_url=f"http://127.0.0.1:{port}/stsb.tsv.gz", timeout_s=1.0)
+    cfg = SimCSEWikiDataset(wiki_url=f"https://127.0.0.1:{port}/wiki.txt",
+                            stsb_url=f"https://127.0.0.1:{port}/stsb.tsv.gz", timeout_s=1.0)
     corpus = T.simcse_corpus(cfg, downloads)
     digests = T.fetch_simcse(cfg, downloads)
     assert corpus.train == ["First sentence.", "Second one.", "Third.", "First sentence."]

@@ -313,6 +313,33 @@ def test_invalid_params_keep_outputs(repo):
     assert "up to date" in repo.status()
 
 
+@pytest.mark.parametrize("hostile", [
+    ("training", "launcher", "torchrun; touch PWNED #", "training.launcher"),
+    ("training", "launcher", "torchrun --x=$(touch PWNED)", "training.launcher"),
+    # DVC itself refuses this one first: the stage's params entry does not exist.
+    ("study", "losses", ["infonce", "x;touch PWNED;#"], "losses.x;touch PWNED;#"),
+])
+def test_params_never_reach_a_shell(repo, hostile):
+    """Through `dvc exp run -S` (which skips `make repro`'s check) nothing from params runs in a
+    shell: the value is refused (by the stage, or by DVC), the run fails, outputs and dvc.lock
+    are kept."""
+    section, key, value, named = hostile
+    lock = (repo.root / "dvc.lock").read_bytes()
+    before = _tree_digest(repo.root / "models")
+    original = (repo.root / "params.yaml").read_text()
+    try:
+        repo.edit_params(lambda raw: raw[section].update({key: value}))
+        ran, proc = repo.repro(check=False)
+        assert proc.returncode != 0
+        assert named in proc.stdout + proc.stderr
+        assert not list(repo.root.rglob("PWNED"))
+        assert (repo.root / "dvc.lock").read_bytes() == lock
+        assert _tree_digest(repo.root / "models") == before
+    finally:
+        (repo.root / "params.yaml").write_text(original)
+    assert "up to date" in repo.status()
+
+
 def test_push_wipe_pull_roundtrip(repo, tmp_path):
     root = repo.root
     repo.run(*repo.dvc, "remote", "add", "--local", "-d", "scratch", str(tmp_path / "remote"))

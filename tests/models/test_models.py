@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import torch
 
+from infonce_lab.io import write_checksum
 from infonce_lab.models import build_encoder
 from infonce_lab.models.build import load_encoder
 from infonce_lab.params import ResNetConfig
@@ -20,6 +21,7 @@ def test_checkpoint_round_trip(tmp_path):
     enc = build_encoder(cfg, 1).eval()
     torch.save({"state_dict": enc.state_dict(), "backbone": cfg.model_dump(), "in_channels": 1},
                tmp_path / "model.pt")
+    write_checksum(tmp_path / "model.pt")   # what save_encoder records beside every checkpoint
     loaded, meta = load_encoder(tmp_path / "model.pt")
     x = torch.rand(3, 1, 8, 8)
     assert torch.equal(enc(x)[0], loaded(x)[0]) and meta["in_channels"] == 1

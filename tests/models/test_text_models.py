@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 import torch
 
+from infonce_lab.data.text_tokens import tokenise_sentences
 from infonce_lab.evaluation.geometry import effective_rank
 from infonce_lab.evaluation.text import pair_cosines, sts_spearman, text_geometry
-from infonce_lab.io import CorruptFileError
+from infonce_lab.io import CorruptFileError, write_checksum
 from infonce_lab.models.text import (
     build_sentence_encoder,
     encode,
@@ -206,7 +207,7 @@ def test_evaluate_text_sections() -> None:
 def _train(tokenizer, loss, steps: int = 6, seed: int = 0, batch_size: int = 8):
     model = build_sentence_encoder(tiny_cfg(), seed=seed)
     cfg = TextTrainingConfig(epochs=3, max_steps=steps, batch_size=batch_size, lr=1e-3)
-    return train_text(SENTENCES, encoder=model, tokenizer=tokenizer, loss=loss,
+    return train_text(tokenise_sentences(SENTENCES, tokenizer, 32), encoder=model, tokenizer=tokenizer, loss=loss,
                                   schedule=FixedSchedule(tau=0.5), training=cfg, seed=seed)
 
 
@@ -216,7 +217,7 @@ def test_training_lowers_the_loss_and_is_deterministic(tokenizer) -> None:
     # not yet distinguishable from the negatives through it.
     model = build_sentence_encoder(tiny_cfg("mean"), seed=0)
     cfg = TextTrainingConfig(epochs=20, max_steps=30, batch_size=8, lr=1e-3, log_every_steps=1)
-    res = train_text(SENTENCES, encoder=model, tokenizer=tokenizer,
+    res = train_text(tokenise_sentences(SENTENCES, tokenizer, 32), encoder=model, tokenizer=tokenizer,
                                  loss=InfoNCEConfig(), schedule=FixedSchedule(tau=0.5),
                                  training=cfg, seed=0, on_log=lambda s, r: logs.append(r))
     assert res.steps == 30 and len(logs) == 30
@@ -234,7 +235,7 @@ def test_weince_trains_and_reports_lambda(tokenizer) -> None:
     logs: list[dict[str, float]] = []
     model = build_sentence_encoder(tiny_cfg(), seed=0)
     cfg = TextTrainingConfig(max_steps=3, batch_size=8, lr=1e-3, log_every_steps=1)
-    res = train_text(SENTENCES, encoder=model, tokenizer=tokenizer,
+    res = train_text(tokenise_sentences(SENTENCES, tokenizer, 32), encoder=model, tokenizer=tokenizer,
                                  loss=WeinceConfig(min_tail_points=4), schedule=FixedSchedule(tau=0.05),
                                  training=cfg, seed=0, on_log=lambda s, r: logs.append(r))
     assert math.isfinite(res.final_loss)
@@ -252,7 +253,7 @@ def test_best_val_selection_restores_the_best_step(tokenizer) -> None:
         seen[len(seen)] = m.mlp[0].weight.detach().clone()
         return next(scores)
 
-    res = train_text(SENTENCES, encoder=model, tokenizer=tokenizer,
+    res = train_text(tokenise_sentences(SENTENCES, tokenizer, 32), encoder=model, tokenizer=tokenizer,
                                  loss=InfoNCEConfig(), schedule=FixedSchedule(tau=0.5),
                                  training=cfg, seed=0, validate=validate)
     assert [s for s, _ in res.val_history] == [2, 4, 6]
@@ -280,6 +281,9 @@ def test_save_load_round_trip(tokenizer, tmp_path) -> None:
         load_sentence_encoder(tmp_path / "missing")
     weights = tmp_path / "enc" / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:-100])  # truncated: a named error, no traceback
+    with pytest.raises(CorruptFileError, match=r"model\.safetensors: SHA-256 .* differs"):
+        load_sentence_encoder(tmp_path / "enc")
+    write_checksum(weights)   # the digest matches the damage: the parser's failure, still named
     with pytest.raises(CorruptFileError, match=r"model\.safetensors: not a readable Hugging Face model folder"):
         load_sentence_encoder(tmp_path / "enc")
 
@@ -360,7 +364,7 @@ def test_cross_view_telemetry_describes_the_losss_candidates(tokenizer) -> None:
     logs: list[dict[str, float]] = []
     model = build_sentence_encoder(tiny_cfg(), seed=0)
     cfg = TextTrainingConfig(max_steps=2, batch_size=8, lr=1e-3, log_every_steps=1)
-    train_text(SENTENCES, encoder=model, tokenizer=tokenizer,
+    train_text(tokenise_sentences(SENTENCES, tokenizer, 32), encoder=model, tokenizer=tokenizer,
                            loss=InfoNCEConfig(candidates="cross_view", tau_scale=2.0),
                            schedule=FixedSchedule(tau=0.05), training=cfg, seed=0,
                            on_log=lambda s, r: logs.append(r))
@@ -379,7 +383,8 @@ def test_effective_temperature_at_start_is_the_first_steps_own_statistic(tokeniz
 
     def measure(loss, batches):  # noqa: ANN001, ANN202
         return effective_temperature_at_start(
-            SentencePairs(SENTENCES, tokenizer, 16, torch.device("cpu"), 3),
+            SentencePairs(tokenise_sentences(SENTENCES, tokenizer, 16), tokenizer,
+                          torch.device("cpu"), 3),
             build_sentence_encoder(tiny_cfg(), 3), build_loss(loss), 0.05, batch_size=8, seed=3,
             threads=training.threads, batches=batches)
 
@@ -473,3 +478,38 @@ def test_a_saved_encoder_loads_in_transformers_and_sentence_transformers(tokeniz
     np.testing.assert_allclose(st.encode(SENTENCES[:6], batch_size=6), ours, rtol=1e-5, atol=1e-6)
     loaded, tok2, meta = load_sentence_encoder(folder)  # from the folder alone
     np.testing.assert_array_equal(encode(loaded, tok2, SENTENCES[:6], max_length=32), ours)
+
+
+def test_a_package_source_is_found_without_running_its_code(tmp_path, monkeypatch) -> None:
+    pkg = tmp_path / "evil_models"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(f"open({str(tmp_path / 'RAN')!r}, 'w').close()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match="ships no model folder"):
+        resolve_source("package:evil_models")
+    (pkg / "model").mkdir()
+    for name in ("config.json", "model.safetensors"):
+        (pkg / "model" / name).write_text("{}")
+    assert resolve_source("package:evil_models") == (str(pkg / "model"), True)
+    assert not (tmp_path / "RAN").exists()
+    for bad, message in (("os", "no installed package"), ("json", "ships no model folder"),
+                         ("a.b", "one top-level module"), ("x;y", "one top-level module")):
+        with pytest.raises((ValueError, FileNotFoundError), match=message):
+            resolve_source(f"package:{bad}")
+
+
+def test_offline_hub_is_never_contacted(monkeypatch) -> None:
+    import select
+    import socket
+    import time
+
+    with socket.socket() as server:   # accepts connections and never answers
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.getsockname()[1]}")
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+        t0 = time.perf_counter()
+        with pytest.raises(ValueError, match="HF_HUB_OFFLINE is set"):
+            load_tokenizer(TransformerEncoderConfig(source="infonce-lab-tests/no-such-model"))
+        assert time.perf_counter() - t0 < 10
+        assert select.select([server], [], [], 0)[0] == []   # no connection was attempted

@@ -22,6 +22,7 @@ STAGES = {
     "noise_floor": [],
     "simulate": ["--experiment", "s0"],
     "download_text": ["--dataset", "gensim_lee"],
+    "tokenize_text": ["--dataset", "gensim_lee", "--encoder", "minilm"],
     "text_pretrain": ["--dataset", "gensim_lee", "--encoder", "minilm", "--loss", "simcse_infonce",
                       "--schedule", "simcse_t005"],
     "text_evaluate": ["--dataset", "gensim_lee"],
@@ -68,6 +69,10 @@ BAD_NAMES = {
     "simulate --experiment": ("simulate", {"--experiment": "nope"}, "expected one of s0"),
     "text_pretrain --encoder": ("text_pretrain", {"--encoder": "tiny_bert"},
                                 "is not part of text.study"),
+    "tokenize_text --encoder": ("tokenize_text", {"--encoder": "tiny_bert"},
+                                "not in text.study.encoders"),
+    "tokenize_text --dataset": ("tokenize_text", {"--dataset": "wiki1m_stsb"},
+                                "not in text.study.datasets"),
     "text_evaluate --dataset": ("text_evaluate", {"--dataset": "nope"},
                                 "not in text.study.datasets"),
 }

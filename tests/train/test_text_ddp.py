@@ -24,6 +24,7 @@ from infonce_lab.train.loop import Resume
 
 
 def _worker(rank: int, world: int, port: int, state: str, queue) -> None:  # noqa: ANN001
+    from infonce_lab.data.text_tokens import tokenise_sentences
     from infonce_lab.models.text import build_sentence_encoder, load_tokenizer
     from infonce_lab.pipeline.text_pretrain import train_text
 
@@ -31,8 +32,9 @@ def _worker(rank: int, world: int, port: int, state: str, queue) -> None:  # noq
     dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
         cfg = TransformerEncoderConfig(pooling="mean", random_init=True, overrides=TINY)
-        res = train_text(SENTENCES, encoder=build_sentence_encoder(cfg, 0),
-                         tokenizer=load_tokenizer(cfg),
+        tok = load_tokenizer(cfg)
+        res = train_text(tokenise_sentences(SENTENCES, tok, 16),
+                         encoder=build_sentence_encoder(cfg, 0), tokenizer=tok,
                          loss=WeinceConfig(min_tail_points=3, candidates="cross_view"),
                          schedule=FixedSchedule(tau=0.1), seed=0,
                          training=TextTrainingConfig(epochs=3, batch_size=8, lr=1e-3,

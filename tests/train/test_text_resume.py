@@ -16,6 +16,7 @@ import torch
 import yaml
 from safetensors.torch import load_file
 
+from infonce_lab.data.text_tokens import tokenise_sentences
 from infonce_lab.models.text import build_sentence_encoder, load_tokenizer
 from infonce_lab.params import (
     FixedSchedule,
@@ -55,7 +56,7 @@ def _run(resume: Resume | None, stop_at: int | None = None):  # noqa: ANN202
 
     cfg = TextTrainingConfig(epochs=3, batch_size=8, lr=1e-3, max_length=16, log_every_steps=1,
                              eval_every_steps=2, selection="best_val", checkpoint_every_steps=3)
-    return train_text(SENTENCES, encoder=build_sentence_encoder(_cfg(), 0), tokenizer=tok,
+    return train_text(tokenise_sentences(SENTENCES, tok, 16), encoder=build_sentence_encoder(_cfg(), 0), tokenizer=tok,
                       loss=WeinceConfig(min_tail_points=4, candidates="cross_view"),
                       schedule=FixedSchedule(tau=0.1), training=cfg, seed=0, validate=validate,
                       on_log=on_log, resume=resume)
@@ -91,9 +92,10 @@ def _workspace(root: Path, repo_root: Path) -> dict[str, str]:
     root.mkdir(parents=True, exist_ok=True)
     (root / "params.yaml").write_text(yaml.safe_dump(raw))
     env = {**os.environ, "PYTHONPATH": str(repo_root / "src"), "OMP_NUM_THREADS": "2"}
-    subprocess.run([sys.executable, str(repo_root / "stages/download_text.py"), "--dataset",
-                    "gensim_lee"], cwd=root, env=env, check=True, capture_output=True,
-                   timeout=300)
+    for stage, *args in (("download_text", "--dataset", "gensim_lee"),
+                         ("tokenize_text", "--dataset", "gensim_lee", "--encoder", "tiny")):
+        subprocess.run([sys.executable, str(repo_root / f"stages/{stage}.py"), *args], cwd=root,
+                       env=env, check=True, capture_output=True, timeout=300)
     return env
 
 

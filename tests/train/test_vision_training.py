@@ -11,10 +11,9 @@ import sys
 
 import numpy as np
 import pytest
-import torch
 import yaml
 
-from infonce_lab.models.build import extract_features, load_encoder
+from infonce_lab.models.build import extract_features, load_encoder, save_encoder
 from infonce_lab.params import (
     ConfigError,
     FixedSchedule,
@@ -73,8 +72,8 @@ def test_uint8_rgb_training_and_checkpoint_round_trip(tmp_path, backbone, optimi
     assert res.steps == 3 and all(np.isfinite(r["loss"]) for r in logs)
     assert logs[-1]["samples_per_s"] > 0
     path = tmp_path / "model.pt"
-    torch.save({"state_dict": res.encoder.state_dict(), "backbone": backbone.model_dump(mode="json"),
-                "in_channels": 3, "image_size": 32, "epoch": 1}, path)
+    save_encoder(res.encoder, path, {"backbone": backbone.model_dump(mode="json"),
+                                     "in_channels": 3, "image_size": 32, "epoch": 1})
     loaded, meta = load_encoder(path)
     h1, z1 = extract_features(res.encoder, _rgb(4), batch_size=2)
     h2, z2 = extract_features(loaded, _rgb(4), batch_size=2)

@@ -126,6 +126,31 @@ def _resolve_within(host: str, port: int, timeout_s: float) -> None:
         raise outcome[0]
 
 
+HUB_PROBE_TIMEOUT_S = 10.0
+
+
+def hub_offline() -> bool:
+    """``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE`` set: nothing may contact the hub."""
+    return any(os.environ.get(v, "0").lower() in ("1", "true", "yes", "on")
+               for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+
+
+def hub_reachable(timeout_s: float = HUB_PROBE_TIMEOUT_S) -> bool:
+    """False at once when :func:`hub_offline` (offline means offline), else whether the endpoint
+    (``HF_ENDPOINT``) resolves and accepts a connection within ``timeout_s`` each. huggingface_hub
+    itself retries with backoff for about a minute before giving up."""
+    if hub_offline():
+        return False
+    url = urllib.parse.urlsplit(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    host, port = url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
+    try:
+        _resolve_within(host, port, timeout_s)
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError:
+        return False
+    return True
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, urllib.error.HTTPError):
         return f"HTTP {exc.code} {exc.reason}"

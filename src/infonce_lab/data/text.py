@@ -496,31 +496,41 @@ def fetch_simcse(cfg: SimCSEWikiDataset, downloads: str | Path) -> dict[str, str
     }
 
 
-def simcse_corpus(cfg: SimCSEWikiDataset, downloads: str | Path) -> TextCorpus:
+def simcse_corpus(cfg: SimCSEWikiDataset, downloads: str | Path,
+                  key: str = "text.datasets.wiki1m_stsb") -> TextCorpus:
     """SimCSE's unsupervised training sentences with STS-B dev (selection) and test (reported).
 
-    Fetches with :func:`fetch_simcse`; the SHA-256 of both files is written into ``source`` so the
-    manifest records exactly which files were used (trust on first use when none is pinned).
+    ``via: url`` fetches with :func:`fetch_simcse`; the SHA-256 of both files is written into
+    ``source`` so the manifest records exactly which files were used (trust on first use when none
+    is pinned). ``via: hub`` reads both through ``datasets.load_dataset`` at the pinned commits
+    (``data/text_hub.py``). ``key``: the params entry, named in errors.
     """
     downloads = Path(downloads)
-    digests = fetch_simcse(cfg, downloads)
-    stsb_path = downloads / STSB_NAME
-    sets = read_stsb(stsb_path)
+    if cfg.via == "hub":
+        from infonce_lab.data.text_hub import load_hub_simcse
+
+        sentences, sets, origin = load_hub_simcse(cfg, downloads / "hub", key)
+        where, stsb_where = f"{cfg.wiki_repo}@{cfg.wiki_revision}", cfg.stsb_repo
+    else:
+        digests = fetch_simcse(cfg, downloads)
+        sets = read_stsb(downloads / STSB_NAME)
+        sentences = read_simcse_wiki(downloads / SIMCSE_WIKI_NAME)
+        where, stsb_where = cfg.wiki_url, cfg.stsb_url
+        origin = "; ".join(f"{name} sha256 {d}" for name, d in digests.items())
     for split in ("dev", "test"):
         if split not in sets:
-            raise ValueError(f"{stsb_path}: no '{split}' rows; delete it and run the stage again")
-    train = seeded_subset(read_simcse_wiki(downloads / SIMCSE_WIKI_NAME), cfg.max_sentences,
-                          cfg.seed)
+            raise ValueError(f"{stsb_where}: no STS-B '{split}' rows; {key} does not point at "
+                             "STS-B (delete the download and run the stage again)")
+    train = seeded_subset(sentences, cfg.max_sentences, cfg.seed)
     subset = f" (seeded subset, seed {cfg.seed})" if cfg.max_sentences is not None else ""
     return TextCorpus(
         train=train,
         sts_test=sets["test"],
         sts_val=sets["dev"],
         labelled=polarity(),
-        source=(f"SimCSE wiki1m: train = {len(train)} sentences of {cfg.wiki_url}{subset}; "
-                f"sts_val/sts_test = STS-B dev/test from {cfg.stsb_url}; labelled = Pang & Lee "
-                "polarity (200, gensim test data); "
-                + "; ".join(f"{name} sha256 {d}" for name, d in digests.items())),
+        source=(f"SimCSE wiki1m: train = {len(train)} sentences of {where}{subset}; "
+                f"sts_val/sts_test = STS-B dev/test from {stsb_where}; labelled = Pang & Lee "
+                f"polarity (200, gensim test data); {origin}"),
     )
 
 

@@ -17,7 +17,7 @@ import torch
 from pydantic import TypeAdapter
 from torch import nn
 
-from infonce_lab.io import reading, replace_atomic
+from infonce_lab.io import reading, replace_atomic, verify_checksum, write_checksum
 from infonce_lab.models import Encoder, build_encoder
 from infonce_lab.params import BackboneConfig
 
@@ -39,9 +39,11 @@ def checkpoint_meta(backbone: BackboneConfig, x: np.ndarray) -> dict[str, Any]:
 
 
 def save_encoder(encoder: nn.Module, path: Path, meta: dict[str, Any]) -> None:
-    """``meta`` must hold :func:`checkpoint_meta`'s keys; written to a temporary file, then renamed."""
+    """``meta`` must hold :func:`checkpoint_meta`'s keys; written to a temporary file, then renamed,
+    with its SHA-256 beside it (``<name>.sha256``), which :func:`load_encoder` verifies."""
     with replace_atomic(path) as tmp:
         torch.save({"state_dict": encoder.state_dict(), **meta}, tmp)
+    write_checksum(path)
 
 
 def load_encoder(path: str | Path, map_location: str | torch.device = "cpu"
@@ -49,6 +51,9 @@ def load_encoder(path: str | Path, map_location: str | torch.device = "cpu"
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no checkpoint; run the pretrain stage for this run")
+    fix = ("Delete it and re-run the stage that writes it (`dvc repro -f <stage>`), or restore it "
+           "from the DVC cache (`dvc checkout`).")
+    verify_checksum(path, fix)
     with reading(path, "encoder checkpoint (torch.save of backbone, in_channels, state_dict)",
                  "Delete it and re-run the stage that writes it (`dvc repro -f <stage>`), or restore it from the DVC cache (`dvc checkout`)."):
         blob = torch.load(path, map_location=map_location, weights_only=True)

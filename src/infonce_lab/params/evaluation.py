@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
-from infonce_lab.params.base import Strict
+from infonce_lab.params.base import Seed, Strict, Unique
 
 
 class ProbeConfig(Strict):
@@ -16,8 +16,8 @@ class ProbeConfig(Strict):
     lr: Annotated[float, Field(gt=0.0)] = 1e-2
     batch_size: Annotated[int, Field(ge=1)] = 256
     weight_decay: Annotated[float, Field(ge=0.0)] = 0.0
-    standardize: bool = True
-    seeds: Annotated[list[int], Field(min_length=1)] = [1, 2, 3, 4, 5]
+    standardize: StrictBool = True
+    seeds: Annotated[list[Seed], Field(min_length=1), Unique] = [1, 2, 3, 4, 5]
 
 
 class KNNConfig(Strict):
@@ -34,7 +34,7 @@ class FewLabelsConfig(Strict):
 
     per_class: Annotated[int, Field(ge=1)] = 3
     draws: Annotated[int, Field(ge=1)] = 20
-    seed: int = 0
+    seed: Seed = 0
 
 
 class EvaluationConfig(Strict):
@@ -42,9 +42,9 @@ class EvaluationConfig(Strict):
     averages all splits."""
 
     val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.2
-    split_seeds: Annotated[list[int], Field(min_length=1)] = [1, 2, 3, 4, 5]
+    split_seeds: Annotated[list[Seed], Field(min_length=1), Unique] = [1, 2, 3, 4, 5]
     recall_ks: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)] = [1, 2, 5, 10, 20, 50]
-    view_seed: int = 0  # the two augmented views of the test set used for alignment
+    view_seed: Seed = 0  # the two augmented views of the test set used for alignment
     probe: ProbeConfig = ProbeConfig()
     knn: KNNConfig = KNNConfig()
     few_labels: FewLabelsConfig = FewLabelsConfig()

@@ -68,12 +68,33 @@ def parse_params(raw: Any, source: str = "params.yaml") -> Params:
         raise ConfigError(_format_error(err, source, raw)) from None
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.safe_load keeps the last of two equal keys; DVC refuses such a file. Refuse it here,
+    first, with the line."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)   # type: ignore[no-untyped-call]
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (line {key_node.start_mark.line + 1})",
+                    key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Safe YAML (no tags that build objects) with duplicate keys refused."""
+    return yaml.load(Path(path).read_text(), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
+
+
 def load_params(path: str | Path = "params.yaml") -> Params:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: file not found (run from the repository root)")
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = read_yaml(path)
     except yaml.YAMLError as err:
         raise ConfigError(f"{path}: not valid YAML: {err}") from None
     return parse_params(raw, str(path))

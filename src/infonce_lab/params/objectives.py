@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Probability, Strict
 
@@ -21,7 +21,7 @@ class InfoNCEConfig(Strict):
     schedule's τ (a temperature control on the same schedule)."""
 
     kind: Literal["info_nce"] = "info_nce"
-    decoupled: bool = False
+    decoupled: StrictBool = False
     topm_weight: NonNegFloat = 0.0
     top_m: PosInt = 50
     candidates: CandidateSet = "all_views"
@@ -93,8 +93,8 @@ class SigLIPConfig(Strict):
     kind: Literal["siglip"] = "siglip"
     scale_init: PosFloat = 10.0
     bias_init: float = -10.0
-    learn_scale: bool = True
-    learn_bias: bool = True
+    learn_scale: StrictBool = True
+    learn_bias: StrictBool = True
 
 
 LossConfig = Annotated[

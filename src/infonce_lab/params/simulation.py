@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, StrictBool, field_validator, model_validator
 
-from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Strict, Unique, _KeyProblem
+from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Seed, Strict, Unique, _KeyProblem
 
 Dynamics = Literal["P1", "P2"]
 PosFloat = PosFloat
@@ -76,7 +76,7 @@ class S0Config(Strict):
     horizon: PosFloat = 10_000.0
     K: Annotated[float, Field(gt=1.0)] = math.e
     c_ratios: Annotated[list[PosFloat], Field(min_length=1)] = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0]
-    fast: bool = True  # also the sqrt, linear, geometric and cosine-τ schedules
+    fast: StrictBool = True  # also the sqrt, linear, geometric and cosine-τ schedules
     schedule: S0ScheduleConfig = S0ScheduleConfig()
     dynamics: Dynamics = "P2"
     check_dt: PosFloat = 0.5
@@ -93,7 +93,7 @@ class S0Config(Strict):
     arrhenius: S0ArrheniusConfig = S0ArrheniusConfig()
     sgd: S0SgdConfig = S0SgdConfig()
     workers: Annotated[int, Field(ge=1, le=2)] = 2
-    seed: int = 0
+    seed: Seed = 0
 
 
 class S1Config(Strict):
@@ -117,7 +117,7 @@ class S1Config(Strict):
     sqrt_beta0: PosFloat | None = None  # None: c*, the critical log schedule's β(0)
     dynamics: Annotated[list[Dynamics], Field(min_length=1)] = ["P2", "P1"]
     angle_sd: NonNegFloat = 0.05
-    seed: int = 0
+    seed: Seed = 0
 
     @model_validator(mode="after")
     def _horizons(self) -> S1Config:
@@ -135,7 +135,7 @@ class HessianConfig(Strict):
 
     n_random: PosInt = 100
     betas: Annotated[list[PosFloat], Field(min_length=2)] = [1, 2, 5, 10, 20, 50, 100, 200]
-    seed: int = 0
+    seed: Seed = 0
     margin_factor: PosFloat = 30.0
     beta_cap: PosFloat = 1e4
     c2_starts: PosInt = 200
@@ -169,7 +169,7 @@ class GibbsConfig(Strict):
     steps: PosInt = 700
     n_gibbs: Annotated[int, Field(ge=1000)] = 120_000
     radius: PosFloat = 0.5
-    seed: int = 0
+    seed: Seed = 0
 
     @model_validator(mode="after")
     def _coldest_tau_rerun(self) -> GibbsConfig:
@@ -195,7 +195,7 @@ class LiftedEnergyConfig(Strict):
     ns: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [256, 1024, 4096]
     replicates: Annotated[int, Field(ge=2)] = 8
     grid: Annotated[int, Field(ge=256)] = 8192
-    seed: int = 0
+    seed: Seed = 0
 
 
 class ModalityGapConfig(Strict):
@@ -211,7 +211,7 @@ class ModalityGapConfig(Strict):
     trim: Annotated[float, Field(ge=0.0, lt=0.5)] = 0.25
     outlier_factor: PosFloat = 10.0
     collapse_ratio: PosFloat = 0.1
-    seed: int = 0
+    seed: Seed = 0
     lifted_energy: LiftedEnergyConfig = LiftedEnergyConfig()
 
     @model_validator(mode="after")
@@ -268,7 +268,7 @@ class LinkTheoryConfig(Strict):
     plackett_luce: PlackettLuceConfig = PlackettLuceConfig()
     large_k: LargeKConfig = LargeKConfig()
     mismatch: MismatchConfig = MismatchConfig()
-    seed: int = 0
+    seed: Seed = 0
 
     @model_validator(mode="after")
     def _range(self) -> LinkTheoryConfig:

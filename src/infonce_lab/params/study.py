@@ -11,6 +11,7 @@ from pydantic import Field, field_validator, model_validator
 
 from infonce_lab.params.base import (
     Name,
+    Seed,
     Strict,
     Unique,
     _KeyProblem,
@@ -37,7 +38,7 @@ class StudyConfig(Strict):
     backbones: Annotated[list[Name], Field(min_length=1)]
     losses: Annotated[list[Name], Field(min_length=1)]
     schedules: Annotated[list[Name], Field(min_length=1)]
-    seeds: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]
+    seeds: Annotated[list[Seed], Field(min_length=1)]
     baselines: list[Baseline] = ["random_init", "raw_pixels"]
 
     @field_validator("datasets", "backbones", "losses", "schedules", "seeds", "baselines")
@@ -65,7 +66,7 @@ class PrimaryConfig(Strict):
     backbone: Name
     schedule: Name
     losses: Annotated[list[Name], Unique]
-    seeds: Annotated[list[Annotated[int, Field(ge=0)]], Unique]
+    seeds: Annotated[list[Seed], Unique]
     comparisons: list[Contrast]
     metrics: Annotated[list[Annotated[str, Field(pattern=r"^[a-z_]+\.[a-z0-9_]+$")]],
                        Field(min_length=1), Unique]

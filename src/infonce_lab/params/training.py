@@ -2,32 +2,86 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, StrictBool, model_validator
 
-from infonce_lab.params.base import Strict
+from infonce_lab.params.base import Strict, Threads, _KeyProblem
+
+LAUNCHERS = ("python", "python3", "torchrun")
+# torchrun's options: --name, --name=value or --name value; a value is a host, port, count,
+# backend or path — no quote, space, $, `, ;, |, &, <, >, (, ) or glob character.
+_OPTION = re.compile(r"^--?[A-Za-z][A-Za-z0-9_-]*(=[A-Za-z0-9_.:,/+@-]+)?$")
+_VALUE = re.compile(r"^[A-Za-z0-9_.:,/+@-]+$")
+
+
+def parse_launcher(launcher: str) -> list[str]:
+    """``training.launcher`` as the argument list it starts (never a shell command line):
+    ``python``/``python3`` alone, or ``torchrun`` and its options. Raises ValueError on anything
+    else."""
+    try:
+        argv = shlex.split(launcher)
+    except ValueError as exc:
+        raise ValueError(f"{launcher!r}: {exc}") from None
+    if not argv or argv[0] not in LAUNCHERS:
+        raise ValueError(f"{launcher!r}: must start with one of {', '.join(LAUNCHERS)}")
+    if argv[0] != "torchrun" and len(argv) > 1:
+        raise ValueError(f"{launcher!r}: {argv[0]} takes no options here")
+    prev_takes_value = False
+    for tok in argv[1:]:
+        if _OPTION.match(tok):
+            prev_takes_value = "=" not in tok
+        elif prev_takes_value and _VALUE.match(tok):
+            prev_takes_value = False
+        else:
+            raise ValueError(f"{launcher!r}: {tok!r} is not a torchrun option (--name, "
+                             "--name=value, --name value; values of letters, digits and . _ : , / "
+                             "+ @ -)")
+    return argv
+
+
+def _launcher(value: str) -> str:
+    parse_launcher(value)
+    return value
 
 
 class TrainingConfig(Strict):
-    epochs: Annotated[int, Field(ge=1)] = 150
-    batch_size: Annotated[int, Field(ge=2)] = 256
+    epochs: Annotated[int, Field(ge=1, le=100_000)] = 150
+    batch_size: Annotated[int, Field(ge=2, le=1_048_576)] = 256
     lr: Annotated[float, Field(gt=0.0)] = 1e-3
     weight_decay: Annotated[float, Field(ge=0.0)] = 1e-6
     optimizer: Literal["adam", "adamw", "sgd", "lars"] = "adam"
     momentum: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.9       # sgd and lars
-    exclude_bias_and_norm: bool = True   # lars/sgd: no weight decay or adaptation on 1-D params
+    exclude_bias_and_norm: StrictBool = True   # lars/sgd: no weight decay or adaptation on 1-D params
     warmup_epochs: Annotated[int, Field(ge=0)] = 0
     lr_schedule: Literal["constant", "cosine"] = "cosine"
     checkpoint_epochs: list[Annotated[int, Field(ge=1)]] = []
     log_every_steps: Annotated[int, Field(ge=1)] = 5
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    threads: Annotated[int, Field(ge=1)] = 2
+    threads: Threads = 2
     precision: Literal["fp32", "bf16"] = "bf16"    # bf16 autocast on CUDA only; loss in float32
-    channels_last: bool = True                     # on CUDA only (no gain on the CPU)
-    compile: bool = False                          # torch.compile the encoder
+    channels_last: StrictBool = True                     # on CUDA only (no gain on the CPU)
+    compile: StrictBool = False                          # torch.compile the encoder
     # Full training state (model, optimizer, RNGs, position) every this many steps, for resuming
     # a killed stage; 0: never.
     checkpoint_every_steps: Annotated[int, Field(ge=0)] = 0
-    # The pretrain stage's launcher (dvc.yaml interpolates it): "python", or "torchrun …" for DDP.
-    launcher: Annotated[str, Field(pattern=r"^(python3?|torchrun( +--?[A-Za-z_-]+(=| +)\S+)*)$")] = "python"
+    # How the pretrain stage starts its processes: "python", or "torchrun …" for DDP. Parsed into
+    # an argument list (parse_launcher) and started without a shell: dvc.yaml does not see it.
+    launcher: Annotated[str, AfterValidator(_launcher)] = "python"
+
+    @model_validator(mode="after")
+    def _within_epochs(self) -> TrainingConfig:
+        if self.warmup_epochs > self.epochs:
+            raise _KeyProblem("training.warmup_epochs", self.warmup_epochs,
+                              f"at most training.epochs ({self.epochs})")
+        late = [e for e in self.checkpoint_epochs if e > self.epochs]
+        if late:
+            raise _KeyProblem("training.checkpoint_epochs", self.checkpoint_epochs,
+                              f"epochs within training.epochs ({self.epochs}); {late} would "
+                              "never be written and their diagnostics silently missing")
+        if len(set(self.checkpoint_epochs)) != len(self.checkpoint_epochs):
+            raise _KeyProblem("training.checkpoint_epochs", self.checkpoint_epochs,
+                              "unique epochs")
+        return self

@@ -17,7 +17,6 @@ of process start and DVC bookkeeping, the extraction of a dataset's runs about a
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +40,19 @@ def augmented_view_pairs(x: np.ndarray, augment: AugmentConfig, seed: int) -> Vi
     return v1.numpy(), v2.numpy()
 
 
-def checkpoints(model_dir: Path) -> list[Path]:
-    """The kept intermediate checkpoints in epoch order, then the final weights."""
+def checkpoints(model_dir: Path, epochs: list[int]) -> list[Path]:
+    """The intermediate checkpoints of ``epochs`` (``training.checkpoint_epochs``) in epoch
+    order, then the final weights; one that is missing is an error naming its epoch, not a
+    silently shorter diagnosis."""
     final = model_dir / "model.pt"
     if not final.is_file():
         raise FileNotFoundError(f"{final}: no trained model; run the pretrain stage for this run")
-    kept = sorted(model_dir.glob("checkpoints/epoch_*.pt"),
-                  key=lambda p: int(re.findall(r"\d+", p.stem)[0]))
+    kept = [model_dir / "checkpoints" / f"epoch_{e:04d}.pt" for e in sorted(epochs)]
+    for path, e in zip(kept, sorted(epochs), strict=True):
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{path}: the epoch-{e} checkpoint (training.checkpoint_epochs) is missing; "
+                "restore it (`dvc checkout`) or re-train the run (`dvc repro -f pretrain@…`)")
     return [*kept, final]
 
 
@@ -110,7 +115,7 @@ def extract_run(model_dir: Path, out: Path, data: Any, views: Views, params: Par
     """Every feature file of one run; returns the final weights' split features."""
     images = as_float(torch.as_tensor(data.train_x))  # uint8 datasets: to [0, 1] once
     f: dict[str, np.ndarray] = {}
-    for path in checkpoints(model_dir):
+    for path in checkpoints(model_dir, params.training.checkpoint_epochs):
         encoder, meta = load_encoder(path, map_location=device)
         save_npz_atomic(out / f"bank_epoch_{int(meta['epoch']):04d}.npz",
                         **bank_embeddings(encoder, images, params, dataset, device))

@@ -26,6 +26,11 @@ def text_raw_dir(dataset: str) -> Path:
     return RAW / "text" / dataset
 
 
+def text_tokens_dir(dataset: str, encoder: str) -> Path:
+    """The training sentences of ``dataset`` tokenised by ``encoder``'s tokenizer."""
+    return Path("data/tokens/text") / dataset / encoder
+
+
 TRAIN = Path("reports/train")
 TEXT_TRAIN = Path("reports/text/train")
 

@@ -129,7 +129,7 @@ def pretrain_run(params: Params, run: Run) -> dict[str, Any]:
         (model_dir / "checkpoints").mkdir(parents=True)
         with live_logger(live_dir, run.id) as on_log:
             result = train(on_log=on_log, on_checkpoint=on_checkpoint)
-        for f in sorted(ckpt_dir.glob("epoch_*.pt")):
+        for f in sorted(ckpt_dir.glob("epoch_*.pt*")):   # each checkpoint and its .sha256
             shutil.copy2(f, model_dir / "checkpoints" / f.name)
         save_encoder(result.encoder, model_dir / "model.pt",
                      {**meta, "epoch": tcfg.epochs, "loss_state": result.loss_state})

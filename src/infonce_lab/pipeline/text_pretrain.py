@@ -1,5 +1,5 @@
-"""The text_pretrain stage: unsupervised SimCSE for every seed of one text configuration through
-the same training loop → ``models/text/<dataset>/<configuration>/<run>/`` (model.safetensors +
+"""The text_pretrain stage: unsupervised SimCSE for every seed of one text configuration, on the
+corpus tokenised by the tokenize_text stage, through the same training loop → ``models/text/<dataset>/<configuration>/<run>/`` (model.safetensors +
 meta.json, checkpoints/step_XXXXX/) and DVCLive telemetry under
 ``reports/text/train/<configuration>/<run>/``, replaced only when every seed has finished;
 resumable after a kill like the image runs (``pipeline/training_run.py``).
@@ -24,6 +24,7 @@ from infonce_lab.params import (
 )
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.registry import build_schedule
+from infonce_lab.pipeline.text_tokens import tokens_for
 from infonce_lab.pipeline.training_run import (
     FINISHED,
     fingerprint,
@@ -41,6 +42,8 @@ from infonce_lab.train.progress import Progress
 from infonce_lab.train.runtime import is_rank0, resolve_device
 
 if TYPE_CHECKING:
+    from datasets import Dataset
+
     from infonce_lab.data.text import TextCorpus
 
 
@@ -52,19 +55,21 @@ def text_steps(n_sentences: int, batch_size: int, epochs: int, max_steps: int | 
     return per_epoch, total if max_steps is None else min(total, max_steps)
 
 
-def train_text(sentences: list[str], *, encoder: torch.nn.Module, tokenizer: Any,
+def train_text(tokens: Dataset, *, encoder: torch.nn.Module, tokenizer: Any,
                loss: LossConfig, schedule: ScheduleConfig, training: TextTrainingConfig,
                seed: int, validate: ValidateFn | None = None, on_log: LogFn | None = None,
                on_checkpoint: CheckpointFn | None = None, resume: Resume | None = None,
                progress: Progress | None = None) -> TrainResult:
-    """One SimCSE run from its params sections: ``encoder`` as built (seeded) by the caller."""
+    """One SimCSE run from its params sections on the tokenised corpus
+    (``data.text_tokens.tokenise_sentences``, at ``training.max_length``): ``encoder`` as built
+    (seeded) by the caller."""
     from infonce_lab.train.text_source import SentencePairs
 
     t = training
-    spe, total = text_steps(len(sentences), t.batch_size, t.epochs, t.max_steps)
+    spe, total = text_steps(len(tokens), t.batch_size, t.epochs, t.max_steps)
     if spe == 0:
         raise ValueError(f"text.training.batch_size = {t.batch_size} exceeds the "
-                         f"{len(sentences)} training sentences")
+                         f"{len(tokens)} training sentences")
     device = resolve_device(t.device)
     encoder = encoder.to(device)
     loss_fn, learned = loss_on(loss, device)
@@ -79,7 +84,7 @@ def train_text(sentences: list[str], *, encoder: torch.nn.Module, tokenizer: Any
                 max_grad_norm=t.max_grad_norm, bf16=True, threads=t.threads,
                 find_unused_parameters=True,
                 advice="lower text.training.lr or raise the temperature")
-    return fit(SentencePairs(sentences, tokenizer, t.max_length, device, seed), encoder, loss_fn,
+    return fit(SentencePairs(tokens, tokenizer, device, seed), encoder, loss_fn,
                build_schedule(schedule, spe), optimizer, plan, device=device, seed=seed,
                validate=validate, on_log=on_log, on_checkpoint=on_checkpoint, resume=resume,
                progress=progress)
@@ -95,6 +100,7 @@ def text_pretrain(params: Params, config: Configuration) -> list[dict[str, Any]]
                          "params.yaml")
     tcfg = params.text.training
     corpus = load_text_raw(paths.text_raw_dir(config.dataset))
+    tokens = tokens_for(params, config.dataset, config.model)
     if text_steps(len(corpus.train), tcfg.batch_size, tcfg.epochs, tcfg.max_steps)[0] == 0:
         raise ValueError(f"text.training.batch_size = {tcfg.batch_size}: larger than the "
                          f"{len(corpus.train)} training sentences of "
@@ -102,13 +108,15 @@ def text_pretrain(params: Params, config: Configuration) -> list[dict[str, Any]]
     if tcfg.eval_every_steps and corpus.sts_val is None:
         raise ValueError(f"text.training.eval_every_steps = {tcfg.eval_every_steps}: "
                          f"text.datasets.{config.dataset} has no validation set; use 0")
-    return train_configuration(runs, partial(text_pretrain_run, params, corpus),
+    return train_configuration(runs, partial(text_pretrain_run, params, corpus, tokens),
                                paths.configuration_model_dir(config, text=True),
                                paths.TEXT_TRAIN / config.to_str())
 
 
-def text_pretrain_run(params: Params, corpus: TextCorpus, run: TextRun) -> dict[str, Any]:
-    """One text run into ``.resume/<run>/finished/``; returns the line the stage prints."""
+def text_pretrain_run(params: Params, corpus: TextCorpus, tokens: Dataset, run: TextRun
+                      ) -> dict[str, Any]:
+    """One text run on ``tokens`` (``corpus.train`` tokenised) into ``.resume/<run>/finished/``;
+    returns the line the stage prints."""
     from infonce_lab.evaluation.text import sts_spearman
     from infonce_lab.models.text import (
         build_sentence_encoder,
@@ -140,7 +148,7 @@ def text_pretrain_run(params: Params, corpus: TextCorpus, run: TextRun) -> dict[
                          batch_size=ecfg.batch_size, device=next(m.parameters()).device)
             return sts_spearman(emb, val.pairs, val.scores)
 
-    train = partial(train_text, corpus.train, encoder=build_sentence_encoder(enc_cfg, run.seed),
+    train = partial(train_text, tokens, encoder=build_sentence_encoder(enc_cfg, run.seed),
                     tokenizer=tokenizer, loss=params.losses[run.loss],
                     schedule=params.schedules[run.schedule], training=tcfg, seed=run.seed,
                     validate=validate, resume=resume, progress=Progress(run.id))

@@ -23,6 +23,12 @@ def vendored_scripts(path: Path = VENDORED) -> dict[str, str]:
         raise ValueError(f"{path}: expected the vendored vega, vega-lite and vega-embed builds, "
                          f"found {names or 'none'}; rebuild it with "
                          "`python -m infonce_lab.devtools.vega_offline`")
+    # The page inlines these unescaped (they are code, from DVC's own build): refuse anything
+    # that could close the script element early.
+    for name, source in found.items():
+        if "</script" in source.lower():
+            raise ValueError(f"{path}: the vendored {name} contains '</script'; rebuild it with "
+                             "`python -m infonce_lab.devtools.vega_offline`")
     return found
 
 

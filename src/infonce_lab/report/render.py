@@ -59,6 +59,8 @@ def stage_names(params: Params) -> list[str]:
     names += [f"evaluate@{d}" for d in params.study.datasets]
     names += [f"diagnose@{d}" for d in params.study.datasets] + ["noise_floor"]
     names += [f"download_text@{d}" for d in params.text.study.datasets]
+    names += [f"tokenize_text@{d}-{e}" for d in params.text.study.datasets
+              for e in params.text.study.encoders]
     names += [f"text_pretrain@{c.to_str()}" for c in configurations(params.text_runs())]
     names += [f"text_evaluate@{d}" for d in params.text.study.datasets]
     names += [f"simulate@{e}" for e in params.simulation.experiments] + ["aggregate"]
@@ -274,9 +276,11 @@ METRIC_COLUMNS = [(m.name, m.column) for m in metrics.METRICS if m.table]
 
 
 def environment() -> Environment:
-    """The templates (read from the installed package) with the report's filters."""
+    """The templates (read from the installed package) with the report's filters. Every HTML
+    template escapes what it prints (``select_autoescape`` matches the name's last suffix, so
+    ``html.j2`` must be named): titles, names and notes come from params and data."""
     env = Environment(loader=PackageLoader("infonce_lab.report", "templates"),
-                      autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+                      autoescape=select_autoescape(["html", "html.j2"]), trim_blocks=True, lstrip_blocks=True)
     env.filters["ci"] = fmt_ci
     env.filters["p"] = fmt_p
     env.filters["verdict_class"] = verdict_class

@@ -11,13 +11,14 @@ state written under other params: a mismatch starts afresh instead of mixing two
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from infonce_lab.io import reading, replace_atomic
+from infonce_lab.io import CorruptFileError, reading, replace_atomic
 
 
 def _numpy_state() -> dict[str, Any]:
@@ -61,9 +62,15 @@ def load_state(path: str | Path, fingerprint: str) -> dict[str, Any] | None:
     path = Path(path)
     if not path.is_file():
         return None
-    with reading(path, "resume state (torch.save)",
-                 "Delete the file: the run then starts afresh."):
-        state = torch.load(path, map_location="cpu", weights_only=True)
+    try:
+        with reading(path, "resume state (torch.save)", "It is set aside: the run starts afresh."):
+            state = torch.load(path, map_location="cpu", weights_only=True)
+    except CorruptFileError as exc:
+        # A resume state only saves time: one that cannot be read (a disk that filled mid-write,
+        # a damaged file) must not block every rerun until someone deletes it by hand.
+        print(f"warning: {exc}", file=sys.stderr, flush=True)
+        path.unlink(missing_ok=True)
+        return None
     if state.get("fingerprint") != fingerprint:
         return None
     return state

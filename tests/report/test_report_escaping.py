@@ -1,0 +1,43 @@
+"""No string from params or data reaches the page unescaped: the report stage, run on the
+committed results with a hostile title, prints it as text, not markup."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from infonce_lab.report.render import environment
+
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)> & "quotes"'
+
+
+@pytest.mark.parametrize("name", ["index.html.j2", "html/claims.html.j2", "html/summary.html.j2"])
+def test_every_html_template_escapes(name) -> None:
+    env = environment()
+    assert env.autoescape(name) is True
+    assert env.autoescape("REPORT.md.j2") is False
+
+
+def test_a_hostile_title_is_text_on_the_page(tmp_path, repo_root) -> None:
+    if not (repo_root / "reports/summary.json").is_file():
+        pytest.skip("needs the committed results")
+    for rel in ("reports", ".dvc/plots"):
+        shutil.copytree(repo_root / rel, tmp_path / rel)
+    shutil.copy2(repo_root / "dvc.yaml", tmp_path / "dvc.yaml")
+    raw = yaml.safe_load((repo_root / "params.yaml").read_text())
+    raw["report"]["title"] = HOSTILE
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
+    proc = subprocess.run([sys.executable, str(repo_root / "stages/report.py")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(repo_root / "src")})
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "reports/index.html").read_text()
+    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
+    # The only scripts are the vendored builds and the figure's embed call.
+    assert page.count("<script") == 4

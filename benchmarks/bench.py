@@ -333,6 +333,55 @@ def bench_pipeline(rounds: int = 3) -> dict[str, float | int | None]:
     return out
 
 
+def bench_outputs(rounds: int = 15, files: int = 40) -> dict[str, float]:
+    """A stage's outputs (a folder of ``files`` JSON records and two JSON files) replaced together
+    (io.replaced_together: staged, fsynced, journaled, renamed) against writing the same files
+    in place with no temporary, fsync or journal — what a kill could leave half-written. Rounds
+    interleaved; medians. And the params-time memory check beside the validation it follows."""
+    import json
+    import os
+    import shutil
+    import tempfile
+
+    from infonce_lab.io import replaced_together
+    from infonce_lab.params import load_params
+    from infonce_lab.params.footprint import check_memory
+
+    record = {"metric": list(range(200)), "name": "run"}
+    root = Path(tempfile.mkdtemp(prefix="bench-outputs-"))
+    cwd = os.getcwd()
+    times: dict[str, list[float]] = {"together": [], "in_place": []}
+    try:
+        os.chdir(root)
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            with replaced_together("bench") as out:
+                d = out.dir(Path("reports/runs"))
+                for i in range(files):
+                    (d / f"{i}.json").write_text(json.dumps(record))
+                out.json(Path("reports/summary.json"), record)
+                out.json(Path("reports/headline.json"), record)
+            times["together"].append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            plain = Path("plain/runs")
+            plain.mkdir(parents=True, exist_ok=True)
+            for i in range(files):
+                (plain / f"{i}.json").write_text(json.dumps(record))
+            Path("plain/summary.json").write_text(json.dumps(record))
+            Path("plain/headline.json").write_text(json.dumps(record))
+            times["in_place"].append(time.perf_counter() - t0)
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(root, ignore_errors=True)
+    params = load_params("params.yaml")
+    t_load = median_seconds(lambda: load_params("params.yaml"), 10)
+    t_mem = median_seconds(lambda: check_memory(params), 10)
+    together, in_place = statistics.median(times["together"]), statistics.median(times["in_place"])
+    return {"together_ms": together * 1e3, "in_place_ms": in_place * 1e3,
+            "together_over_in_place": together / in_place,
+            "memory_check_ms": t_mem * 1e3, "memory_check_over_validation": t_mem / t_load}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=Path("reports/bench.json"))
@@ -353,9 +402,11 @@ def main() -> None:
         "tails": bench_tails(),
         "sims": bench_sims(),
         "pipeline": bench_pipeline(),
+        "outputs": bench_outputs(),
     }
     write_json_atomic(args.out, result)
-    for section in ("training", "deterministic_fill", "training_resnet18", "knn", "tails", "sims", "pipeline"):
+    for section in ("training", "deterministic_fill", "training_resnet18", "knn", "tails", "sims",
+                    "pipeline", "outputs"):
         print(section, {k: round(v, 3) if isinstance(v, float) else v
                         for k, v in result[section].items()})
     for row in result["losses"]:

@@ -12,9 +12,10 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage
 def main() -> None:
+    params = params_or_exit()  # before the heavy imports: a bad file is refused in a second
     from infonce_lab.pipeline.aggregate import write_aggregates
 
-    write_aggregates(params_or_exit())
+    write_aggregates(params)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,9 @@ app = typer.Typer(add_completion=False)
 @stage
 def main(dataset: str | None = typer.Option(None, help="a name under 'datasets:' in params.yaml"),
          out: Path = typer.Option(Path("data/raw"), help="parent folder of the dataset")) -> None:
+    params = params_or_exit()
     from infonce_lab.data import materialise
 
-    params = params_or_exit()
     dataset = stage_instance(dataset=dataset)["dataset"]
     if dataset not in params.datasets:
         fail(f"--dataset {dataset!r}: not defined under 'datasets:' ({', '.join(params.datasets)})")

@@ -15,9 +15,9 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage
 def main(dataset: str | None = typer.Option(None, help="a dataset of study.datasets")) -> None:
+    params = params_or_exit()
     from infonce_lab.pipeline.evaluate import evaluate_dataset
 
-    params = params_or_exit()
     evaluate_dataset(params, stage_instance(dataset=dataset)["dataset"])
 
 

@@ -16,9 +16,9 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage
 def main() -> None:
+    cfg = params_or_exit().tails.noise_floor
     from infonce_lab.tails.noise_floor import noise_floor
 
-    cfg = params_or_exit().tails.noise_floor
     result = noise_floor(scores=tuple(cfg.scores), beta=cfg.beta, ns=tuple(cfg.ns),
                          replicates=cfg.replicates, seed=cfg.seed)
     write_json_atomic(paths.noise_floor(), {"params": cfg.model_dump(), **result})

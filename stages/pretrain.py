@@ -25,10 +25,10 @@ app = typer.Typer(add_completion=False)
 @stage
 def main(dataset: str | None = typer.Option(None), backbone: str | None = typer.Option(None),
          loss: str | None = typer.Option(None), schedule: str | None = typer.Option(None)) -> None:
+    params = params_or_exit()
     from infonce_lab.pipeline.launch import relaunch_if_needed
     from infonce_lab.pipeline.pretrain import pretrain
 
-    params = params_or_exit()
     names = stage_instance(dataset=dataset, backbone=backbone, loss=loss, schedule=schedule)
     relaunch_if_needed(params)
     for line in pretrain(params, Configuration(*names.values())):

@@ -17,10 +17,10 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage(timed=False)
 def main(out: Path = typer.Option(Path("reports"))) -> None:
+    params = params_or_exit()
     from infonce_lab.pipeline.dvc_plots import refresh
     from infonce_lab.pipeline.report import write_report
 
-    params = params_or_exit()
     write_report(params, out)
     if refresh(params, Path("dvc.yaml")):
         print("dvc.yaml: the plots list now follows the study's runs (commit it with the results)")

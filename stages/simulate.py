@@ -14,9 +14,9 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage
 def main(experiment: str | None = typer.Option(None, help="an experiment of simulation.experiments")) -> None:
+    params = params_or_exit()
     from infonce_lab.pipeline.simulate import simulate
 
-    params = params_or_exit()
     experiment = stage_instance(experiment=experiment)["experiment"]
     result = simulate(params, experiment)
     print(f"{experiment}: {result['seconds']:.1f}s")

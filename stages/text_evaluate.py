@@ -14,9 +14,9 @@ app = typer.Typer(add_completion=False)
 @app.command()
 @stage
 def main(dataset: str | None = typer.Option(None, help="a dataset of text.study.datasets")) -> None:
+    params = params_or_exit()
     from infonce_lab.pipeline.text_evaluate import evaluate_text_dataset
 
-    params = params_or_exit()
     evaluate_text_dataset(params, stage_instance(dataset=dataset)["dataset"])
 
 

@@ -22,9 +22,9 @@ app = typer.Typer(add_completion=False)
 @stage
 def main(dataset: str | None = typer.Option(None), encoder: str | None = typer.Option(None),
          loss: str | None = typer.Option(None), schedule: str | None = typer.Option(None)) -> None:
+    params = params_or_exit()
     from infonce_lab.pipeline.text_pretrain import text_pretrain
 
-    params = params_or_exit()
     names = stage_instance(dataset=dataset, encoder=encoder, loss=loss, schedule=schedule)
     for line in text_pretrain(params, Configuration(*names.values())):
         print(json.dumps(line))

@@ -19,9 +19,9 @@ app = typer.Typer(add_completion=False)
 @stage
 def main(dataset: str | None = typer.Option(None, help="a name under 'text.datasets:' in params.yaml"),
          encoder: str | None = typer.Option(None, help="a name under 'text.encoders:'")) -> None:
+    params = params_or_exit()
     from infonce_lab.pipeline.text_tokens import tokenize_text
 
-    params = params_or_exit()
     names = stage_instance(dataset=dataset, encoder=encoder)
     print(json.dumps(tokenize_text(params, names["dataset"], names["encoder"])))
 

@@ -19,35 +19,41 @@ def _fill(folder: Path, text: str) -> None:
         (folder / name).write_text(text)
 
 
-def _killed_at_rename(monkeypatch, n: int) -> None:
-    """os.replace dies (like SIGKILL: no cleanup runs) at its n-th call."""
-    real, calls = os.replace, {"n": 0}
-
-    def replace(src, dst):  # noqa: ANN001, ANN202
-        calls["n"] += 1
-        if calls["n"] == n:
-            raise KeyboardInterrupt
-        return real(src, dst)
-
-    monkeypatch.setattr(io.os, "replace", replace)
+ATOMIC_DIR_CHILD = """
+import os, sys
+from pathlib import Path
+from infonce_lab.io import atomic_dir
+os.chdir(sys.argv[1])
+with atomic_dir(Path("out")) as tmp:
+    for name in ("a.json", "b.json"):
+        (tmp / name).write_text("new")
+"""
 
 
-@pytest.mark.parametrize("killed_at", [1, 2])
-def test_a_swap_killed_between_its_renames_leaves_a_complete_output(tmp_path, monkeypatch,
-                                                                    killed_at):
+@pytest.mark.parametrize("point, visible", [("journal", {"old"}), ("swap", None)])
+def test_a_folder_swap_killed_mid_way_is_finished_by_the_next_write(tmp_path, monkeypatch,
+                                                                   point, visible):
+    """SIGKILL (a real one: the child kills itself at io.kill_point) once the new folder is
+    complete and journaled: before the renames the old output is intact; between them the
+    output is briefly absent. Either way the next write of the output (or the next stage's
+    start) finishes the swap: the new folder, complete, and nothing left over."""
+    import signal
+    import subprocess
+    import sys
+
     out = tmp_path / "out"
     _fill(out, "old")
-    with monkeypatch.context() as m:
-        _killed_at_rename(m, killed_at)
-        with pytest.raises(KeyboardInterrupt), atomic_dir(out) as tmp:
-            _fill(tmp, "new")
-    # Killed after the first rename: the output is missing, the old one complete beside it.
-    assert out.exists() == (killed_at == 1)
-    io.recover_swap(out)   # what the next write of it does first
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]   # no .old, no .tmp left
-    assert {p.read_text() for p in out.iterdir()} == {"old"}
-    with atomic_dir(out) as tmp:
-        _fill(tmp, "new")
+    proc = subprocess.run([sys.executable, "-c", ATOMIC_DIR_CHILD, str(tmp_path)],
+                          env={**os.environ, io.KILL_AT_ENV: point}, timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    if visible is None:
+        assert not out.exists() and (tmp_path / ".out.old").is_dir()
+    else:
+        assert {p.read_text() for p in out.iterdir()} == visible
+    monkeypatch.chdir(tmp_path)
+    io.recover_swap(Path("out"))   # what the next write of it does first
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".journal", "out"]
+    assert not any((tmp_path / ".journal").iterdir())
     assert {p.read_text() for p in out.iterdir()} == {"new"}
 
 

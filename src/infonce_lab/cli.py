@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from infonce_lab.io import write_json_atomic
+from infonce_lab.io import finish_interrupted_commits, sweep_stale_temporaries, write_json_atomic
 from infonce_lab.params import ConfigError, Params, load_params
+from infonce_lab.params.footprint import check_memory
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,8 +23,14 @@ PARAMS_FILE = "params.yaml"
 
 
 def params_or_exit(path: str = PARAMS_FILE) -> Params:
+    """The validated params, or exit 2 with the dotted key. Under ``dvc repro`` the stage's own
+    memory estimate is held against the machine too (``params.footprint``); by hand, and in the
+    check_params stage, every stage's."""
     try:
-        return load_params(path)
+        params = load_params(path)
+        stage_name = os.environ.get("DVC_STAGE")
+        check_memory(params, None if stage_name in (None, "", "check_params") else stage_name)
+        return params
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -121,6 +128,12 @@ def stage(fn: F | None = None, *, timed: bool = True, announce: bool = True) -> 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         t0 = time.perf_counter()
         try:
+            if (os.environ.get("RANK") or "0") == "0":  # one process of a torchrun group
+                for name in finish_interrupted_commits():
+                    print(f"finished the outputs of {name}, which a kill interrupted while it "
+                          "renamed them into place", file=sys.stderr)
+                for path in sweep_stale_temporaries():
+                    print(f"removed {path}, left by a killed stage", file=sys.stderr)
             out = fn(*args, **kwargs)
         except (ConfigError, FileNotFoundError, FloatingPointError, ValueError) as exc:
             # ValueError includes io.CorruptFileError: a bad file named with what to do.

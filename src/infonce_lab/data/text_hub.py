@@ -53,7 +53,9 @@ def load_hub_simcse(cfg: SimCSEWikiDataset, cache_dir: str | Path, key: str
     """(Wikipedia-1M sentences in file order, STS-B PairSets, a provenance line)."""
     from infonce_lab.data.text import normalise_space
 
-    assert cfg.wiki_revision and cfg.stsb_revision   # the params validator requires both
+    if not (cfg.wiki_revision and cfg.stsb_revision):  # the params validator requires both
+        raise ValueError("text.datasets.<name>: via: hub needs wiki_revision and stsb_revision "
+                         "(40-hex commits of the two dataset repositories)")
     cache_dir = Path(cache_dir)
     offline = not hub_reachable()
     wiki = _load(cfg.wiki_repo, cfg.wiki_revision, cache_dir, f"{key}.wiki_revision", offline,

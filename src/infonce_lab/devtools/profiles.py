@@ -38,13 +38,24 @@ def _yaml():  # noqa: ANN202
     return y
 
 
+def _load(y: Any, path: Path) -> Any:
+    """ruamel's round trip refuses duplicate keys, as DVC does; say so with the file's name."""
+    from ruamel.yaml import YAMLError
+
+    try:
+        return y.load(path.read_text())
+    except YAMLError as err:
+        detail = " ".join(str(err).split("To suppress this check")[0].split())
+        raise ConfigError(f"{path}: not valid YAML: {detail}") from None
+
+
 def apply(name: str, params: Path = Path("params.yaml"), profiles: Path = PROFILES) -> str:
     path = profiles / f"{name}.yaml"
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in profiles.glob("*.yaml"))) or "none"
         raise ConfigError(f"{path}: no such profile (known: {known})")
     y = _yaml()
-    merged = deep_merge(y.load(params.read_text()), y.load(path.read_text()))
+    merged = deep_merge(_load(y, params), _load(y, path))
     import json
 
     parse_params(json.loads(json.dumps(merged)), f"{params} + {path}")  # validate before writing

@@ -21,7 +21,7 @@ from infonce_lab.aggregate import (
     summarise_text,
     summarise_text_tails,
 )
-from infonce_lab.io import atomic_dir, write_json_atomic, write_text_atomic
+from infonce_lab.io import replaced_together, write_text_atomic
 from infonce_lab.params import Params
 from infonce_lab.pipeline.study import check_primary_metrics
 
@@ -72,7 +72,8 @@ def write_aggregates(params: Params) -> None:
                        "test_ci95": v["test"]["ci95"]} for k, v in selection.items()]
     import pandas as pd
 
-    with atomic_dir(Path("reports/tables")) as tables:
+    with replaced_together() as outputs:
+        tables = outputs.dir(Path("reports/tables"))
         write_text_atomic(tables / "encoders.csv", df.to_csv(index=False, float_format="%.6f"))
         write_text_atomic(tables / "summary.csv",
                           pd.DataFrame(rows).to_csv(index=False, float_format="%.6f"))
@@ -83,12 +84,12 @@ def write_aggregates(params: Params) -> None:
         write_text_atomic(tables / "tails.csv",
                           pd.DataFrame(tail_rows).to_csv(index=False, float_format="%.6f"))
         write_text_atomic(tables / "text.csv", text_df.to_csv(index=False, float_format="%.6f"))
-    write_json_atomic(Path("reports/summary.json"),
-                      {"groups": summary, "paired": paired, "primary": primary,
-                       "selection": selection, "tails": tails,
-                       "text": text, "alignment_uniformity": au,
-                       "selection_inflation": inflation,
-                       **({"text_tails": text_tails} if text_tails else {})})
+        outputs.json(Path("reports/summary.json"),
+                     {"groups": summary, "paired": paired, "primary": primary,
+                      "selection": selection, "tails": tails,
+                      "text": text, "alignment_uniformity": au,
+                      "selection_inflation": inflation,
+                      **({"text_tails": text_tails} if text_tails else {})})
     for group, s in summary.items():
         m = s["linear.test_acc"]
         ci = "" if m["ci95"] is None else f" ± {m['ci95']:.4f}"

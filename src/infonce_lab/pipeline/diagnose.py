@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from infonce_lab.io import write_json_dir
+from infonce_lab.io import replaced_together
 from infonce_lab.params import Params, TailsConfig
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.extract import load_banks
@@ -86,9 +86,9 @@ def diagnose_dataset(params: Params, dataset: str) -> None:
                   f"{m['link'][first]['delta_mean']:+.4f}")
         metrics["final_epoch"] = banks[run.id][-1][0]
         results[run.id] = (metrics, plots)
-    # Plots first: the metrics are what DVC and the summary look for.
-    write_json_dir(paths.tails_plots_dir(dataset), {k: v[1] for k, v in results.items()})
-    write_json_dir(paths.tails_metrics_dir(dataset), {k: v[0] for k, v in results.items()})
+    with replaced_together() as outputs:
+        outputs.json_dir(paths.tails_plots_dir(dataset), {k: v[1] for k, v in results.items()})
+        outputs.json_dir(paths.tails_metrics_dir(dataset), {k: v[0] for k, v in results.items()})
 
 
 def diagnose_encoder(embed: Embed, images: torch.Tensor, augment: Augment,

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from infonce_lab.data import load_raw
-from infonce_lab.io import atomic_dir, write_json_atomic, write_json_dir
+from infonce_lab.io import replaced_together
 from infonce_lab.models.build import init_encoder
 from infonce_lab.params import Params
 from infonce_lab.pipeline import paths
@@ -56,7 +56,8 @@ def evaluate_dataset(params: Params, dataset: str) -> None:
     ecfg = params.evaluation
     v1, v2 = augmented_view_pairs(data.test_x, params.datasets[dataset].augment, ecfg.view_seed)
     records: dict[str, dict[str, Any]] = {}
-    with atomic_dir(paths.features_dir(dataset)) as feats:
+    with replaced_together() as outputs:
+        feats = outputs.dir(paths.features_dir(dataset))
         for run in runs:
             out = feats / run.id
             out.mkdir()
@@ -67,8 +68,8 @@ def evaluate_dataset(params: Params, dataset: str) -> None:
                   f"test {metrics['linear']['test_acc']:.4f}, kNN test "
                   f"{metrics['knn']['test_acc']:.4f}")
         base = baselines(params, dataset, data, (v1, v2))
-    write_json_dir(paths.run_metrics_dir(dataset), records)
-    write_json_atomic(paths.baseline_metrics(dataset), base)
+        outputs.json_dir(paths.run_metrics_dir(dataset), records)
+        outputs.json(paths.baseline_metrics(dataset), base)
     for name, m in base.items():
         print(f"{dataset}/{name}: linear test {m['linear']['test_acc']:.4f}")
 

@@ -101,3 +101,8 @@ def sim_result(experiment: str) -> Path:
 def text_tails(dataset: str) -> Path:
     """The text_evaluate stage's tail diagnostics of packaged encoders, {encoder: record}."""
     return TAILS / "text" / f"{dataset}.json"
+
+
+def params_check() -> Path:
+    """The check_params stage's marker: every stage of the DAG runs after it."""
+    return Path("reports/params_check.json")

@@ -8,6 +8,7 @@ trains its slice of each global batch and only rank 0 writes.
 
 from __future__ import annotations
 
+import os
 import shutil
 from functools import partial
 from typing import Any
@@ -19,6 +20,7 @@ from infonce_lab.io import atomic_dir, write_json_atomic
 from infonce_lab.params import (
     AugmentConfig,
     BackboneConfig,
+    ConfigError,
     Configuration,
     LossConfig,
     Params,
@@ -92,6 +94,30 @@ def pretrain(params: Params, config: Configuration) -> list[dict[str, Any]]:
                                paths.TRAIN / config.to_str())
 
 
+def check_training_memory(params: Params, run: Run, channels: int, native_size: int) -> None:
+    """On the CPU, refuse a batch whose activations and similarity matrices cannot fit this
+    machine before the first step allocates them (models.footprint, params.footprint)."""
+    from infonce_lab.models.footprint import training_activation_bytes
+    from infonce_lab.params.footprint import PROCESS_BASE, fmt_bytes, machine_bytes
+
+    tcfg = params.training
+    if resolve_device(tcfg.device).type != "cpu":
+        return  # on the GPU: the params-time bound (params.footprint) is all that is checked
+    per_process = max(1, tcfg.batch_size // int(os.environ.get("WORLD_SIZE", "1")))
+    size = getattr(params.datasets[run.dataset].augment, "size", None) or native_size
+    act = training_activation_bytes(params.backbones[run.backbone], channels, size,
+                                    2 * per_process)
+    m = (2 if getattr(params.losses[run.loss], "candidates", None) == "all_views" else 1) \
+        * per_process
+    need, room = act + 25 * m * m + PROCESS_BASE, machine_bytes()
+    if need > room:
+        raise ConfigError(
+            f"training.batch_size = {tcfg.batch_size}: a training step of backbone "
+            f"{run.backbone!r} at {size}×{size} would hold ≈ {fmt_bytes(act)} of activations "
+            f"and {fmt_bytes(25 * m * m)} of similarity matrices, more than this machine's "
+            f"{fmt_bytes(room)}. Lower training.batch_size (or train on a GPU).")
+
+
 def pretrain_run(params: Params, run: Run) -> dict[str, Any]:
     """Train one image run into ``.resume/<run>/finished/``; returns the line the stage prints."""
     from infonce_lab.data import load_raw
@@ -100,6 +126,7 @@ def pretrain_run(params: Params, run: Run) -> dict[str, Any]:
     data = load_raw(paths.raw_dir(run.dataset))
     x = data.pretrain_x()
     tcfg, bb = params.training, params.backbones[run.backbone]
+    check_training_memory(params, run, x.shape[1], x.shape[-1])
     fp = fingerprint({
         "run": run.model_dump(), "dataset": params.datasets[run.dataset].model_dump(mode="json"),
         "backbone": bb.model_dump(mode="json"),

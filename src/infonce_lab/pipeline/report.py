@@ -11,13 +11,7 @@ import pandas as pd
 
 from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import TInference
-from infonce_lab.io import (
-    atomic_dir,
-    read_json,
-    write_bytes_atomic,
-    write_json_atomic,
-    write_text_atomic,
-)
+from infonce_lab.io import read_json, replaced_together, write_bytes_atomic
 from infonce_lab.params import Configuration, Params
 from infonce_lab.pipeline import paths
 from infonce_lab.report.headline import LIMIT, headline
@@ -51,7 +45,8 @@ from infonce_lab.report.sections import (
 )
 
 
-def write_headline(path: Path, rows: list[Any], full: dict[str, Any], params: Params) -> None:
+def headline_record(path: Path, rows: list[Any], full: dict[str, Any],
+                    params: Params) -> dict[str, Any]:
     """``reports/headline.json``: dvc.yaml's one ``metrics:`` file (report.headline)."""
     board = scoreboard(rows)["sections"]
     counts = {k: sum(s[k] for s in board)
@@ -67,7 +62,7 @@ def write_headline(path: Path, rows: list[Any], full: dict[str, Any], params: Pa
     if left_out:
         print(f"note: {path} keeps {LIMIT} numbers; left out: {', '.join(left_out)} "
               "(all in summary.json)")
-    write_json_atomic(path, {**numbers, "left_out": len(left_out)})
+    return {**numbers, "left_out": len(left_out)}
 
 
 def write_report(params: Params, out: Path = Path("reports")) -> None:
@@ -122,9 +117,6 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
         figures["text"] = weince_text.text_figure(text, text_curves)
     else:
         print("note: no text results in the summary; their claims read 'not run'")
-    with atomic_dir(out / "figures") as fig_dir:
-        for name, png in figures.items():
-            write_bytes_atomic(fig_dir / f"{name}.png", png)
     context = build_context(params, summary, figures, folders)
     paired = full.get("paired", {})
     context["paired"] = paired
@@ -160,7 +152,7 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
         + au_empirical.claim_rows(full.get("alignment_uniformity"), paired, kinds)
         + pipeline_section.claim_rows(summary, params.report.min_gain_over_random)
         + paper_scale.claim_rows())
-    write_headline(out / "headline.json", context["claim_rows"], full, params)
+    headline_json = headline_record(out / "headline.json", context["claim_rows"], full, params)
     context["tables"] = sorted(f.name for f in (out / "tables").glob("*.csv"))
     if VENDORED.is_file():
         context["vendored"] = vendored_scripts(VENDORED)
@@ -185,6 +177,12 @@ def write_report(params: Params, out: Path = Path("reports")) -> None:
                 "device": r["device"], "samples_per_s": r["samples_per_s"], "steps": r["steps"]})
     context["provenance"]["sim_seconds"] = {e: s.get("seconds") for e, s in sims.items()}
     html, md = render(context)
-    write_text_atomic(out / "index.html", html)
-    write_text_atomic(out / "REPORT.md", md)
+    # The page, its figures and the headline metrics are replaced together (io.replaced_together).
+    with replaced_together() as outputs:
+        fig_dir = outputs.dir(out / "figures")
+        for name, png in figures.items():
+            write_bytes_atomic(fig_dir / f"{name}.png", png)
+        outputs.json(out / "headline.json", headline_json)
+        outputs.text(out / "index.html", html)
+        outputs.text(out / "REPORT.md", md)
     print(f"wrote {out / 'index.html'} and {out / 'REPORT.md'}")

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from infonce_lab.io import atomic_dir, save_npz_atomic, write_json_atomic, write_json_dir
+from infonce_lab.io import replaced_together, save_npz_atomic
 from infonce_lab.params import Params
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.study import dataset_text_runs
@@ -67,7 +67,8 @@ def evaluate_text_dataset(params: Params, dataset: str) -> None:
                              labelled=corpus.labelled, emb_labelled=emb.get("labelled"))
 
     records: dict[str, dict[str, Any]] = {}
-    with atomic_dir(paths.text_features_dir(dataset)) as feats:
+    with replaced_together() as outputs:
+        feats = outputs.dir(paths.text_features_dir(dataset))
         for run in runs:
             model, tokenizer, meta = load_sentence_encoder(paths.text_model_dir(run))
             emb = embed_corpus(model, tokenizer, corpus, ecfg)
@@ -96,9 +97,8 @@ def evaluate_text_dataset(params: Params, dataset: str) -> None:
                 baselines[f"untuned-{name}"] = {
                     "encoder": {"kind": "untuned", "dataset": dataset, "encoder": name},
                     **evaluate(emb)}
-    tails = text_tails(params, corpus.train, dataset)
-    write_json_dir(paths.text_run_metrics_dir(dataset), records)
-    write_json_atomic(paths.text_baseline_metrics(dataset), baselines)
-    write_json_atomic(paths.text_tails(dataset), tails)
+        outputs.json(paths.text_tails(dataset), text_tails(params, corpus.train, dataset))
+        outputs.json_dir(paths.text_run_metrics_dir(dataset), records)
+        outputs.json(paths.text_baseline_metrics(dataset), baselines)
     for name, m in baselines.items():
         print(f"{dataset}/{name}: STS Spearman {m['sts']['test_spearman']:.2f}")

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from infonce_lab.io import atomic_dir, read_json
+from infonce_lab.io import read_json, replaced_together
 from infonce_lab.losses.objects import Loss
 from infonce_lab.params import LossConfig, Run, TextRun
 from infonce_lab.pipeline.registry import build_loss
@@ -46,7 +46,8 @@ def train_configuration(runs: Sequence[Run | TextRun], train_one: Callable[[Run 
     lines = [train_one(run) for run in runs]
     if not is_rank0():
         return []
-    with atomic_dir(model_root) as models, atomic_dir(train_root) as telemetry:
+    with replaced_together() as outputs:
+        models, telemetry = outputs.dir(model_root), outputs.dir(train_root)
         for run in runs:
             done = RESUME_DIR / run.id / FINISHED
             os.replace(done / "model", models / run.id)
@@ -60,6 +61,12 @@ def finished_line(work: Path) -> dict[str, Any] | None:
     """The stage's line of a run already finished in this configuration's interrupted stage."""
     f = work / FINISHED / "line.json"
     if not f.is_file():
+        return None
+    if not ((work / FINISHED / "model").is_dir() and (work / FINISHED / "train").is_dir()):
+        # Moved into the configuration's outputs by a stage killed before it removed this
+        # folder: nothing here to keep.
+        print(f"{work.name}: {work / FINISHED} was already moved into the outputs; training again")
+        shutil.rmtree(work / FINISHED)
         return None
     print(f"{work.name}: finished before the stage was stopped; kept ({work / FINISHED})")
     return read_json(f)

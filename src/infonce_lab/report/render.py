@@ -53,7 +53,7 @@ def load_curves(folders: dict[str, Path]) -> dict[str, dict[str, pd.DataFrame]]:
 def stage_names(params: Params) -> list[str]:
     """DVC's names of the stage instances the current params define (dvc.yaml's order), so stale
     timing files of removed runs stay out of the report. The report stage times nothing itself."""
-    names = [f"download@{d}" for d in params.study.datasets]
+    names = ["check_params"] + [f"download@{d}" for d in params.study.datasets]
     names += [f"pretrain@{c.to_str()}" for c in configurations(params.grid_runs())]
     names += [f"pretrain_primary@{c.to_str()}" for c in configurations(params.primary_runs())]
     names += [f"evaluate@{d}" for d in params.study.datasets]
@@ -275,12 +275,25 @@ def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: d
 METRIC_COLUMNS = [(m.name, m.column) for m in metrics.METRICS if m.table]
 
 
-def environment() -> Environment:
+def md_inert(value: Any) -> Any:
+    """What REPORT.md prints, with raw HTML made inert: Markdown passes ``<tag>`` through to
+    the page, and a renderer that does not sanitise (not GitHub's) would run a ``<script>`` from
+    ``report.title``. ``<`` and ``>`` become entities, which Markdown shows as the characters;
+    ``&`` can only spell an entity, never a tag, so it stays (and a value printed twice, as a
+    macro's output is, is not escaped twice)."""
+    if value is None or isinstance(value, (int, float)):
+        return value
+    return str(value).replace("<", "&lt;").replace(">", "&gt;")
+
+
+def environment(markdown: bool = False) -> Environment:
     """The templates (read from the installed package) with the report's filters. Every HTML
     template escapes what it prints (``select_autoescape`` matches the name's last suffix, so
-    ``html.j2`` must be named): titles, names and notes come from params and data."""
+    ``html.j2`` must be named): titles, names and notes come from params and data. The Markdown
+    templates pass every printed value through :func:`md_inert`."""
     env = Environment(loader=PackageLoader("infonce_lab.report", "templates"),
-                      autoescape=select_autoescape(["html", "html.j2"]), trim_blocks=True, lstrip_blocks=True)
+                      autoescape=select_autoescape(["html", "html.j2"]), trim_blocks=True,
+                      lstrip_blocks=True, finalize=md_inert if markdown else None)
     env.filters["ci"] = fmt_ci
     env.filters["p"] = fmt_p
     env.filters["verdict_class"] = verdict_class
@@ -297,4 +310,4 @@ def render(context: dict[str, Any]) -> tuple[str, str]:
                "toc": [(i, t) for i, t, _ in CONTENTS], "md_anchors": {i: a for i, _, a in CONTENTS},
                "tables": context.get("tables", [])}
     return (env.get_template("index.html.j2").render(**context),
-            env.get_template("REPORT.md.j2").render(**context))
+            environment(markdown=True).get_template("REPORT.md.j2").render(**context))

@@ -67,16 +67,16 @@ def test_a_swap_whose_second_rename_landed_keeps_the_new_output(tmp_path):
 
 def test_a_dead_writers_temporaries_are_removed_by_the_next_write(tmp_path):
     target = tmp_path / "m.json"
-    (tmp_path / ".m.json.x1y2.tmp").write_text("partial")            # write_bytes_atomic's
-    (tmp_path / ".m.json.k9.tmp").mkdir()                             # replace_atomic's
-    (tmp_path / ".other.json.z.tmp").write_text("someone else's")
+    (tmp_path / ".m.json.x1y2ab34.tmp").write_text("partial")            # write_bytes_atomic's
+    (tmp_path / ".m.json.k9mmqq11.tmp").mkdir()                             # replace_atomic's
+    (tmp_path / ".other.json.z0z0z0z0.tmp").write_text("someone else's")
     write_json_atomic(target, {"a": 1})
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.json.z.tmp", "m.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.json.z0z0z0z0.tmp", "m.json"]
     folder = tmp_path / "runs"
-    (tmp_path / ".runs.q.tmp").mkdir()
+    (tmp_path / ".runs.q1w2e3r4.tmp").mkdir()
     with atomic_dir(folder) as tmp:
         (tmp / "r.json").write_text("{}")
-    assert not (tmp_path / ".runs.q.tmp").exists()
+    assert not (tmp_path / ".runs.q1w2e3r4.tmp").exists()
 
 
 def test_a_deleted_checkpoint_is_an_error_naming_its_epoch(tmp_path):
@@ -125,7 +125,10 @@ def full_disk(tmp_path):
                       capture_output=True).returncode != 0:
         pytest.skip("cannot mount a tmpfs here")
     yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], check=False)
+    # A plain unmount first: a lazy one (-l) was seen to leave the mount in place, and pytest's
+    # later clean-up of the temporary folders then fails on it.
+    if subprocess.run(["umount", str(mnt)], capture_output=True).returncode != 0:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_a_full_disk_loses_nothing_and_says_so(full_disk):

@@ -150,8 +150,8 @@ def test_every_stage_start_sweeps_what_killed_writers_left(tmp_path, monkeypatch
     that stage (its output is unchanged), so the next stage to start removes it."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "reports/metrics").mkdir(parents=True)
-    (tmp_path / "reports/metrics/.m.json.k2j4.tmp").write_text("half")
-    (tmp_path / "data/.raw.x81.tmp").mkdir(parents=True)
+    (tmp_path / "reports/metrics/.m.json.k2j4ab12.tmp").write_text("half")
+    (tmp_path / "data/.raw.x81abcde.tmp").mkdir(parents=True)
     (tmp_path / "models/.vision.old").mkdir(parents=True)   # a legacy swap's old copy, alone
     (tmp_path / "models/.vision.old/model.pt").write_text("weights")
     (tmp_path / "data/raw").mkdir()
@@ -161,3 +161,50 @@ def test_every_stage_start_sweeps_what_killed_writers_left(tmp_path, monkeypatch
     assert (tmp_path / "models/vision/model.pt").read_text() == "weights"   # put back
     assert (tmp_path / "data/raw/.gitignore").is_file()
     assert _leftovers(tmp_path) == ["data/raw/.gitignore"]
+
+
+def test_a_stage_running_beside_another_leaves_the_leftovers_alone(tmp_path, monkeypatch):
+    """DVC runs unrelated stages at once (it releases its lock while a command runs): a stage
+    that is not alone (another holds the workspace lock) must not sweep or finish anything — the
+    other stage's staged copies are live. Alone again, it does. (The lock is on the folder
+    itself: nothing is created for it.)"""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reports").mkdir()
+    live = tmp_path / "reports/.m.json.ab12cd34.tmp"
+    live.write_text("another stage's staged output")
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import os, sys, time; os.chdir(sys.argv[1]); from infonce_lab import io; "
+        "io.hold_stage_lock(); io.share_stage_lock(); print('held', flush=True); time.sleep(60)"),
+        str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        from infonce_lab.cli import recover_alone
+
+        recover_alone()
+        assert live.is_file()
+    finally:
+        holder.kill()
+        holder.wait()
+    recover_alone()
+    assert not live.exists()
+
+
+def test_a_commit_whose_staged_copy_vanished_replaces_nothing(tmp_path, monkeypatch):
+    _old(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(RuntimeError, match="disappeared before the commit"), \
+            io.replaced_together("stage") as out:
+        d = out.dir(Path("reports/tables"))
+        (d / "a.csv").write_text("new")
+        out.json(Path("reports/summary.json"), {"v": "new"})
+        import shutil
+        shutil.rmtree(d)   # what a sweep by a stage that wrongly thought itself alone would do
+    assert _state(tmp_path) == {"old"} and _leftovers(tmp_path) == []
+
+
+def test_a_sibling_s_temporary_is_not_taken_for_its_own(tmp_path):
+    """``.x.json.<random>.tmp`` belongs to x.json, not to x: writing x keeps it."""
+    sibling = tmp_path / ".x.json.ab12cd34.tmp"
+    sibling.write_text("x.json's")
+    io.write_text_atomic(tmp_path / "x", "x")
+    assert sibling.is_file()

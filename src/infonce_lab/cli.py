@@ -13,7 +13,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from infonce_lab.io import finish_interrupted_commits, sweep_stale_temporaries, write_json_atomic
+from infonce_lab.io import (
+    finish_interrupted_commits,
+    hold_stage_lock,
+    share_stage_lock,
+    sweep_stale_temporaries,
+    write_json_atomic,
+)
 from infonce_lab.params import ConfigError, Params, load_params
 from infonce_lab.params.footprint import check_memory
 
@@ -25,15 +31,22 @@ PARAMS_FILE = "params.yaml"
 def params_or_exit(path: str = PARAMS_FILE) -> Params:
     """The validated params, or exit 2 with the dotted key. Under ``dvc repro`` the stage's own
     memory estimate is held against the machine too (``params.footprint``); by hand, and in the
-    check_params stage, every stage's."""
+    check_params stage, every stage's. Inside a stage (``cli.stage``), valid params then let it
+    finish what killed stages left (:func:`recover_alone`): bad input creates nothing."""
     try:
         params = load_params(path)
         stage_name = os.environ.get("DVC_STAGE")
         check_memory(params, None if stage_name in (None, "", "check_params") else stage_name)
-        return params
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    if _RECOVER[0]:
+        _RECOVER[0] = False
+        recover_alone()
+    return params
+
+
+_RECOVER = [False]  # set by cli.stage: the stage recovers once its params are valid
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -113,27 +126,38 @@ def record_timing(name: str, seconds: float, directory: Path = TIMINGS_DIR) -> P
     return path
 
 
-def stage(fn: F | None = None, *, timed: bool = True, announce: bool = True) -> Any:
+def recover_alone() -> None:
+    """What killed stages left — a commit half renamed, temporaries, a swap's old copy — is
+    finished or removed by the next stage that starts while no other stage runs
+    (``io.hold_stage_lock``); with others running it is left for a later one."""
+    if hold_stage_lock():
+        for name in finish_interrupted_commits():
+            print(f"finished the outputs of {name}, which a kill interrupted while it renamed "
+                  "them into place", file=sys.stderr)
+        for path in sweep_stale_temporaries():
+            print(f"removed {path}, left by a killed stage", file=sys.stderr)
+    share_stage_lock()
+
+
+def stage(fn: F | None = None, *, timed: bool = True, announce: bool = True,
+          recover: bool = True) -> Any:
     """Decorate a Typer command: report expected failures cleanly and time the stage.
 
     Under ``dvc repro`` (DVC sets ``DVC_STAGE`` to the stage's name) a successful run also writes
     its wall time to ``reports/timings/<stage>.json`` unless ``timed=False`` (the report, which
     reads that folder); ``announce=False`` drops the closing "done in" line (the user-facing
-    ``infonce-lab`` commands). Set ``INFONCE_LAB_DEBUG=1`` to see the traceback behind an error message.
+    ``infonce-lab`` commands); ``recover=False`` leaves killed stages' leftovers alone (those
+    commands, which are no stage). Set ``INFONCE_LAB_DEBUG=1`` to see the traceback behind an error message.
     """
     if fn is None:
-        return functools.partial(stage, timed=timed, announce=announce)
+        return functools.partial(stage, timed=timed, announce=announce, recover=recover)
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         t0 = time.perf_counter()
         try:
-            if (os.environ.get("RANK") or "0") == "0":  # one process of a torchrun group
-                for name in finish_interrupted_commits():
-                    print(f"finished the outputs of {name}, which a kill interrupted while it "
-                          "renamed them into place", file=sys.stderr)
-                for path in sweep_stale_temporaries():
-                    print(f"removed {path}, left by a killed stage", file=sys.stderr)
+            # After the params are validated (params_or_exit): bad input creates nothing.
+            _RECOVER[0] = recover and (os.environ.get("RANK") or "0") == "0"  # one per group
             out = fn(*args, **kwargs)
         except (ConfigError, FileNotFoundError, FloatingPointError, ValueError) as exc:
             # ValueError includes io.CorruptFileError: a bad file named with what to do.

@@ -22,7 +22,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 
 
 @app.command()
-@stage(timed=False, announce=False)
+@stage(timed=False, announce=False, recover=False)
 def check(params: Path = typer.Argument(Path("params.yaml"), help="the params file")) -> None:
     """Validate a params file (every key, before any stage runs) and summarise the study."""
     from infonce_lab.cli import params_or_exit
@@ -64,7 +64,7 @@ def plots(check: bool = typer.Option(False, "--check", help="exit 1 if the list 
 
 
 @app.command()
-@stage(timed=False, announce=False)
+@stage(timed=False, announce=False, recover=False)
 def encode(model: Path = typer.Argument(..., help="an image run's model.pt, or a text run's "
                                                    "folder (models/text/...)"),
            inputs: Path = typer.Argument(..., help="images: .npy (N, C, H, W), or .npz with x; "

@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -76,12 +77,26 @@ def fsync_file(path: str | Path) -> None:
         os.fsync(fh.fileno())
 
 
+_RANDOM = r"[a-z0-9_]{8}"  # tempfile's random part: 8 of "a–z0–9_"
+
+
+def _temporaries(path: Path) -> list[Path]:
+    """``.<name>.<random>.tmp`` beside ``path``: the temporaries its writers make (mkstemp and
+    mkdtemp), and nothing of a sibling (``.<name>.json.<random>.tmp`` belongs to name.json)."""
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.{_RANDOM}\.tmp")
+    try:
+        return [p for p in path.parent.iterdir() if pattern.fullmatch(p.name)]
+    except FileNotFoundError:
+        return []
+
+
 def remove_stale_temporaries(path: Path) -> None:
-    """Temporaries a killed writer of ``path`` left beside it (``.<name>.*.tmp``). Writers of one
-    output never run at once (DVC locks the repository), so any found are a dead run's — unless
-    an interrupted commit's journal names them: that commit is finished first."""
-    finish_interrupted_commits()
-    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+    """Temporaries a killed writer of ``path`` left beside it. Two stages never write one output
+    (DVC refuses overlapping outputs), so any found are a dead run's — unless an interrupted
+    commit's journal names ``path``: that commit is finished first, its staged copy is not
+    thrown away (and so a later recovery cannot overwrite what is written now)."""
+    finish_interrupted_commits(target=path)
+    for stale in _temporaries(path):
         if stale.is_dir():
             shutil.rmtree(stale, ignore_errors=True)
         else:
@@ -96,8 +111,10 @@ def sweep_stale_temporaries(roots: tuple[str, ...] = STAGE_ROOTS) -> list[Path]:
     (``.<name>.<random>.tmp``) and a finished swap's ``.<name>.old`` (one whose ``<name>`` is
     missing is put back) — after finishing any journaled commit, which may own some of them.
     Every stage runs it first (``cli.stage``): DVC runs one stage at a time, so nothing found is
-    in use. Returns what was removed or put back."""
+    in use — the caller makes sure of it (:func:`hold_stage_lock`: only when no other stage
+    holds the lock). Returns what was removed or put back."""
     finish_interrupted_commits()
+    pattern = re.compile(rf"\..+\.{_RANDOM}\.tmp")
     found: list[Path] = []
     for root in roots:
         if not Path(root).is_dir():
@@ -107,11 +124,11 @@ def sweep_stale_temporaries(roots: tuple[str, ...] = STAGE_ROOTS) -> list[Path]:
                 if not name.startswith("."):
                     continue
                 path = Path(folder) / name
-                if name.endswith(".tmp"):
+                if pattern.fullmatch(name):
                     shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(
                         missing_ok=True)
                     found.append(path)
-                elif name.endswith(".old") and path.is_dir():
+                elif name.endswith(".old") and len(name) > 5 and path.is_dir():
                     recover_swap(path.parent / name[1:-len(".old")])
                     found.append(path)
             dirs[:] = [d for d in dirs if not d.endswith((".tmp", ".old"))]
@@ -203,9 +220,9 @@ def read_json(path: str | Path) -> Any:
 def recover_swap(path: Path) -> None:
     """Finish or undo a folder swap a kill interrupted (see :func:`atomic_dir`): ``.<name>.old``
     without ``<name>`` is the previous complete output, put back; beside ``<name>`` it is left
-    over, removed. Then the dead run's temporaries are removed. A journaled commit that owns
-    them is finished first (:func:`finish_interrupted_commits`)."""
-    finish_interrupted_commits()
+    over, removed. Then the dead run's temporaries are removed. A journaled commit of ``path``
+    is finished first (:func:`finish_interrupted_commits`)."""
+    finish_interrupted_commits(target=path)
     old = path.parent / f".{path.name}.old"
     if old.exists():
         if path.exists():
@@ -390,11 +407,15 @@ def _journal_entries(root: Path, entries: list[tuple[Path, Path, bool]]) -> dict
                                      for t, s, f in entries]}
 
 
-def finish_interrupted_commits(journal_dir: Path = JOURNAL_DIR) -> list[str]:
+def finish_interrupted_commits(journal_dir: Path = JOURNAL_DIR,
+                               target: Path | None = None) -> list[str]:
     """Roll forward every commit a kill interrupted: a journal exists only once all of its
     outputs were staged complete and fsynced, so renaming the rest into place finishes it (a
     kill before the journal leaves only temporaries, removed by the next write). Returns the
-    journals finished. Idempotent: a kill during recovery is recovered the same way."""
+    journals finished. Idempotent: a kill during recovery is recovered the same way. With
+    ``target``, only the journals that name it (what a writer of ``target`` may finish while
+    other stages run: none of them writes ``target``); without, all of them, which only a stage
+    that holds the workspace lock alone may do (:func:`hold_stage_lock`)."""
     done: list[str] = []
     if not journal_dir.is_dir():
         return done
@@ -408,6 +429,9 @@ def finish_interrupted_commits(journal_dir: Path = JOURNAL_DIR) -> list[str]:
             raise CorruptFileError(f"{journal}: an interrupted commit's journal that cannot be "
                                    "read. Delete it and re-run the stage (`dvc repro -f "
                                    "<stage>`).") from None
+        if target is not None and not any(
+                (root / e["target"]).absolute() == Path(target).absolute() for e in entries):
+            continue
         for e in entries:
             _apply(root / e["target"], root / e["staged"], bool(e["file"]))
         journal.unlink()
@@ -429,17 +453,25 @@ def replaced_together(name: str | None = None,
     it is finished by :func:`finish_interrupted_commits`, which every stage runs first
     (``cli.stage``). Either way the outputs are all old or all new.
     """
-    finish_interrupted_commits(journal_dir)
     staging = Staging()
     try:
         yield staging
-        for _, staged, _ in staging.entries:
+        for target, staged, is_file in staging.entries:
+            if not (staged / target.name if is_file else staged).exists():
+                # Removed under us (by hand, or a sweep that should not have run): committing
+                # the rest would mix old and new outputs.
+                raise RuntimeError(f"{staged}: the staged copy of {target} disappeared before "
+                                   "the commit; nothing was replaced. Run the stage again.")
             _fsync_tree(staged)
+        for parent in {staged.parent for _, staged, _ in staging.entries}:
+            fsync_dir(parent)  # the staged folders' own entries, before the journal names them
     except BaseException:
         staging.discard()
         raise
     entries = staging.entries
-    journal_dir.mkdir(parents=True, exist_ok=True)
+    if not journal_dir.is_dir():
+        journal_dir.mkdir(parents=True, exist_ok=True)
+        fsync_dir(journal_dir.absolute().parent)
     journal = journal_dir / f"{name or os.environ.get('DVC_STAGE') or 'stage'}.json"
     write_json_atomic(journal, _journal_entries(journal_dir.absolute().parent, entries))
     kill_point("journal")
@@ -449,3 +481,41 @@ def replaced_together(name: str | None = None,
             kill_point("commit")
     journal.unlink()
     fsync_dir(journal_dir)
+
+
+_STAGE_LOCK: dict[str, int] = {}  # this process's open lock files (held until it exits)
+
+
+def hold_stage_lock(journal_dir: Path = JOURNAL_DIR) -> bool:
+    """Join the stages running in this workspace; True when this one runs alone.
+
+    DVC releases its repository lock while a stage's command runs, so two ``dvc repro`` of
+    unrelated stages (or a cluster's jobs on one shared checkout) do run at once. Every stage
+    holds a shared ``flock`` on the workspace folder until it exits (the kernel releases it on any
+    death, SIGKILL included). Only a stage that gets it exclusively — no other stage running —
+    finishes every interrupted commit and sweeps the leftovers; then it holds it shared like the
+    others. Returns whether it was alone (the caller recovers only then)."""
+    import fcntl
+
+    # The workspace folder itself is locked (Linux flocks a directory opened read-only): no
+    # lock file to create, and its inode never changes, whatever replaces files inside it.
+    key = str(journal_dir.absolute().parent)
+    if key not in _STAGE_LOCK:  # one open file per process: a second would conflict with it
+        _STAGE_LOCK[key] = os.open(key, os.O_RDONLY)
+    fd = _STAGE_LOCK[key]
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        alone = True
+    except BlockingIOError:
+        alone = False
+    if not alone:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    return alone
+
+
+def share_stage_lock() -> None:
+    """After the recovery that :func:`hold_stage_lock` allowed: let other stages start."""
+    import fcntl
+
+    for fd in _STAGE_LOCK.values():
+        fcntl.flock(fd, fcntl.LOCK_SH)

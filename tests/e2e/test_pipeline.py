@@ -362,15 +362,16 @@ def test_params_never_reach_a_shell(repo, hostile):
 
 # Every stage kind, SIGKILLed at one of the writers' injected points (io.kill_point): "rename"
 # (a file written, not renamed), "swap" (a folder swap between its renames), "journal" (a
-# stage's outputs staged and journaled, none renamed), "commit" (half of them renamed; ":2" the
-# second commit: a pretrain's first is its seed's resume folder, the second its outputs). Each
+# stage's outputs staged and journaled, none renamed), "commit" (half of them renamed; ":n" the
+# n-th commit: a pretrain's first is its seed's resume folder, the second its outputs; a text
+# pretrain saves its model folder first, so its outputs are the third — asserted below). Each
 # next stage finishes the previous one's journal before it starts (cli.stage); the last kill
 # removes an output, so the closing `dvc repro` has to run its stage.
 KILLS = [("check_params", "rename"), ("download@digits", "swap"),
          (f"pretrain@{cfg(RUNS['infonce'])}", "commit:2"), ("evaluate@digits", "journal"),
          ("diagnose@digits", "commit"), ("noise_floor", "rename"), ("simulate@s0", "rename"),
          ("download_text@gensim_lee", "swap"), ("tokenize_text@gensim_lee-tiny_bert", "swap"),
-         (f"text_pretrain@{cfg(TEXT_RUNS['infonce'])}", "commit:2"),
+         (f"text_pretrain@{cfg(TEXT_RUNS['infonce'])}", "commit:3"),
          ("text_evaluate@gensim_lee", "journal"), ("aggregate", "commit"), ("report", "swap")]
 
 
@@ -378,7 +379,8 @@ def _leftovers(root: Path) -> list[str]:
     skip = {".git", ".dvc", ".venv"}
     return sorted(str(p.relative_to(root)) for p in root.rglob("*")
                   if not skip & set(p.relative_to(root).parts)
-                  and (p.name.endswith((".tmp", ".old")) or p.parent.name == ".journal"))
+                  and (p.name.endswith((".tmp", ".old"))
+                       or p.parent.name == ".journal"))
 
 
 def test_every_stage_kind_killed_mid_write_recovers_with_no_hand_step(repo):
@@ -393,6 +395,11 @@ def test_every_stage_kind_killed_mid_write_recovers_with_no_hand_step(repo):
                               env={**repo.env, "DVC_STAGE": name, "INFONCE_LAB_KILL_AT": point},
                               capture_output=True, text=True, timeout=900)
         assert proc.returncode == -9, f"{name} was not killed at {point}: {proc.stderr[-2000:]}"
+        journals = [json.loads(j.read_text()) for j in (root / ".journal").glob("*.json")]
+        assert bool(journals) == (point != "rename"), (name, point)  # every swap is journaled
+        if name.startswith(("pretrain@", "text_pretrain@")):  # killed in the outputs' commit
+            assert any(e["target"].startswith("models/") for j in journals
+                       for e in j["entries"]), (name, journals)
     assert not (root / "reports/figures").exists()  # the report's swap was cut in half
     ran, _ = repo.repro()
     assert "report" in ran, ran

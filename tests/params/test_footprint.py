@@ -98,6 +98,37 @@ def test_the_activation_estimate_equals_the_saved_tensors_of_the_full_batch():
     assert torch.equal(torch.rand(1), expected_next)
     real = _saved_bytes(build_encoder(cfg, 3, 16).train(), torch.zeros(24, 3, 16, 16))
     assert estimate == real
+    assert estimate == _meta_saved_bytes(cfg, 3, 16, 24)
+
+
+def _meta_saved_bytes(cfg, channels: int, size: int, views: int) -> int:  # noqa: ANN001
+    """An independent count: the same forward on the meta device (no data at all), storages
+    told apart by their C handle (every meta data_ptr is 0)."""
+    from infonce_lab.models import build_encoder
+
+    enc = build_encoder(cfg, channels, size).to("meta").train()
+    weights = {q.untyped_storage()._cdata for q in enc.parameters()}
+    seen: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        st = t.untyped_storage()
+        if st._cdata not in weights:
+            seen[st._cdata] = st.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        enc(torch.empty(views, channels, size, size, device="meta"))
+    return sum(seen.values())
+
+
+def test_text_training_memory_is_held_against_the_text_device(raw):
+    raw["text"]["training"]["batch_size"] = 2**16   # 25·(2^16)² B ≈ 100 GiB: a GPU's, not ours
+    raw["text"]["training"]["device"] = "cuda"
+    raw["training"]["device"] = "cpu"
+    check_memory(_params(raw), stage="text_pretrain@x", limit=24 * GIB)
+    raw["text"]["training"]["device"] = "cpu"
+    with pytest.raises(ConfigError, match=r"text\.training\.batch_size = 65536"):
+        check_memory(_params(raw), stage="text_pretrain@x", limit=24 * GIB)
 
 
 def test_sizes_beyond_the_machine_are_refused_with_the_key(raw):

@@ -39,7 +39,7 @@ class Footprint:
     value: object
     bytes: int
     what: str     # the arrays and the formula
-    accelerator: bool = False  # True: on the GPU when training there
+    device: str | None = None  # the training device setting when it is training memory
     fix: str = ""  # what to do; default: lower the key
 
 
@@ -112,14 +112,14 @@ def footprints(p: Params) -> list[Footprint]:
         # (13·m² for InfoNCE's own forward and backward, 16·m² for WEINCE's).
         out.append(Footprint("pretrain", "training.batch_size", t.batch_size, 25 * m * m,
                              f"loss {name!r}: the {m}×{m} similarity matrices (25·m² B)",
-                             accelerator=True))
+                             device=t.device))
     if p.text_runs():
         tt = p.text.training
         for name in sorted({r.loss for r in p.text_runs()}):
             m = _candidates(p.losses[name], tt.batch_size)
             out.append(Footprint("text_pretrain", "text.training.batch_size", tt.batch_size,
                                  25 * m * m, f"loss {name!r}: the {m}×{m} similarity matrices "
-                                 "(25·m² B)", accelerator=True))
+                                 "(25·m² B)", device=tt.device))
     for d in sorted({r.dataset for r in p.runs()}):
         n = _test_images(p.datasets[d])
         # evaluation.geometry.uniformity (pipeline/protocol): float64 pairwise distances of the
@@ -204,13 +204,13 @@ def check_memory(p: Params, stage: str | None = None, limit: int | None = None) 
     """Refuse params whose estimate does not fit, naming the key (``stage``: only that stage's,
     e.g. ``DVC_STAGE``'s ``simulate@s1`` or ``pretrain@…``; None: every stage's)."""
     host = machine_bytes() if limit is None else limit
-    on_gpu = p.training.device == "cuda" or (p.training.device == "auto" and _has_gpu())
     kind = None if stage is None else stage.split("@")[0]
     kind = "pretrain" if kind == "pretrain_primary" else kind
     for f in footprints(p):
         if stage is not None and f.stage not in (kind, stage):
             continue
-        room = max(host, LARGEST_ACCELERATOR) if f.accelerator and on_gpu else host
+        on_gpu = f.device == "cuda" or (f.device == "auto" and _has_gpu())
+        room = max(host, LARGEST_ACCELERATOR) if on_gpu else host
         if f.bytes + PROCESS_BASE > room:
             where = "any accelerator (192 GB at most)" if room != host else (
                 f"this machine ({fmt_bytes(host)}; {MEMORY_ENV} sets a lower budget)")

@@ -109,12 +109,15 @@ def check_training_memory(params: Params, run: Run, channels: int, native_size: 
                                     2 * per_process)
     m = (2 if getattr(params.losses[run.loss], "candidates", None) == "all_views" else 1) \
         * per_process
-    need, room = act + 25 * m * m + PROCESS_BASE, machine_bytes()
+    # torchrun's processes on this host share its memory: each holds its slice of the batch.
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    need, room = local * (act + 25 * m * m + PROCESS_BASE), machine_bytes()
     if need > room:
         raise ConfigError(
             f"training.batch_size = {tcfg.batch_size}: a training step of backbone "
             f"{run.backbone!r} at {size}×{size} would hold ≈ {fmt_bytes(act)} of activations "
-            f"and {fmt_bytes(25 * m * m)} of similarity matrices, more than this machine's "
+            f"and {fmt_bytes(25 * m * m)} of similarity matrices per process ({local} on this "
+            f"host), more than this machine's "
             f"{fmt_bytes(room)}. Lower training.batch_size (or train on a GPU).")
 
 

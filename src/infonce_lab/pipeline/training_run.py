@@ -50,11 +50,20 @@ def train_configuration(runs: Sequence[Run | TextRun], train_one: Callable[[Run 
         models, telemetry = outputs.dir(model_root), outputs.dir(train_root)
         for run in runs:
             done = RESUME_DIR / run.id / FINISHED
-            os.replace(done / "model", models / run.id)
-            os.replace(done / "train", telemetry / run.id)
+            # Linked, not moved: until the commit lands, .resume/<run>/finished stays whole, so
+            # a stage stopped before it (Ctrl-C, a kill) keeps every finished seed.
+            shutil.copytree(done / "model", models / run.id, copy_function=_link_or_copy)
+            shutil.copytree(done / "train", telemetry / run.id, copy_function=_link_or_copy)
     for run in runs:
         shutil.rmtree(RESUME_DIR / run.id, ignore_errors=True)
     return lines
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another file system, or links not allowed
+        shutil.copy2(src, dst)
 
 
 def finished_line(work: Path) -> dict[str, Any] | None:

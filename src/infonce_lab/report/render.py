@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
 from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import holm
@@ -280,8 +281,9 @@ def md_inert(value: Any) -> Any:
     the page, and a renderer that does not sanitise (not GitHub's) would run a ``<script>`` from
     ``report.title``. ``<`` and ``>`` become entities, which Markdown shows as the characters;
     ``&`` can only spell an entity, never a tag, so it stays (and a value printed twice, as a
-    macro's output is, is not escaped twice)."""
-    if value is None or isinstance(value, (int, float)):
+    macro's output is, is not escaped twice). A macro that writes its own markup (the claims
+    tables' ``<details>``) is printed ``|safe``, and a ``Markup`` value passes as it is."""
+    if value is None or isinstance(value, (int, float, Markup)):
         return value
     return str(value).replace("<", "&lt;").replace(">", "&gt;")
 

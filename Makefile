@@ -45,11 +45,16 @@ repro: setup
 	$(BIN)/python -m infonce_lab.devtools.lock
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
 
+# Test files run on PYTEST_WORKERS processes (pytest-xdist), each file whole on one worker: the
+# pipeline tests share one session fixture per file. PYTEST_WORKERS=0 runs them in this process.
+PYTEST_WORKERS ?= 2
+PYTEST = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+
 test: browser setup
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest
+	$(PYTEST)
 
 test-fast: browser setup
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -m "not pipeline"
+	$(PYTEST) -m "not pipeline"
 
 bench: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python benchmarks/bench.py --out reports/bench.json

@@ -382,6 +382,72 @@ def bench_outputs(rounds: int = 15, files: int = 40) -> dict[str, float]:
             "memory_check_ms": t_mem * 1e3, "memory_check_over_validation": t_mem / t_load}
 
 
+def bench_rank_views(world: int = 4, batch: int = 256, rounds: int = 15) -> dict[str, float]:
+    """One DDP rank's views of its batch/world rows: drawn for the whole global batch and sliced
+    (data/batch_part.BatchPart, what training does) against drawn for its own rows alone (what it did,
+    which repeated rank 0's draws on every rank). CIFAR-shaped SimCLR views and the digits'
+    affine + noise views; rounds interleaved, medians."""
+    from infonce_lab.data.batch_part import BatchPart
+    from infonce_lab.data.views import make_views
+    from infonce_lab.params import DigitsAugment, SimCLRAugmentConfig
+
+    out: dict[str, float] = {}
+    cases = {"simclr": (SimCLRAugmentConfig(), (batch // world, 3, 32, 32)),
+             "digits": (DigitsAugment(noise_std=0.05, erase_prob=0.5), (batch // world, 1, 8, 8))}
+    for name, (cfg, shape) in cases.items():
+        x = torch.randint(0, 256, shape, dtype=torch.uint8)
+        gen = torch.Generator().manual_seed(0)
+        part = BatchPart(batch // world, batch)
+        times: dict[str, list[float]] = {"part": [], "own": []}
+        for _ in range(rounds):
+            for key, arg in (("part", part), ("own", None)):
+                t0 = time.perf_counter()
+                make_views(x, cfg, gen, arg)
+                times[key].append(time.perf_counter() - t0)
+        t_part, t_own = statistics.median(times["part"]), statistics.median(times["own"])
+        out |= {f"{name}_part_ms": t_part * 1e3, f"{name}_own_ms": t_own * 1e3,
+                f"{name}_part_over_own": t_part / t_own}
+    return out
+
+
+def bench_hub_verify(mb: int = 200) -> dict[str, float]:
+    """verify_hub_snapshot on a snapshot of one ``mb``-MB LFS blob (SHA-256) and a 1-MB git blob
+    (SHA-1), against reading the same bytes: the check's cost per stage is hashing, once."""
+    import hashlib
+    import os
+    import shutil
+    import tempfile
+
+    from huggingface_hub.utils.sha import git_hash
+
+    from infonce_lab.data import fetch
+
+    root = Path(tempfile.mkdtemp(prefix="bench-hub-"))
+    try:
+        weights, vocab = os.urandom(mb << 20), os.urandom(1 << 20)
+        snap = root / "snapshots" / ("0" * 40)
+        snap.mkdir(parents=True)
+        for name, data, digest in (("model.safetensors", weights,
+                                    hashlib.sha256(weights).hexdigest()),
+                                   ("vocab.txt", vocab, git_hash(vocab))):
+            (root / digest).write_bytes(data)
+            (snap / name).symlink_to(root / digest)
+
+        def verify() -> None:
+            fetch._VERIFIED.clear()   # measure the hashing, not the per-process memo
+            fetch.verify_hub_snapshot(snap)
+
+        def read() -> None:
+            for f in snap.iterdir():
+                f.read_bytes()
+
+        t_verify, t_read = median_seconds(verify, 5, 1), median_seconds(read, 5, 1)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return {"verify_s_per_gb": t_verify / (mb / 1024), "read_s_per_gb": t_read / (mb / 1024),
+            "verify_over_read": t_verify / t_read}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=Path("reports/bench.json"))
@@ -403,10 +469,12 @@ def main() -> None:
         "sims": bench_sims(),
         "pipeline": bench_pipeline(),
         "outputs": bench_outputs(),
+        "rank_views": bench_rank_views(),
+        "hub_verify": bench_hub_verify(),
     }
     write_json_atomic(args.out, result)
     for section in ("training", "deterministic_fill", "training_resnet18", "knn", "tails", "sims",
-                    "pipeline", "outputs"):
+                    "pipeline", "outputs", "rank_views", "hub_verify"):
         print(section, {k: round(v, 3) if isinstance(v, float) else v
                         for k, v in result[section].items()})
     for row in result["losses"]:

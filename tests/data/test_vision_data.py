@@ -11,6 +11,7 @@ import hashlib
 import io
 import os
 import pickle
+import re
 import socket
 import tarfile
 import time
@@ -102,6 +103,12 @@ def _tree_to_tar_gz(path: Path, root: Path) -> Path:
 
 def _patch_archive(monkeypatch: pytest.MonkeyPatch, kind: str, archive: V.Archive) -> None:
     monkeypatch.setitem(V.ARCHIVES, kind, [archive])
+
+
+def _spec(url: str, name: str, archive: Path, md5: str | None = None) -> V.Archive:
+    """The pins of the file at ``archive`` (its MD5 replaced by ``md5`` when given)."""
+    return V.Archive(url, name, md5=md5 or _md5(archive), size=archive.stat().st_size,
+                     sha256=hashlib.sha256(archive.read_bytes()).hexdigest())
 
 
 def _forbid_network(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -440,7 +447,7 @@ def test_placed_archive_is_used_offline_and_extracted_once(
     downloads.mkdir()
     archive = _tar_gz(downloads / "toy.tar.gz", {"toy/hello.txt": b"hi", "toy/sub/a.bin": b"\0"})
     url = f"http://127.0.0.1:{_closed_port()}/toy.tar.gz"
-    _patch_archive(monkeypatch, "toy", V.Archive(url, "toy.tar.gz", _md5(archive)))
+    _patch_archive(monkeypatch, "toy", _spec(url, "toy.tar.gz", archive))
     _forbid_network(monkeypatch)
 
     root = V.download_and_extract("toy", downloads, timeout_s=1.0)
@@ -462,7 +469,8 @@ def test_wrong_md5_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     downloads.mkdir()
     archive = _tar_gz(downloads / "toy.tar.gz", {"toy/hello.txt": b"hi"})
     url = f"http://127.0.0.1:{_closed_port()}/toy.tar.gz"
-    _patch_archive(monkeypatch, "toy", V.Archive(url, "toy.tar.gz", "0" * 32))
+    _patch_archive(monkeypatch, "toy", V.Archive(url, "toy.tar.gz", md5="0" * 32,
+                                                         size=archive.stat().st_size, sha256=None))
     with pytest.raises(DownloadError, match="md5 mismatch"):
         V.download_and_extract("toy", downloads, timeout_s=1.0)
     assert archive.exists() and not (downloads / "toy").exists()
@@ -471,7 +479,8 @@ def test_wrong_md5_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 def test_unreachable_archive_fails_fast_with_manual_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url = f"http://127.0.0.1:{_closed_port()}/cifar-10-python.tar.gz"
-    _patch_archive(monkeypatch, "cifar10", V.Archive(url, "cifar-10-python.tar.gz", "0" * 32))
+    _patch_archive(monkeypatch, "cifar10", V.Archive(url, "cifar-10-python.tar.gz",
+                                                             md5="0" * 32, size=170, sha256=None))
     t0 = time.monotonic()
     with pytest.raises(DownloadError) as err:
         V.download_and_extract("cifar10", tmp_path / "downloads", timeout_s=2.0)
@@ -498,8 +507,7 @@ def test_escaping_archive_members_are_refused(
             link = tarfile.TarInfo("link")
             link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
             tar.addfile(link)
-    _patch_archive(monkeypatch, "evil", V.Archive("http://127.0.0.1:1/x", name,
-                                                  _md5(downloads / name)))
+    _patch_archive(monkeypatch, "evil", _spec("http://127.0.0.1:1/x", name, downloads / name))
     with pytest.raises(DownloadError, match="refusing"):
         V.download_and_extract("evil", downloads, timeout_s=1.0)
     assert not (tmp_path / "evil").exists() and not (downloads / "evil").exists()
@@ -513,7 +521,7 @@ def test_download_extract_read_end_to_end(tmp_path: Path, monkeypatch: pytest.Mo
     downloads.mkdir()
     archive = _tree_to_tar_gz(downloads / "cifar-10-python.tar.gz", tree)
     spec = V.ARCHIVES["cifar10"][0]
-    _patch_archive(monkeypatch, "cifar10", V.Archive(spec.url, spec.filename, _md5(archive)))
+    _patch_archive(monkeypatch, "cifar10", _spec(spec.url, spec.filename, archive))
     _forbid_network(monkeypatch)
     root = V.download_and_extract("cifar10", downloads, timeout_s=1.0)
     np.testing.assert_array_equal(V.read_vision("cifar10", root).train_x, train_x)
@@ -525,7 +533,7 @@ def test_zip_archive_extracts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     with zipfile.ZipFile(downloads / "t.zip", "w") as zf:
         zf.writestr("tiny-imagenet-200/wnids.txt", "n01443537\n")
     _patch_archive(monkeypatch, "tiny_imagenet",
-                   V.Archive("http://127.0.0.1:1/t.zip", "t.zip", _md5(downloads / "t.zip")))
+                   _spec("http://127.0.0.1:1/t.zip", "t.zip", downloads / "t.zip"))
     root = V.download_and_extract("tiny_imagenet", downloads, timeout_s=1.0)
     assert (root / "tiny-imagenet-200" / "wnids.txt").read_text() == "n01443537\n"
 
@@ -540,4 +548,45 @@ def test_pinned_md5s_match_torchvision() -> None:
 
     for kind, cls in (("cifar10", CIFAR10), ("cifar100", CIFAR100), ("stl10", STL10)):
         (spec,) = V.ARCHIVES[kind]
-        assert (spec.url, spec.filename, spec.md5) == (cls.url, cls.filename, cls.tgz_md5)
+        assert (spec.filename, spec.md5) == (cls.filename, cls.tgz_md5)
+        # the same file on the same host, over https where torchvision still says http
+        assert spec.url.removeprefix("https://") == cls.url.split("://", 1)[1]
+
+
+def test_every_default_archive_is_pinned_and_https() -> None:
+    for kind, specs in V.ARCHIVES.items():
+        for spec in specs:
+            assert spec.url.startswith("https://"), kind
+            assert spec.size > 0 and re.fullmatch(r"[0-9a-f]{32}", spec.md5), kind
+            # Tiny-ImageNet alone has no SHA-256 on public record (the module says so)
+            if kind != "tiny_imagenet":
+                assert spec.sha256 is not None and re.fullmatch(r"[0-9a-f]{64}", spec.sha256)
+
+
+def test_a_placed_archive_of_the_wrong_size_is_refused_before_hashing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    archive = _tar_gz(downloads / "toy.tar.gz", {"toy/hello.txt": b"hi"})
+    right = _spec("http://127.0.0.1:1/toy.tar.gz", "toy.tar.gz", archive)
+    _patch_archive(monkeypatch, "toy", V.Archive(right.url, right.filename, md5=right.md5,
+                                                 size=right.size + 1, sha256=right.sha256))
+
+    def no_hashing(*args: object, **kwargs: object) -> None:
+        raise AssertionError("hashed a file whose size is already wrong")
+
+    monkeypatch.setattr("infonce_lab.data.fetch._copy_digests", no_hashing)
+    with pytest.raises(DownloadError, match=f"size mismatch \\(expected {right.size + 1} bytes"):
+        V.download_and_extract("toy", downloads, timeout_s=1.0)
+    assert archive.exists() and not (downloads / "toy").exists()
+
+
+def test_a_download_longer_than_its_pinned_size_is_cut_off(tmp_path: Path) -> None:
+    src = tmp_path / "endless.bin"
+    src.write_bytes(b"x" * (3 << 20))   # three of fetch's 1 MiB blocks
+    dest = tmp_path / "dl" / "a.bin"
+    with pytest.raises(DownloadError, match=r"expected 1000 bytes, got more than 1000\)"):
+        fetch(src.as_uri(), dest, None, size=1000)
+    assert sorted(p.name for p in (tmp_path / "dl").iterdir()) == []   # nothing kept
+    assert fetch(src.as_uri(), dest, None, size=3 << 20) == hashlib.sha256(
+        src.read_bytes()).hexdigest()

@@ -68,13 +68,21 @@ def _weights(root: Path) -> dict[str, dict[str, torch.Tensor]]:
     return out
 
 
-@pytest.mark.timeout(600)
-def test_killed_stage_resumes_to_identical_weights(tmp_path, repo_root, kill_after_state):
-    ref, killed = tmp_path / "reference", tmp_path / "killed"
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, repo_root) -> Path:
+    """An uninterrupted stage run of both seeds, one after the other (shared by two tests)."""
+    ref = tmp_path_factory.mktemp("resume") / "reference"
     env = _workspace(ref, repo_root)
     subprocess.run(_pretrain(repo_root), cwd=ref, env=env, check=True, capture_output=True,
                    timeout=300)
-    _workspace(killed, repo_root)
+    return ref
+
+
+@pytest.mark.timeout(600)
+def test_killed_stage_resumes_to_identical_weights(tmp_path, repo_root, kill_after_state,
+                                                   reference):
+    ref, killed = reference, tmp_path / "killed"
+    env = _workspace(killed, repo_root)
     # into the second seed, past its epoch-2 checkpoint (10 steps per epoch) and a few states
     kill_after_state(_pretrain(repo_root), killed, env, killed / ".resume" / RUNS[1] / "state.pt",
                      21)
@@ -109,15 +117,15 @@ def test_killed_stage_resumes_to_identical_weights(tmp_path, repo_root, kill_aft
 
 
 @pytest.mark.timeout(600)
-def test_a_seed_trained_after_another_in_one_process_equals_it_trained_alone(tmp_path, repo_root):
+def test_a_seed_trained_after_another_in_one_process_equals_it_trained_alone(tmp_path, repo_root,
+                                                                             reference):
     """One stage trains a configuration's seeds one after another: nothing of the first (RNG
     streams, thread settings, cached state) may reach the second."""
-    both, alone = tmp_path / "both", tmp_path / "alone"
-    for root, seeds in ((both, [1, 2]), (alone, [2])):
-        env = _workspace(root, repo_root, seeds)
-        subprocess.run(_pretrain(repo_root), cwd=root, env=env, check=True, capture_output=True,
-                       timeout=300)
-    a, b = _weights(both), _weights(alone)
+    alone = tmp_path / "alone"
+    env = _workspace(alone, repo_root, [2])
+    subprocess.run(_pretrain(repo_root), cwd=alone, env=env, check=True, capture_output=True,
+                   timeout=300)
+    a, b = _weights(reference), _weights(alone)
     second = {k: v for k, v in a.items() if f"/{RUNS[1]}/" in k}
     assert set(second) == set(b) and len(b) == 3
     for name in b:

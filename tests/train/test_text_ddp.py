@@ -1,6 +1,7 @@
 """The text study under DDP (2 CPU processes, gloo) through the same loop as the images: each
 process encodes its half of every global batch, the loss sees the gathered batch, and the
-replicas' weights stay identical; rank 0 alone writes the resume state."""
+replicas' weights stay identical; rank 0 alone writes the resume state. Each rank draws its own
+dropout masks — its only augmentation — rather than rank 0's (every rank is seeded alike)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import socket
 from pathlib import Path
 
 import numpy as np
+import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from test_text_resume import SENTENCES, TINY
@@ -33,8 +35,14 @@ def _worker(rank: int, world: int, port: int, state: str, queue) -> None:  # noq
     try:
         cfg = TransformerEncoderConfig(pooling="mean", random_init=True, overrides=TINY)
         tok = load_tokenizer(cfg)
+        encoder = build_sentence_encoder(cfg, 0)
+        masks: list[np.ndarray] = []   # the first dropout layer's first mask, in memory order
+        dropout = next(m for m in encoder.modules() if isinstance(m, torch.nn.Dropout))
+        dropout.register_forward_hook(
+            lambda m, i, o: masks.append((o == 0).flatten()[:2000].numpy().copy())
+            if m.training and not masks else None)
         res = train_text(tokenise_sentences(SENTENCES, tok, 16),
-                         encoder=build_sentence_encoder(cfg, 0), tokenizer=tok,
+                         encoder=encoder, tokenizer=tok,
                          loss=WeinceConfig(min_tail_points=3, candidates="cross_view"),
                          schedule=FixedSchedule(tau=0.1), seed=0,
                          training=TextTrainingConfig(epochs=3, batch_size=8, lr=1e-3,
@@ -42,7 +50,7 @@ def _worker(rank: int, world: int, port: int, state: str, queue) -> None:  # noq
                                                      checkpoint_every_steps=2),
                          resume=Resume(Path(state), "ddp", 2))
         queue.put((rank, res.steps, res.final_loss,
-                   {k: v.numpy().copy() for k, v in res.encoder.state_dict().items()}))
+                   {k: v.numpy().copy() for k, v in res.encoder.state_dict().items()}, masks[0]))
     finally:
         dist.destroy_process_group()
 
@@ -57,11 +65,14 @@ def test_two_processes_keep_identical_text_replicas(tmp_path):
              for r in range(2)]
     for p in procs:
         p.start()
-    out = {r: (steps, loss, sd) for r, steps, loss, sd in (queue.get(timeout=150) for _ in procs)}
+    out = {r: rest for r, *rest in (queue.get(timeout=150) for _ in procs)}
     for p in procs:
         p.join(timeout=60)
         assert p.exitcode == 0
-    (s0, l0, w0), (s1, l1, w1) = out[0], out[1]
+    (s0, l0, w0, m0), (s1, l1, w1, m1) = out[0], out[1]
+    # same-seeded ranks would draw identical masks in memory order; about 10% of units dropped
+    assert 0.02 < m0.mean() < 0.3 and 0.02 < m1.mean() < 0.3
+    assert (m0 != m1).mean() > 0.05
     assert s0 == s1 == 3 * (len(SENTENCES) // 8) and np.isfinite(l0) and l0 == l1
     for k in w0:
         np.testing.assert_array_equal(w0[k], w1[k], err_msg=k)

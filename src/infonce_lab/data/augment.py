@@ -11,11 +11,15 @@ the views are reproducible from the seed.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 
 from infonce_lab.params import DigitsAugment
+
+if TYPE_CHECKING:
+    from infonce_lab.data.batch_part import BatchPart
 
 
 def _uniform(n: int, half_width: float, gen: torch.Generator, device: torch.device) -> torch.Tensor:
@@ -44,30 +48,35 @@ def random_affine_matrices(
     )
 
 
-def augment_batch(x: torch.Tensor, cfg: DigitsAugment, gen: torch.Generator) -> torch.Tensor:
-    """One random view of each image in ``x`` (n, C, H, W) with values in [0, 1]."""
+def augment_batch(x: torch.Tensor, cfg: DigitsAugment, gen: torch.Generator,
+                  part: BatchPart | None = None) -> torch.Tensor:
+    """One random view of each image in ``x`` (n, C, H, W) with values in [0, 1]; with ``part``,
+    ``x`` is that part of a larger batch (:class:`~infonce_lab.data.views.BatchPart`)."""
     n, _, h, w = x.shape
+    total = n if part is None else part.total
+    rows = slice(0, n) if part is None else part.rows(n)
     dev = x.device
-    theta = random_affine_matrices(n, h, cfg, gen, dev).to(x.dtype)
+    theta = random_affine_matrices(total, h, cfg, gen, dev)[rows].to(x.dtype)
     grid = F.affine_grid(theta, list(x.shape), align_corners=False)
     out = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
     if cfg.contrast > 0 or cfg.brightness > 0:
-        c = 1.0 + _uniform(n, cfg.contrast, gen, dev).view(n, 1, 1, 1)
-        b = _uniform(n, cfg.brightness, gen, dev).view(n, 1, 1, 1)
+        c = 1.0 + _uniform(total, cfg.contrast, gen, dev)[rows].view(n, 1, 1, 1)
+        b = _uniform(total, cfg.brightness, gen, dev)[rows].view(n, 1, 1, 1)
         out = out * c + b
     if cfg.erase_prob > 0:
         s = min(cfg.erase_size_px, h, w)
-        top = torch.randint(0, h - s + 1, (n,), generator=gen, device=dev)
-        left = torch.randint(0, w - s + 1, (n,), generator=gen, device=dev)
-        on = torch.rand(n, generator=gen, device=dev) < cfg.erase_prob
-        rows = torch.arange(h, device=dev).view(1, h, 1)
+        top = torch.randint(0, h - s + 1, (total,), generator=gen, device=dev)[rows]
+        left = torch.randint(0, w - s + 1, (total,), generator=gen, device=dev)[rows]
+        on = (torch.rand(total, generator=gen, device=dev) < cfg.erase_prob)[rows]
+        rows_i = torch.arange(h, device=dev).view(1, h, 1)
         cols = torch.arange(w, device=dev).view(1, 1, w)
         box = (
-            (rows >= top.view(n, 1, 1)) & (rows < (top + s).view(n, 1, 1))
+            (rows_i >= top.view(n, 1, 1)) & (rows_i < (top + s).view(n, 1, 1))
             & (cols >= left.view(n, 1, 1)) & (cols < (left + s).view(n, 1, 1))
             & on.view(n, 1, 1)
         )
         out = out.masked_fill(box.unsqueeze(1), 0.0)
     if cfg.noise_std > 0:
-        out = out + cfg.noise_std * torch.randn(out.shape, generator=gen, device=dev, dtype=out.dtype)
+        noise = torch.randn((total, *out.shape[1:]), generator=gen, device=dev, dtype=out.dtype)
+        out = out + cfg.noise_std * noise[rows]
     return out.clamp_(0.0, 1.0)

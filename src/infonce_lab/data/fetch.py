@@ -12,9 +12,11 @@ Rules, in the order they matter on a machine without internet:
 * With no pinned checksum the digest of what arrived is returned, so the caller can record it
   (trust on first use) and pin it later.
 * An MD5 can be pinned besides (or instead of) a SHA-256, because that is the only digest some
-  publishers give (torchvision lists MD5s for CIFAR, STL-10 and Tiny-ImageNet). It guards against
-  corruption and wrong files, not against a deliberate forgery; the SHA-256 is still returned so
-  the caller can record and later pin it.
+  publishers give (the CIFAR page, torchvision's STL-10). It guards against corruption and wrong
+  files, not against a deliberate forgery; the SHA-256 is still returned so the caller can record
+  and later pin it.
+* A pinned ``size`` (bytes) is checked before any hashing, and a download that runs past it is
+  cut off there: a wrong or endless reply cannot fill the disk.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import functools
 import hashlib
 import http.client
 import os
+import re
 import socket
 import threading
 import urllib.error
@@ -69,34 +72,51 @@ _md5 = functools.partial(hashlib.md5, usedforsecurity=False)
 
 
 def _copy_digests(read: Callable[[int], bytes],
-                  write: Callable[[bytes], object] | None = None) -> tuple[str, str]:
-    """(sha256, md5) of everything ``read`` gives, in one pass (archives run to gigabytes),
-    each block also handed to ``write``."""
-    sha, md5 = hashlib.sha256(), _md5()
+                  write: Callable[[bytes], object] | None = None,
+                  limit: int | None = None) -> tuple[str, str, int]:
+    """(sha256, md5, bytes) of everything ``read`` gives, in one pass (archives run to
+    gigabytes), each block also handed to ``write``; stops once more than ``limit`` bytes came."""
+    sha, md5, n = hashlib.sha256(), _md5(), 0
     while block := read(_CHUNK):
+        n += len(block)
+        if limit is not None and n > limit:
+            break
         if write is not None:
             write(block)
         sha.update(block)
         md5.update(block)
-    return sha.hexdigest(), md5.hexdigest()
+    return sha.hexdigest(), md5.hexdigest(), n
 
 
-def verify_checksums(path: str | Path, sha256: str | None, md5: str | None) -> str:
-    """Return ``path``'s SHA-256 after checking it against whichever of the digests are pinned.
+def _check_size(where: str | Path, expected: int | None, actual: int, advice: str) -> None:
+    if expected is not None and actual != expected:
+        got = f"more than {expected}" if actual > expected else str(actual)
+        raise DownloadError(f"{where}: size mismatch (expected {expected} bytes, got {got}); "
+                            f"{advice}")
 
-    Raises :class:`DownloadError` on a mismatch. With ``md5=None`` this is :func:`verify_sha256`.
+
+def verify_checksums(path: str | Path, sha256: str | None, md5: str | None,
+                     size: int | None = None) -> str:
+    """Return ``path``'s SHA-256 after checking it against whichever of the size and digests are
+    pinned (the size first: it costs nothing).
+
+    Raises :class:`DownloadError` on a mismatch. With only ``sha256`` this is
+    :func:`verify_sha256`.
     """
+    _check_size(path, size, Path(path).stat().st_size, _REDO)
     if md5 is None:
         return verify_sha256(path, sha256)
     with open(path, "rb") as fh:
-        actual_sha, actual_md5 = _copy_digests(fh.read)
+        actual_sha, actual_md5, _ = _copy_digests(fh.read)
     _check_pins(path, (("sha256", sha256, actual_sha), ("md5", md5, actual_md5)), _REDO)
     return actual_sha
 
 
-def _manual_hint(url: str, dest: Path, sha256: str | None, md5: str | None = None) -> str:
+def _manual_hint(url: str, dest: Path, sha256: str | None, md5: str | None = None,
+                 size: int | None = None) -> str:
     pins = [f"its sha256 must be {sha256}"] if sha256 else []
     pins += [f"its md5 must be {md5}"] if md5 else []
+    pins += [f"its size must be {size} bytes"] if size is not None else []
     pinned = f" ({'; '.join(pins)})" if pins else ""
     return (f"download it on a machine with internet and put it at {dest}{pinned}, then run the "
             "stage again")
@@ -151,6 +171,63 @@ def hub_reachable(timeout_s: float = HUB_PROBE_TIMEOUT_S) -> bool:
     return True
 
 
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_ETAG = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+# (blob, size, mtime) already checked by this process: a stage loads tokenizer, config and model
+# of one snapshot, and hashing BERT-base's 440 MB of weights once is enough.
+_VERIFIED: set[tuple[str, int, int]] = set()
+
+
+def hub_snapshot(cache: str | Path, repo_id: str, revision: str | None,
+                 repo_type: str = "model") -> Path:
+    """The folder of ``repo_id`` at ``revision`` (a commit, or a branch the cache has a ref of;
+    None: main) in a Hugging Face hub cache (huggingface_hub's layout)."""
+    from huggingface_hub.file_download import repo_folder_name
+
+    repo = Path(cache) / repo_folder_name(repo_id=repo_id, repo_type=repo_type)
+    commit = revision or "main"
+    if not _COMMIT.fullmatch(commit):
+        ref = repo / "refs" / commit
+        if not ref.is_file():
+            raise DownloadError(f"{repo_id}: the hub cache {cache} has no {commit!r} of it")
+        commit = ref.read_text(encoding="utf-8").strip()
+    return repo / "snapshots" / commit
+
+
+def verify_hub_snapshot(snapshot: str | Path) -> int:
+    """Check every file of a hub cache snapshot against the blob it links to; return how many
+    were checked (now or earlier in this process).
+
+    huggingface_hub names each blob by the ETag the hub served for that file at the snapshot's
+    commit — the SHA-256 of an LFS file (the weights), the git blob SHA-1 of any other — but does
+    not compare the bytes with it when it loads them; so a pinned revision pins the bytes only
+    once this check has run. A file that is not a link to a blob (a copying cache, e.g. Windows
+    without symlinks) cannot be checked and is skipped. Raises :class:`DownloadError` naming the
+    file at the first mismatch.
+    """
+    from huggingface_hub.utils.sha import git_hash
+
+    checked = 0
+    for link in sorted(Path(snapshot).rglob("*")):
+        blob = link.resolve()
+        if not (link.is_symlink() and blob.is_file() and _ETAG.fullmatch(blob.name)):
+            continue
+        st = blob.stat()
+        key = (str(blob), st.st_size, st.st_mtime_ns)
+        if key not in _VERIFIED:
+            # git's SHA-1 needs the whole file; only non-LFS files (configs, vocabularies) have one
+            actual = sha256_file(blob) if len(blob.name) == 64 else git_hash(blob.read_bytes())
+            if actual != blob.name:
+                raise DownloadError(
+                    f"{link}: its bytes do not match the hub's digest of it at this commit "
+                    f"({'sha256' if len(blob.name) == 64 else 'git sha1'} {blob.name}, got "
+                    f"{actual}): the cached file is damaged or was changed. Delete {blob} and "
+                    "run the stage again (it is downloaded afresh).")
+            _VERIFIED.add(key)
+        checked += 1
+    return checked
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, urllib.error.HTTPError):
         return f"HTTP {exc.code} {exc.reason}"
@@ -159,47 +236,51 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def _stream(url: str, fh: BinaryIO, timeout_s: float) -> tuple[str, str]:
-    """Copy ``url`` into the open binary file ``fh``; return the (SHA-256, MD5) of what was
-    written."""
+def _stream(url: str, fh: BinaryIO, timeout_s: float,
+            limit: int | None = None) -> tuple[str, str, int]:
+    """Copy ``url`` into the open binary file ``fh`` (at most ``limit`` bytes); return the
+    (SHA-256, MD5, bytes received) of it."""
     parts = urllib.parse.urlsplit(url)
     if parts.hostname and parts.scheme in ("http", "https"):
         _resolve_within(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80),
                         timeout_s)
     # ``timeout`` applies to connect and to every read, which is what bounds an offline failure.
     with urllib.request.urlopen(url, timeout=timeout_s) as resp:
-        return _copy_digests(resp.read, fh.write)
+        return _copy_digests(resp.read, fh.write, limit)
 
 
 def fetch(url: str, dest: str | Path, sha256: str | None, timeout_s: float = 20.0,
-          md5: str | None = None) -> str:
+          md5: str | None = None, size: int | None = None) -> str:
     """Make sure ``dest`` holds the file at ``url`` and return its SHA-256.
 
-    An existing ``dest`` is verified against ``sha256`` and ``md5`` (each when given) and used
-    without any network access. Otherwise the file is downloaded into a temporary file in ``dest``'s folder, verified,
+    An existing ``dest`` is verified against ``size``, ``sha256`` and ``md5`` (each when given)
+    and used without any network access. Otherwise the file is downloaded into a temporary file in ``dest``'s folder, verified,
     and renamed into place. Raises :class:`DownloadError` on any network or checksum failure; no
     partial file is left behind.
     """
     dest = Path(dest)
     if dest.exists():
-        return verify_checksums(dest, sha256, md5)
+        return verify_checksums(dest, sha256, md5, size)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = mkstemp_public(dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    # The project's temporary-file pattern: a killed download's leftover is swept by the next
+    # stage that runs alone (io.sweep_stale_temporaries) and never hashed by DVC.
+    fd, tmp_name = mkstemp_public(dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as fh:
             try:
-                actual, actual_md5 = _stream(url, fh, timeout_s)
+                actual, actual_md5, received = _stream(url, fh, timeout_s, size)
             except (OSError, http.client.HTTPException, ValueError) as exc:
                 # URLError, HTTPError, socket timeouts and refused connections are all OSErrors;
                 # ValueError covers a malformed URL, HTTPException a broken server reply.
                 raise DownloadError(
                     f"could not download {url}: {_describe(exc)}. To get past this, "
-                    + _manual_hint(url, dest, sha256, md5)
+                    + _manual_hint(url, dest, sha256, md5, size)
                 ) from exc
-        _check_pins(url, (("sha256", sha256, actual), ("md5", md5, actual_md5)),
-                    "the download was discarded. If the source changed on purpose, update the "
-                    f"pinned digest; otherwise {_manual_hint(url, dest, sha256, md5)}")
+        discarded = ("the download was discarded. If the source changed on purpose, update the "
+                     f"pin; otherwise {_manual_hint(url, dest, sha256, md5, size)}")
+        _check_size(url, size, received, discarded)
+        _check_pins(url, (("sha256", sha256, actual), ("md5", md5, actual_md5)), discarded)
         os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -207,4 +288,5 @@ def fetch(url: str, dest: str | Path, sha256: str | None, timeout_s: float = 20.
     return actual
 
 
-__all__ = ["DownloadError", "fetch", "verify_checksums", "verify_sha256"]
+__all__ = ["DownloadError", "fetch", "hub_snapshot", "verify_checksums", "verify_hub_snapshot",
+           "verify_sha256"]

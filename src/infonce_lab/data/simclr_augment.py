@@ -29,9 +29,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
+
+if TYPE_CHECKING:
+    from infonce_lab.data.batch_part import BatchPart
 
 # ITU-R 601-2 luma, with torchvision's rounded coefficients (they sum to 0.9999, as there).
 _LUMA = (0.2989, 0.587, 0.114)
@@ -395,15 +399,19 @@ def _slice_params(p: SimCLRParams, sl: slice) -> SimCLRParams:
     return SimCLRParams(*(getattr(p, f.name)[sl] for f in fields(p)))
 
 
-def simclr_augment(x: torch.Tensor, cfg: SimCLRAugment, gen: torch.Generator) -> torch.Tensor:
-    """One SimCLR view of each image of ``x`` (N, C, H, W), uint8 or float in [0, 1], C ∈ {1, 3}.
+def simclr_augment(x: torch.Tensor, cfg: SimCLRAugment, gen: torch.Generator,
+                   part: BatchPart | None = None) -> torch.Tensor:
+    """One SimCLR view of each image of ``x`` (N, C, H, W), uint8 or float in [0, 1], C ∈ {1, 3};
+    with ``part``, ``x`` is that part of a larger batch (the parameters are drawn for all of it).
 
     Returns float32 (N, C, size, size) in [0, 1] on x's device; ``gen`` must live there too.
     """
     if x.ndim != 4 or x.shape[1] not in (1, 3):
         raise ValueError(f"expected (N, 1 or 3, H, W) images, got shape {tuple(x.shape)}")
     n, c, h, w = x.shape
-    params = sample_params(n, h, w, cfg, gen, x.device)
+    params = sample_params(n if part is None else part.total, h, w, cfg, gen, x.device)
+    if part is not None:
+        params = _slice_params(params, part.rows(n))
     if x.device.type != "cpu":
         return apply_params(to_float(x), params, cfg)
     # On CPU the ops are memory-bound: chunks whose intermediates stay in cache run ~1.5× faster.

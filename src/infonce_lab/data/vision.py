@@ -412,21 +412,35 @@ def read_vision(kind: str, root: str | Path, **kw: Any) -> ImageSplits:
 class Archive:
     url: str
     filename: str
-    md5: str
-    sha256: str | None = None  # pin once known (fetch returns it); the publishers give only MD5
+    md5: str            # the publisher's (CIFAR's page) or torchvision's
+    size: int           # bytes: checked first, and a download is cut off past it
+    sha256: str | None  # None only where no independent record of it exists (then recorded)
 
 
-# MD5s as pinned by torchvision 0.29.1 (datasets/cifar.py, datasets/stl10.py) and, for
-# Tiny-ImageNet (not in torchvision), by several independent public loaders.
+# Every default archive over https (each host serves it) with its size, MD5 and, where one is on
+# public record independently of us, SHA-256 — pins we could not check against the files here
+# (these machines do not reach the hosts): a wrong one fails the download with both digests
+# printed, it never accepts a wrong file. MD5s: torchvision 0.29.1 (datasets/cifar.py,
+# stl10.py) and the CIFAR page; SHA-256s: Keras' cifar10/cifar100 loaders and torchvision's
+# prototype datasets (CIFAR), MLDatasets.jl and batchup (STL-10), each agreeing with several
+# others. Tiny-ImageNet has no published SHA-256 anywhere we could find: its MD5 and size are
+# pinned, and the SHA-256 of the first download is recorded in the extracted folder's marker.
 ARCHIVES: dict[str, list[Archive]] = {
-    "cifar10": [Archive("https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
-                        "cifar-10-python.tar.gz", "c58f30108f718f92721af3b95e74349a")],
-    "cifar100": [Archive("https://www.cs.toronto.edu/~kriz/cifar-100-python.tar.gz",
-                         "cifar-100-python.tar.gz", "eb9058c3a382ffc7106e4002c42a8d85")],
-    "stl10": [Archive("http://ai.stanford.edu/~acoates/stl10/stl10_binary.tar.gz",
-                      "stl10_binary.tar.gz", "91f7769df0f17e558f3565bffb0c7dfb")],
-    "tiny_imagenet": [Archive("http://cs231n.stanford.edu/tiny-imagenet-200.zip",
-                              "tiny-imagenet-200.zip", "90528d7ca1a48142e341f4ef8d21d0de")],
+    "cifar10": [Archive(
+        "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz", "cifar-10-python.tar.gz",
+        md5="c58f30108f718f92721af3b95e74349a", size=170_498_071,
+        sha256="6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce")],
+    "cifar100": [Archive(
+        "https://www.cs.toronto.edu/~kriz/cifar-100-python.tar.gz", "cifar-100-python.tar.gz",
+        md5="eb9058c3a382ffc7106e4002c42a8d85", size=169_001_437,
+        sha256="85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7")],
+    "stl10": [Archive(
+        "https://ai.stanford.edu/~acoates/stl10/stl10_binary.tar.gz", "stl10_binary.tar.gz",
+        md5="91f7769df0f17e558f3565bffb0c7dfb", size=2_640_397_119,
+        sha256="f31fd99273a1acb8609c8db427cebb1de3f71de77758cdc0e22956e1289b9866")],
+    "tiny_imagenet": [Archive(
+        "https://cs231n.stanford.edu/tiny-imagenet-200.zip", "tiny-imagenet-200.zip",
+        md5="90528d7ca1a48142e341f4ef8d21d0de", size=248_100_043, sha256=None)],
 }
 
 EXTRACTED_MARKER = ".extracted.json"
@@ -472,8 +486,8 @@ def extract_archive(archive: Path, dest: Path) -> None:
 
 
 def _archive_record(archives: Sequence[Archive]) -> list[dict[str, str | None]]:
-    return [{"url": a.url, "filename": a.filename, "md5": a.md5, "sha256": a.sha256}
-            for a in archives]
+    return [{"url": a.url, "filename": a.filename, "md5": a.md5, "size": a.size,
+             "sha256": a.sha256} for a in archives]
 
 
 def download_and_extract(kind: str, downloads: str | Path, timeout_s: float = 20.0) -> Path:
@@ -482,7 +496,7 @@ def download_and_extract(kind: str, downloads: str | Path, timeout_s: float = 20
 
     A marker written last records which archives were extracted; while it matches
     :data:`ARCHIVES` nothing is fetched, checked or extracted again (so the archives may even be
-    deleted). An archive placed by hand in ``downloads/`` is checked against its MD5 and used
+    deleted). An archive placed by hand in ``downloads/`` is checked against its pins (size, MD5, SHA-256) and used
     without the network. Network failures raise :class:`DownloadError` within about ``timeout_s``,
     naming the URL and where to place the file by hand.
     """
@@ -497,8 +511,8 @@ def download_and_extract(kind: str, downloads: str | Path, timeout_s: float = 20
     marker = root / EXTRACTED_MARKER
     if marker.is_file() and read_json(marker).get("archives") == _archive_record(archives):
         return root
-    digests = {a.filename: fetch(a.url, downloads / a.filename, a.sha256, timeout_s, md5=a.md5)
-               for a in archives}
+    digests = {a.filename: fetch(a.url, downloads / a.filename, a.sha256, timeout_s, md5=a.md5,
+                                 size=a.size) for a in archives}
     # Extract into a temporary folder that replaces ``root`` only when complete: an interrupted
     # extraction never looks finished.
     with atomic_dir(root) as tmp:

@@ -112,21 +112,37 @@ def _check_hub_reachable(source: str) -> None:
         raise _hub_error(source, ConnectionError(why))
 
 
+def _verified(loaded: Any, cfg: TransformerEncoderConfig) -> Any:
+    """``loaded`` once the hub cache's snapshot of ``cfg.source`` at ``cfg.revision`` matches the
+    hub's digests (:func:`~infonce_lab.data.fetch.verify_hub_snapshot`), before anything uses it."""
+    from huggingface_hub import constants
+
+    from infonce_lab.data.fetch import DownloadError, hub_snapshot, verify_hub_snapshot
+
+    try:
+        verify_hub_snapshot(hub_snapshot(constants.HF_HUB_CACHE, cfg.source, cfg.revision))
+    except DownloadError as exc:
+        raise ValueError(f"encoder source {cfg.source!r}: {exc}") from None
+    return loaded
+
+
 def _from_source(loader: Any, cfg: TransformerEncoderConfig, **kwargs: Any) -> Any:
     """``loader.from_pretrained`` on the source: local files only when offline; for a hub name the
-    local Hugging Face cache first, then (after a quick reachability probe) the hub."""
+    local Hugging Face cache first, then (after a quick reachability probe) the hub, its files
+    checked against the hub's digests either way."""
     path, offline = resolve_source(cfg.source)
     _offline_env(offline)
     if not offline and cfg.revision is not None:
         kwargs = {**kwargs, "revision": cfg.revision}
     try:
-        return loader.from_pretrained(path, local_files_only=True, **kwargs)
+        loaded = loader.from_pretrained(path, local_files_only=True, **kwargs)
+        return loaded if offline else _verified(loaded, cfg)
     except OSError as exc:
         if offline:
             raise _hub_error(cfg.source, exc) from None
     _check_hub_reachable(cfg.source)
     try:
-        return loader.from_pretrained(path, **kwargs)
+        return _verified(loader.from_pretrained(path, **kwargs), cfg)
     except OSError as exc:
         raise _hub_error(cfg.source, exc) from None
 

@@ -26,7 +26,7 @@ from infonce_lab.io import read_json, replaced_together
 from infonce_lab.losses.objects import Loss
 from infonce_lab.params import LossConfig, Run, TextRun
 from infonce_lab.pipeline.registry import build_loss
-from infonce_lab.train.loop import STATE_FORMAT, Resume, TrainResult
+from infonce_lab.train.loop import STATE_FORMAT, Resume, TrainResult, distributed
 from infonce_lab.train.runtime import barrier, is_rank0
 
 RESUME_DIR = Path(".resume")
@@ -149,7 +149,8 @@ def summary(result: TrainResult) -> dict[str, Any]:
             "samples_per_s": round(result.samples_per_s, 1),
             "resumed_from_step": result.resumed_from,
             "device": str(next(result.encoder.parameters()).device),
-            "torch_threads": torch.get_num_threads()}
+            "torch_threads": torch.get_num_threads(),
+            "processes": distributed()[1]}   # DDP: each holds batch/processes (its own BN)
 
 
 def loss_on(cfg: LossConfig, device: torch.device) -> tuple[Loss, torch.nn.Module | None]:

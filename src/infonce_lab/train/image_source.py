@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from infonce_lab.data.batch_part import BatchPart
 from infonce_lab.data.views import make_views
 from infonce_lab.params import AugmentConfig
 from infonce_lab.train.checkpointing import rng_state, set_rng_state
@@ -37,9 +38,9 @@ class ImageViews:
     def order(self) -> torch.Tensor:
         return torch.randperm(self.n, generator=self.gen, device=self.device)
 
-    def inputs(self, idx: torch.Tensor) -> torch.Tensor:
+    def inputs(self, idx: torch.Tensor, part: BatchPart | None = None) -> torch.Tensor:
         x = self.x[idx.to(self.x.device)].to(self.device, non_blocking=True)
-        v1, v2 = make_views(x, self.augment, self.gen)
+        v1, v2 = make_views(x, self.augment, self.gen, part)
         return torch.cat([v1, v2]).contiguous(memory_format=self.fmt)
 
     def rng_state(self) -> dict[str, Any]:

@@ -33,13 +33,20 @@ from typing import Any, Protocol
 import torch
 from torch import nn
 
+from infonce_lab.data.batch_part import BatchPart
 from infonce_lab.losses import gather_with_grad
 from infonce_lab.losses.objects import Loss
 from infonce_lab.losses.telemetry import step_record
 from infonce_lab.schedules import Schedule
 from infonce_lab.train.checkpointing import load_state, save_state
 from infonce_lab.train.progress import Progress
-from infonce_lab.train.runtime import FiniteGuard, is_rank0, lr_at, seed_everything
+from infonce_lab.train.runtime import (
+    FiniteGuard,
+    is_rank0,
+    lr_at,
+    rank_step_seed,
+    seed_everything,
+)
 
 LogFn = Callable[[int, dict[str, float]], None]
 CheckpointFn = Callable[[int, nn.Module], None]
@@ -54,14 +61,17 @@ STATE_FORMAT = 2
 
 class BatchSource(Protocol):
     """Where a batch's two views come from. ``inputs`` returns what the encoder's forward takes
-    (a tensor, or a dict of keyword tensors) for both views of the rows ``idx``, view 1 first."""
+    (a tensor, or a dict of keyword tensors) for both views of the rows ``idx``, view 1 first;
+    ``part`` says where those rows sit in the global batch (a DDP rank's share), so a source
+    draws its randomness for the whole batch and hands each rank its rows' draws."""
 
     n: int
     order_device: torch.device   # where ``order``'s permutation lives (restored there)
 
     def order(self) -> torch.Tensor: ...
 
-    def inputs(self, idx: torch.Tensor) -> torch.Tensor | dict[str, torch.Tensor]: ...
+    def inputs(self, idx: torch.Tensor, part: BatchPart | None = None
+               ) -> torch.Tensor | dict[str, torch.Tensor]: ...
 
     def rng_state(self) -> dict[str, Any]: ...
 
@@ -191,7 +201,9 @@ def fit(source: BatchSource, encoder: nn.Module, loss_fn: Loss, schedule: Schedu
             perm = source.order()
         b = step % spe
         idx = perm[b * batch:(b + 1) * batch][rank * local:(rank + 1) * local]
-        inputs = source.inputs(idx)
+        inputs = source.inputs(idx, BatchPart(rank * local, batch))
+        if world > 1:   # dropout (the text views) from this rank's own stream
+            torch.manual_seed(rank_step_seed(seed, step, rank))
         tau = schedule.tau(step)
         lr = lr_at(step, total, plan.warmup_steps, plan.lr, plan.lr_schedule)
         for g in optimizer.param_groups:

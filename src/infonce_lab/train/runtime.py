@@ -36,6 +36,13 @@ def seed_everything(seed: int, threads: int | None = None, deterministic: bool =
         torch._C._set_deterministic_algorithms(True, warn_only=True)
 
 
+def rank_step_seed(seed: int, step: int, rank: int) -> int:
+    """The global generator's seed on DDP rank ``rank`` at ``step``: each rank its own stream
+    (seeded alike, every rank would draw rank 0's dropout masks), fixed by the step alone, so a
+    resumed run needs no per-rank generator state to draw what the uninterrupted one did."""
+    return int(np.random.SeedSequence([seed, step, rank]).generate_state(1)[0])
+
+
 def is_rank0() -> bool:
     """Only rank 0 logs and writes (DESIGN: distributed)."""
     import torch.distributed as dist

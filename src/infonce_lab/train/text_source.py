@@ -21,6 +21,8 @@ from infonce_lab.train.checkpointing import rng_state, set_rng_state
 if TYPE_CHECKING:
     from datasets import Dataset
 
+    from infonce_lab.data.batch_part import BatchPart
+
 
 class SentencePairs:
     def __init__(self, tokens: Dataset, tokenizer: Any, device: torch.device, seed: int) -> None:
@@ -31,7 +33,8 @@ class SentencePairs:
     def order(self) -> torch.Tensor:
         return torch.from_numpy(self.rng.permutation(self.n))
 
-    def inputs(self, idx: torch.Tensor) -> dict[str, torch.Tensor]:
+    def inputs(self, idx: torch.Tensor, part: BatchPart | None = None) -> dict[str, torch.Tensor]:
+        # ``part`` changes nothing: a pair's only randomness is dropout, drawn in the forward.
         rows = self.tokens[idx.tolist()]
         batch = self.tokenizer.pad({k: v + v for k, v in rows.items()}, return_tensors="pt")
         return {k: v.to(self.device) for k, v in batch.items()}

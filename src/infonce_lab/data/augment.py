@@ -51,7 +51,7 @@ def random_affine_matrices(
 def augment_batch(x: torch.Tensor, cfg: DigitsAugment, gen: torch.Generator,
                   part: BatchPart | None = None) -> torch.Tensor:
     """One random view of each image in ``x`` (n, C, H, W) with values in [0, 1]; with ``part``,
-    ``x`` is that part of a larger batch (:class:`~infonce_lab.data.views.BatchPart`)."""
+    ``x`` is that part of a larger batch (:class:`~infonce_lab.data.batch_part.BatchPart`)."""
     n, _, h, w = x.shape
     total = n if part is None else part.total
     rows = slice(0, n) if part is None else part.rows(n)

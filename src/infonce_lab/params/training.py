@@ -64,6 +64,10 @@ class TrainingConfig(Strict):
     precision: Literal["fp32", "bf16"] = "bf16"    # bf16 autocast on CUDA only; loss in float32
     channels_last: StrictBool = True                     # on CUDA only (no gain on the CPU)
     compile: StrictBool = False                          # torch.compile the encoder
+    # DDP on GPUs: batch-norm statistics over the global batch (SimCLR §2.2's "global BN"), so
+    # BN cannot tell a rank's positives apart by their slice's statistics. CPU DDP keeps
+    # per-rank BN: torch's SyncBatchNorm runs on accelerators only.
+    sync_batchnorm: StrictBool = True
     # Full training state (model, optimizer, RNGs, position) every this many steps, for resuming
     # a killed stage; 0: never.
     checkpoint_every_steps: Annotated[int, Field(ge=0)] = 0

@@ -73,7 +73,8 @@ def train_image(x: np.ndarray, *, backbone: BackboneConfig, loss: LossConfig,
                 lr=t.lr, lr_schedule=t.lr_schedule, warmup_steps=t.warmup_epochs * spe,
                 log_every_steps=t.log_every_steps,
                 checkpoint_steps=frozenset(e * spe for e in t.checkpoint_epochs),
-                bf16=t.precision == "bf16", compile=t.compile, threads=t.threads)
+                bf16=t.precision == "bf16", compile=t.compile, threads=t.threads,
+                sync_batchnorm=t.sync_batchnorm)
     by_epoch = None if on_checkpoint is None else (
         lambda step, enc: on_checkpoint(step // spe, enc))
     return fit(ImageViews(x, augment, device, seed, channels_last), encoder, loss_fn,

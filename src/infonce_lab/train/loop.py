@@ -42,6 +42,7 @@ from infonce_lab.train.checkpointing import load_state, save_state
 from infonce_lab.train.progress import Progress
 from infonce_lab.train.runtime import (
     FiniteGuard,
+    global_batchnorm,
     is_rank0,
     lr_at,
     rank_step_seed,
@@ -99,6 +100,7 @@ class Plan:
     # DDP: parameters the loss may not reach (a transformer's pooler under mean pooling) are
     # looked for each step; without it DDP stops at the second step waiting for their gradients.
     find_unused_parameters: bool = False
+    sync_batchnorm: bool = False    # DDP on an accelerator: BN over the global batch
     advice: str = "lower training.lr or raise the temperature"
 
 
@@ -171,6 +173,8 @@ def fit(source: BatchSource, encoder: nn.Module, loss_fn: Loss, schedule: Schedu
     model: nn.Module = encoder
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
+
+        encoder = global_batchnorm(encoder, device, plan.sync_batchnorm)
 
         model = DDP(encoder, device_ids=[device.index] if device.type == "cuda" else None,
                     find_unused_parameters=plan.find_unused_parameters)

@@ -43,6 +43,18 @@ def rank_step_seed(seed: int, step: int, rank: int) -> int:
     return int(np.random.SeedSequence([seed, step, rank]).generate_state(1)[0])
 
 
+def global_batchnorm(module: torch.nn.Module, device: torch.device,
+                     enabled: bool) -> torch.nn.Module:
+    """``module`` with its batch norms synchronised across the DDP processes (SimCLR §2.2: with
+    per-device BN a model can tell a rank's positives by their slice's statistics), where torch
+    can: SyncBatchNorm runs on accelerators only, so on the CPU ``module`` is returned as it is.
+    The parameters and buffers are the same tensors, so an optimizer built before still holds
+    them and the state dict's keys are unchanged."""
+    if not enabled or device.type == "cpu":
+        return module
+    return torch.nn.SyncBatchNorm.convert_sync_batchnorm(module)
+
+
 def is_rank0() -> bool:
     """Only rank 0 logs and writes (DESIGN: distributed)."""
     import torch.distributed as dist

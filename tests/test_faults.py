@@ -158,9 +158,10 @@ def test_a_full_disk_loses_nothing_and_says_so(full_disk):
         os.close(fd)
     big = build_encoder(ResNetConfig(widths=[64, 128], blocks=[2, 2], head_hidden=64,
                                      head_dim=32), 1, 8)
-    with pytest.raises(RuntimeError) as exc:
+    with pytest.raises(OSError) as exc:
         save_encoder(big, model, meta)
-    assert "disk is full" in unexpected_error(exc.value)
+    message = unexpected_error(exc.value)
+    assert "No space left" in message and str(model) in message, message
     with pytest.raises(OSError) as exc2:
         write_json_atomic(full_disk / "m.json", {"a": list(range(100_000))})
     assert "No space left" in unexpected_error(exc2.value)

@@ -20,6 +20,13 @@ HOSTILE_LAUNCHERS = [
     "torchrun --a='b c'", "torchrun | tee x", "torchrun > x", "bash -c 'touch PWNED'",
     "python -c 'import os'", "torchrun --x 'a;b'", "torchrun 'unbalanced", "",
     "/usr/bin/python", "torchrun --nnodes=2 *",
+    # shell syntax in the value of an allowed option
+    "torchrun --master_addr=$(touch PWNED)", "torchrun --master_addr=`touch PWNED`",
+    "torchrun --rdzv_id='b c'", "torchrun --master_addr 'a;b'",
+    # options that change what runs, or write files outside the stage's outputs
+    "torchrun --no-python --nproc_per_node=2", "torchrun --no_python", "torchrun -m os",
+    "torchrun --module", "torchrun --run-path=x.py", "torchrun --log-dir=/tmp/anywhere",
+    "torchrun --redirects=3", "torchrun --tee 3", "torchrun --nproc_per_node=2 --x",
 ]
 
 
@@ -39,6 +46,8 @@ def test_hostile_launchers_are_refused(launcher, raw, config_error) -> None:
       "--rdzv_endpoint=node1:29500"]),
     ("torchrun --standalone --nproc_per_node=2", ["torchrun", "--standalone",
                                                   "--nproc_per_node=2"]),
+    ("torchrun --standalone --nproc-per-node 2", ["torchrun", "--standalone",
+                                                  "--nproc-per-node", "2"]),
 ])
 def test_the_documented_launchers_parse_to_argument_lists(launcher, argv) -> None:
     assert parse_launcher(launcher) == argv

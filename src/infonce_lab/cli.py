@@ -18,6 +18,7 @@ from infonce_lab.io import (
     hold_stage_lock,
     share_stage_lock,
     sweep_stale_temporaries,
+    torch_write_failed,
     write_json_atomic,
 )
 from infonce_lab.params import ConfigError, Params, load_params
@@ -85,9 +86,9 @@ def unexpected_error(exc: BaseException) -> str:
         where = f" writing or reading {exc.filename}" if exc.filename else ""
         return (f"{exc.strerror}{where} (OSError {exc.errno}). Free space or fix permissions, "
                 "then re-run: the previous outputs are still in place.")
-    if isinstance(exc, RuntimeError) and any(m in str(exc) for m in ("unexpected pos",
-                                                                    "file write failed")):
-        # torch.save reports a full disk (ENOSPC) this way, with no file name or errno.
+    if torch_write_failed(exc):
+        # torch.save reports a full disk (ENOSPC) this way, with no file name or errno; the
+        # writers that go through io.replace_atomic turn it into an OSError naming the file.
         return (f"a write failed ({str(exc)[-60:].strip()}): most likely the disk is full. Free "
                 "space, then re-run: the previous outputs are still in place (every output is "
                 "written to a temporary and renamed only when complete).")

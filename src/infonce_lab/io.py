@@ -273,6 +273,12 @@ def write_json_dir(path: str | Path, records: dict[str, Any]) -> None:
             write_json_atomic(out / f"{name}.json", obj)
 
 
+def torch_write_failed(exc: BaseException) -> bool:
+    """Whether ``exc`` is torch.save's report of a write that came up short (a full disk)."""
+    return isinstance(exc, RuntimeError) and any(
+        m in str(exc) for m in ("unexpected pos", "file write failed"))
+
+
 @contextmanager
 def replace_atomic(path: str | Path) -> Iterator[Path]:
     """A temporary path for a writer that wants a file name (``torch.save``, ``np.savez``),
@@ -286,7 +292,14 @@ def replace_atomic(path: str | Path) -> Iterator[Path]:
     remove_stale_temporaries(path)
     tmp_dir = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
     try:
-        yield tmp_dir / path.name
+        try:
+            yield tmp_dir / path.name
+        except RuntimeError as exc:
+            if not torch_write_failed(exc):
+                raise
+            # torch.save reports a short write (ENOSPC) with neither errno nor file name
+            raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (torch.save: "
+                          f"{str(exc)[-60:].strip()})", str(path)) from exc
         fsync_file(tmp_dir / path.name)
         kill_point("rename")
         os.replace(tmp_dir / path.name, path)

@@ -6,6 +6,7 @@ port, or are skipped because the file is already in place.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import gzip
@@ -14,12 +15,14 @@ import http.server
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pytest
 
+from infonce_lab.data import fetch as fetch_module
 from infonce_lab.data import text as T
 from infonce_lab.data.fetch import DownloadError, fetch, verify_sha256
 from infonce_lab.params import GensimTextDataset, SimCSEWikiDataset
@@ -440,3 +443,87 @@ def test_fetch_bounds_a_stalled_name_lookup(tmp_path: Path,
         fetch(url, tmp_path / "wiki.txt", None, timeout_s=0.5)
     assert time.monotonic() - t0 < 2.0
     assert url in str(err.value)
+
+
+class _Streaming(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with headers, then ``pace(wfile)`` writes the body."""
+
+    pace: Callable[[BinaryIO], None]
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.flush()
+        with contextlib.suppress(OSError):     # the client hung up, as it should
+            type(self).pace(self.wfile)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def streaming_server() -> Iterator[Callable[[Callable[[BinaryIO], None]], str]]:
+    servers: list[http.server.ThreadingHTTPServer] = []
+
+    def start(pace: Callable[[BinaryIO], None]) -> str:
+        handler = type("Handler", (_Streaming,), {"pace": staticmethod(pace)})
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/wiki1m_for_simcse.txt"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def test_fetch_cuts_off_a_trickling_server(tmp_path: Path, streaming_server,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # A byte every 0.1 s never trips the 1 s per-read timeout; the rate floor must end it.
+    def trickle(out: BinaryIO) -> None:
+        for _ in range(600):
+            out.write(b"x")
+            out.flush()
+            time.sleep(0.1)
+
+    monkeypatch.setattr(fetch_module, "RATE_WINDOW_S", 1.0)
+    url = streaming_server(trickle)
+    dest = tmp_path / "wiki1m_for_simcse.txt"
+    t0 = time.monotonic()
+    with pytest.raises(DownloadError, match="bytes/s") as err:
+        fetch(url, dest, None, timeout_s=1.0)
+    assert time.monotonic() - t0 < 10.0
+    assert url in str(err.value) and str(dest) in str(err.value)
+    assert not dest.exists() and _no_leftovers(tmp_path) == []
+
+
+def test_fetch_refuses_an_endless_reply_without_a_pinned_size(
+        tmp_path: Path, streaming_server, monkeypatch: pytest.MonkeyPatch) -> None:
+    def endless(out: BinaryIO) -> None:
+        while True:
+            out.write(b"y" * 65536)
+
+    monkeypatch.setattr(fetch_module, "UNSIZED_MAX_BYTES", 1 << 20)
+    dest = tmp_path / "wiki1m_for_simcse.txt"
+    with pytest.raises(DownloadError, match="UNSIZED_MAX_BYTES"):
+        fetch(streaming_server(endless), dest, None, timeout_s=5.0)
+    assert not dest.exists() and _no_leftovers(tmp_path) == []
+
+
+def test_fetch_keeps_a_slow_but_steady_download(tmp_path: Path, streaming_server,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # Above the floor, however small each read: about 80 KiB/s against 16 KiB/s, 1 s windows.
+    def steady(out: BinaryIO) -> None:
+        for _ in range(30):
+            out.write(b"z" * 8192)
+            out.flush()
+            time.sleep(0.1)
+
+    monkeypatch.setattr(fetch_module, "RATE_WINDOW_S", 1.0)
+    dest = tmp_path / "wiki1m_for_simcse.txt"
+    body = b"z" * (8192 * 30)
+    assert fetch(streaming_server(steady), dest, None, timeout_s=5.0) == \
+        hashlib.sha256(body).hexdigest()
+    assert dest.read_bytes() == body

@@ -513,3 +513,24 @@ def test_offline_hub_is_never_contacted(monkeypatch) -> None:
             load_tokenizer(TransformerEncoderConfig(source="infonce-lab-tests/no-such-model"))
         assert time.perf_counter() - t0 < 10
         assert select.select([server], [], [], 0)[0] == []   # no connection was attempted
+
+
+def test_a_silent_hub_fails_fast_when_online(monkeypatch) -> None:
+    # HF_HUB_OFFLINE unset and a server that accepts and never answers: before, the probe only
+    # connected, and huggingface_hub then retried for more than ten minutes.
+    import socket
+    import time
+
+    from infonce_lab.data import fetch
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.getsockname()[1]}")
+        for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+            monkeypatch.delenv(var, raising=False)
+        monkeypatch.setattr(fetch, "HUB_PROBE_TIMEOUT_S", 1.0)
+        t0 = time.perf_counter()
+        with pytest.raises(ValueError, match="did not answer an HTTP request within 1 s"):
+            load_tokenizer(TransformerEncoderConfig(source="infonce-lab-tests/no-such-model"))
+        assert time.perf_counter() - t0 < 10

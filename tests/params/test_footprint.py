@@ -202,3 +202,35 @@ def test_a_test_split_too_large_for_the_machine_is_named_by_its_dataset(raw):
         check_memory(p, stage="evaluate@inet", limit=24 * GIB)
     check_memory(p, stage="evaluate@digits", limit=24 * GIB)
     check_memory(p, stage="evaluate@inet", limit=32 * GIB)
+
+
+@pytest.mark.parametrize(("layers", "hidden", "heads", "inner"), [(2, 64, 2, 128),
+                                                                  (3, 256, 4, 1024)])
+def test_the_encoder_estimate_is_the_bulk_of_a_real_bert(layers, hidden, heads, inner):
+    # transformers' own BertModel as the reference: its layers' parameters are the closed form
+    # plus biases and norms (≈ 9h + i per layer), below 5% of it at these sizes.
+    from transformers import BertConfig, BertModel
+
+    from infonce_lab.params.footprint import transformer_layer_params
+
+    cfg = BertConfig(num_hidden_layers=layers, hidden_size=hidden, num_attention_heads=heads,
+                     intermediate_size=inner, vocab_size=100)
+    with torch.device("meta"):
+        model = BertModel(cfg)
+    actual = sum(p.numel() for p in model.encoder.parameters())
+    estimate = transformer_layer_params(layers, hidden, inner)
+    assert estimate <= actual <= 1.05 * estimate
+
+
+def test_a_from_scratch_encoder_too_large_for_the_machine_is_refused(raw):
+    enc = raw["text"]["encoders"]["minilm"]
+    enc.update(random_init=True, overrides={"num_hidden_layers": 48, "hidden_size": 4096,
+                                            "num_attention_heads": 64,
+                                            "intermediate_size": 16384})
+    raw["text"]["training"]["device"] = "cpu"
+    with pytest.raises(ConfigError, match=r"text\.encoders\.minilm\.overrides\.hidden_size = "
+                                          r"4096: .* ≈ 144\.0 GiB"):
+        check_memory(_params(raw), stage="text_pretrain@x", limit=24 * GIB)
+    enc["overrides"] = {"num_hidden_layers": 2, "hidden_size": 32, "num_attention_heads": 2,
+                        "intermediate_size": 64}
+    check_memory(_params(raw), stage="text_pretrain@x", limit=24 * GIB)

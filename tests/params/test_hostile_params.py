@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,14 @@ def _set(path: str, value):  # noqa: ANN202
     return edit
 
 
+def _arch(**overrides):  # noqa: ANN003, ANN202
+    """A from-scratch minilm with these architecture overrides."""
+    def edit(raw: dict) -> None:
+        raw["text"]["encoders"]["minilm"].update(random_init=True, overrides=overrides)
+    return edit
+
+
+ARCH = "text.encoders.minilm.overrides"
 INF, NAN = float("inf"), float("nan")
 CASES = {
     # types
@@ -33,6 +42,9 @@ CASES = {
     "compile as 'yes'": (_set("training.compile", "yes"), "training.compile"),
     "bool as 1": (_set("training.channels_last", 1), "training.channels_last"),
     "seeds as a number": (_set("study.seeds", 3), "study.seeds"),
+    "epochs as true": (_set("training.epochs", True), "training.epochs"),   # was read as 1
+    "lr as yes": (_set("training.lr", yaml.safe_load("yes")), "training.lr"),   # as 1.0
+    "threads as false": (_set("text.training.threads", False), "text.training.threads"),
     # non-finite numbers
     "tau .inf": (_set("schedules.fixed_t02.tau", INF), "schedules.fixed_t02.tau"),
     "tau .nan": (_set("schedules.fixed_t02.tau", NAN), "schedules.fixed_t02.tau"),
@@ -43,8 +55,8 @@ CASES = {
     "threads 100000": (_set("training.threads", 100_000), "training.threads"),
     "text threads 0": (_set("text.training.threads", 0), "text.training.threads"),
     "batch 10**9": (_set("training.batch_size", 10**9), "training.batch_size"),
-    "seed 2**70": (_set("study.seeds", [2**70]), "study.seeds"),
-    "negative seed": (_set("study.seeds", [-1]), "study.seeds"),
+    "seed 2**70": (_set("study.seeds", [2**70]), "study.seeds.0"),
+    "negative seed": (_set("study.seeds", [-1]), "study.seeds.0"),
     "split seed 2**70": (_set("datasets.digits.split_seed", 2**70), "datasets.digits.split_seed"),
     "max_length 10**6": (_set("text.training.max_length", 10**6), "text.training.max_length"),
     # cross-references inside a section
@@ -57,11 +69,12 @@ CASES = {
     "text losses []": (_set("text.study.losses", []), "text.study.losses"),
     "text seeds []": (_set("text.study.seeds", []), "text.study.seeds"),
     # names
-    "loss name with a space": (_set("study.losses", ["infonce", "a b"]), "study.losses"),
-    "loss name with ;": (_set("study.losses", ["x;touch PWNED;#"]), "study.losses"),
-    "dataset name ../../..": (_set("study.datasets", ["../../.."]), "study.datasets"),
-    "study loss not defined": (_set("study.losses", ["nope"]), "study.losses"),
-    "text encoder not defined": (_set("text.study.encoders", ["nope"]), "text.study.encoders"),
+    "loss name with a space": (_set("study.losses", ["infonce", "a b"]), "study.losses.1"),
+    "loss name with ;": (_set("study.losses", ["x;touch PWNED;#"]), "study.losses.0"),
+    "dataset name ../../..": (_set("study.datasets", ["../../.."]), "study.datasets.0"),
+    "study loss not defined": (_set("study.losses", ["nope"]), "study.losses[0]"),
+    "text encoder not defined": (_set("text.study.encoders", ["nope"]),
+                                 "text.study.encoders[0]"),
     # unknown keys
     "unknown top-level key": (_set("foo", 1), "foo"),
     "unknown training key": (_set("training.epoch", 3), "training.epoch"),
@@ -73,17 +86,39 @@ CASES = {
                     "text.datasets.wiki1m_stsb.wiki_url"),
     "plain http URL": (_set("text.datasets.wiki1m_stsb.stsb_url", "http://example.com/x.gz"),
                        "text.datasets.wiki1m_stsb.stsb_url"),
+    # encoder architecture (transformers' own errors carry no key; a size can exhaust memory)
+    "hidden 33 over 2 heads": (_arch(hidden_size=33, num_attention_heads=2),
+                               f"{ARCH}.hidden_size"),
+    "intermediate 10**9": (_arch(intermediate_size=10**9), f"{ARCH}.intermediate_size"),
+    "layers -1": (_arch(num_hidden_layers=-1), f"{ARCH}.num_hidden_layers"),
+    "hidden without heads": (_arch(hidden_size=64), ARCH),
+    "unknown architecture key": (_arch(vocab_sizee=7), f"{ARCH}.vocab_sizee"),
+    "dropout 1.5": (_arch(hidden_dropout_prob=1.5), f"{ARCH}.hidden_dropout_prob"),
+    # a package source must ship a model folder (found, never imported)
+    "package:os": (_set("text.encoders.minilm.source", "package:os"),
+                   "text.encoders.minilm.source"),
+    "package:json": (_set("text.encoders.minilm.source", "package:json"),
+                     "text.encoders.minilm.source"),
+    "package:a.b": (_set("text.encoders.minilm.source", "package:a.b"),
+                    "text.encoders.minilm.source"),
     # hub pins
     "hub without commits": (_set("text.datasets.wiki1m_stsb.via", "hub"),
                             "text.datasets.wiki1m_stsb"),
 }
 
 
+def _names_key(message: str, key: str) -> bool:
+    """``key`` begins one of the message's problem lines, whole (``study.seeds``, not a longer
+    key that starts with it, nor the key's text somewhere in a value)."""
+    return re.search(rf"^  - {re.escape(key)}(?=[ :])", message, re.M) is not None
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hostile_params_are_refused_with_their_key(raw, config_error, case) -> None:
     edit, key = CASES[case]
     edit(raw)
-    assert key in config_error(raw)
+    message = config_error(raw)
+    assert _names_key(message, key), message
 
 
 def test_duplicate_yaml_keys_are_refused_with_the_line(tmp_path: Path) -> None:
@@ -94,22 +129,47 @@ def test_duplicate_yaml_keys_are_refused_with_the_line(tmp_path: Path) -> None:
         load_params(tmp_path / "p.yaml")
 
 
-@pytest.mark.parametrize("case", ["tau .inf", "compile as 'yes'", "seed 2**70",
-                                  "checkpoint beyond epochs", "text losses []"])
-def test_a_stage_refuses_them_before_any_work(tmp_path: Path, repo_root, raw, case) -> None:
-    edit, key = CASES[case]
-    edit(raw)
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
+def _run_stage(tmp_path: Path, repo_root: Path, params_text: str) -> subprocess.CompletedProcess:
+    """The aggregate stage on ``params_text`` over a previous output; asserts the output and the
+    folder are as they were."""
+    (tmp_path / "params.yaml").write_text(params_text)
     out = tmp_path / "reports/summary.json"
-    out.parent.mkdir(parents=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("previous")
     before = hashlib.sha256(out.read_bytes()).hexdigest()
     proc = subprocess.run([sys.executable, str(repo_root / "stages/aggregate.py")], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(repo_root / "src")})
-    assert proc.returncode == 2 and key in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert hashlib.sha256(out.read_bytes()).hexdigest() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml", "reports"]
+    return proc
+
+
+# One case of every class above (the rest share its code path; each subprocess costs ≈ 2 s).
+STAGE_CASES = ["compile as 'yes'", "tau .inf", "seed 2**70", "epochs 10**12",
+               "checkpoint beyond epochs", "text losses []", "loss name with ;",
+               "unknown top-level key", "launcher with $()", "file:// URL",
+               "hub without commits", "hidden 33 over 2 heads", "package:os"]
+
+
+@pytest.mark.parametrize("case", STAGE_CASES)
+def test_a_stage_refuses_them_before_any_work(tmp_path: Path, repo_root, raw, case) -> None:
+    edit, key = CASES[case]
+    edit(raw)
+    proc = _run_stage(tmp_path, repo_root, yaml.safe_dump(raw))
+    assert _names_key(proc.stderr, key), proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("study:\n  seeds: [1\ntraining: {}\n", "line 3"),                       # YAML syntax
+    ("study:\n  seeds: [1]\ntraining: {}\nstudy:\n  seeds: [2]\n",
+     "duplicate key 'study' (line 4)"),
+])
+def test_a_stage_refuses_a_broken_yaml_file(tmp_path: Path, repo_root, text: str,
+                                            expected: str) -> None:
+    proc = _run_stage(tmp_path, repo_root, text)
+    assert "params.yaml" in proc.stderr and expected in proc.stderr, proc.stderr[-2000:]
 
 
 def _sections(raw: dict) -> list[tuple[str, dict]]:

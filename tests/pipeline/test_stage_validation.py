@@ -91,3 +91,21 @@ def test_a_flag_outside_the_study_is_refused_before_any_work(tmp_path, repo_root
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml"]
+
+
+@pytest.mark.parametrize("stage", sorted(STAGES))
+def test_the_params_check_comes_before_the_heavy_imports(tmp_path, repo_root, stage):
+    # What keeps a stage's own check cheap (≈ 1 s, not the ≈ 10 s dvc repro took to say the
+    # same): it must refuse bad params with torch, transformers and the rest unimportable.
+    raw = yaml.safe_load((repo_root / "params.yaml").read_text())
+    raw["training"]["batch_size"] = 1
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
+    heavy = ["torch", "torchvision", "transformers", "datasets", "sklearn", "scipy", "pandas",
+             "matplotlib", "dvclive"]
+    code = (f"import runpy, sys\nsys.modules.update(dict.fromkeys({heavy!r}))\n"
+            f"sys.argv = [{str(repo_root / 'stages' / f'{stage}.py')!r}, *{STAGES[stage]!r}]\n"
+            "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(repo_root / "src")})
+    assert proc.returncode == 2 and "training.batch_size = 1" in proc.stderr, proc.stderr[-1500:]

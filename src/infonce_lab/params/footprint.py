@@ -22,6 +22,7 @@ from pathlib import Path
 from infonce_lab.params.base import ConfigError
 from infonce_lab.params.simulation import SimulationConfig
 from infonce_lab.params.study import Params
+from infonce_lab.params.text import TransformerEncoderConfig
 
 GIB = 1 << 30
 # A process with torch and this package imported sits at ≈ 0.5 GiB before any array.
@@ -120,6 +121,8 @@ def footprints(p: Params) -> list[Footprint]:
             out.append(Footprint("text_pretrain", "text.training.batch_size", tt.batch_size,
                                  25 * m * m, f"loss {name!r}: the {m}×{m} similarity matrices "
                                  "(25·m² B)", device=tt.device))
+        for name in sorted({r.encoder for r in p.text_runs()}):
+            out.extend(_encoder_state(name, p.text.encoders[name], tt.device))
     for d in sorted({r.dataset for r in p.runs()}):
         n = _test_images(p.datasets[d])
         # evaluation.geometry.uniformity (pipeline/protocol): float64 pairwise distances of the
@@ -157,6 +160,30 @@ def footprints(p: Params) -> list[Footprint]:
     for exp in sim.experiments:
         out.extend(_simulation(sim, exp))
     return out
+
+
+def transformer_layer_params(layers: int, hidden: int, inner: int) -> int:
+    """The dominant term of a BERT encoder's parameter count: per layer the four h×h attention
+    projections and the two h×i feed-forward ones (biases, norms and embeddings left out)."""
+    return layers * (4 * hidden * hidden + 2 * hidden * inner)
+
+
+def _encoder_state(name: str, enc: TransformerEncoderConfig, device: str) -> list[Footprint]:
+    # A from-scratch architecture is the only one params can make arbitrarily large; a
+    # pretrained source's size is its own. Float32 weights, gradients and Adam's two moments:
+    # 16 B a parameter (the text loop keeps the weights in float32 under bf16 autocast).
+    arch = enc.overrides
+    if not enc.random_init or None in (arch.num_hidden_layers, arch.hidden_size,
+                                       arch.intermediate_size):
+        return []
+    n = transformer_layer_params(arch.num_hidden_layers, arch.hidden_size,  # type: ignore[arg-type]
+                                 arch.intermediate_size)  # type: ignore[arg-type]
+    return [Footprint(
+        "text_pretrain", f"text.encoders.{name}.overrides.hidden_size", arch.hidden_size,
+        16 * n, f"encoder {name!r}: {n:,} parameters' weights, gradients and Adam moments "
+        "(16 B × L·(4h² + 2h·i))", device=device,
+        fix=f"Lower text.encoders.{name}.overrides (hidden_size, intermediate_size or "
+            "num_hidden_layers).")]
 
 
 def _simulation(sim: SimulationConfig, exp: str) -> list[Footprint]:

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictBool, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from infonce_lab.params.base import (
     Name,
@@ -18,6 +26,7 @@ from infonce_lab.params.base import (
     Unique,
     _KeyProblem,
 )
+from infonce_lab.params.sources import packaged_model_folder
 
 CommitSha = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]   # a git commit on the hub
 # A download URL: https only (no file://, ftp:// or plain http through a params value; a file
@@ -84,6 +93,51 @@ TextDatasetConfig = Annotated[GensimTextDataset | SimCSEWikiDataset, Field(discr
 
 
 # ----------------------------------------------------------------------------------- encoders
+Dropout = Annotated[float, Field(ge=0.0, lt=1.0)]
+
+
+class ArchitectureOverrides(Strict):
+    """The BERT-family config keys a from-scratch encoder may change (transformers' BertConfig
+    names), each bounded: BERT-large is 24 layers of 1024 with 16 heads and 4096 inside; the
+    caps leave room above it and keep a typo (a hidden size of 10⁹) from reaching the allocator.
+    Unset keys keep the source's value."""
+
+    num_hidden_layers: Annotated[int, Field(ge=1, le=48)] | None = None
+    num_attention_heads: Annotated[int, Field(ge=1, le=64)] | None = None   # before hidden_size
+    hidden_size: Annotated[int, Field(ge=1, le=4096)] | None = None
+    intermediate_size: Annotated[int, Field(ge=1, le=16384)] | None = None
+    max_position_embeddings: Annotated[int, Field(ge=2, le=8192)] | None = None
+    hidden_dropout_prob: Dropout | None = None
+    attention_probs_dropout_prob: Dropout | None = None
+
+    @field_validator("hidden_size")
+    @classmethod
+    def _heads_divide_hidden(cls, h: int | None, info: ValidationInfo) -> int | None:
+        # Self-attention splits the hidden size into equal heads; transformers refuses it only
+        # at build time, without the key.
+        a = info.data.get("num_attention_heads")
+        if h is not None and a is not None and h % a:
+            raise ValueError(f"should be a multiple of num_attention_heads ({a}): the heads "
+                             "split it")
+        return h
+
+    @model_validator(mode="after")
+    def _set_together(self) -> ArchitectureOverrides:
+        # The source's other value is unknown here, so the divisibility needs both.
+        if (self.hidden_size is None) != (self.num_attention_heads is None):
+            raise ValueError("hidden_size and num_attention_heads are set together (the heads "
+                             "must divide the hidden size)")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _only_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+    def given(self) -> dict[str, int | float]:
+        """The keys set, for transformers' ``AutoConfig.from_pretrained(**overrides)``."""
+        return self.model_dump()
+
+
 class TransformerEncoderConfig(Strict):
     """A transformers ``AutoModel`` (BERT family) with SimCSE's pooling.
 
@@ -104,11 +158,23 @@ class TransformerEncoderConfig(Strict):
     # Architecture only, random weights (from-scratch runs and fast tests); ``overrides`` change
     # the architecture (e.g. num_hidden_layers) and need random_init.
     random_init: StrictBool = False
-    overrides: dict[str, int | float] = {}
+    overrides: ArchitectureOverrides = ArchitectureOverrides()
+
+    @field_validator("source")
+    @classmethod
+    def _package_ships_a_model(cls, source: str) -> str:
+        # Checked here, not first when a stage loads it: a package that is missing or ships no
+        # model folder is a params error with its key, before any stage runs.
+        if source.startswith("package:"):
+            try:
+                packaged_model_folder(source.removeprefix("package:"), source)
+            except FileNotFoundError as exc:
+                raise ValueError(str(exc)) from None
+        return source
 
     @model_validator(mode="after")
     def _overrides_need_random_init(self) -> TransformerEncoderConfig:
-        if self.overrides and not self.random_init:
+        if self.overrides.given() and not self.random_init:
             raise ValueError("overrides change the architecture, so they need random_init: true "
                              "(pretrained weights would not fit)")
         return self

@@ -15,6 +15,14 @@ LAUNCHERS = ("python", "python3", "torchrun")
 # backend or path — no quote, space, $, `, ;, |, &, <, >, (, ) or glob character.
 _OPTION = re.compile(r"^--?[A-Za-z][A-Za-z0-9_-]*(=[A-Za-z0-9_.:,/+@-]+)?$")
 _VALUE = re.compile(r"^[A-Za-z0-9_.:,/+@-]+$")
+# The torchrun options that place and connect the processes (torch.distributed.run), in either
+# spelling (nproc_per_node, nproc-per-node). Not: --no-python, --module/-m or --run-path, which
+# change what runs; --log-dir, --redirects, --tee, --local-ranks-filter, which write files
+# outside the stage's outputs.
+TORCHRUN_OPTIONS = frozenset({
+    "standalone", "nnodes", "nproc_per_node", "node_rank", "master_addr", "master_port",
+    "rdzv_backend", "rdzv_endpoint", "rdzv_id", "rdzv_conf", "rdzv_timeout", "max_restarts",
+    "monitor_interval", "local_addr", "start_method", "role"})
 
 
 def parse_launcher(launcher: str) -> list[str]:
@@ -32,7 +40,11 @@ def parse_launcher(launcher: str) -> list[str]:
     prev_takes_value = False
     for tok in argv[1:]:
         if _OPTION.match(tok):
-            prev_takes_value = "=" not in tok
+            name = tok.lstrip("-").split("=", 1)[0].replace("-", "_")
+            if name not in TORCHRUN_OPTIONS:
+                raise ValueError(f"{launcher!r}: {tok!r} is not one of the torchrun options "
+                                 f"allowed here ({', '.join(sorted(TORCHRUN_OPTIONS))})")
+            prev_takes_value = "=" not in tok and name != "standalone"
         elif prev_takes_value and _VALUE.match(tok):
             prev_takes_value = False
         else:

@@ -282,10 +282,16 @@ def md_inert(value: Any) -> Any:
     ``report.title``. ``<`` and ``>`` become entities, which Markdown shows as the characters;
     ``&`` can only spell an entity, never a tag, so it stays (and a value printed twice, as a
     macro's output is, is not escaped twice). A macro that writes its own markup (the claims
-    tables' ``<details>``) is printed ``|safe``, and a ``Markup`` value passes as it is."""
+    tables' ``<details>``) is printed ``|safe``, and a ``Markup`` value passes as it is.
+
+    A value cannot make a link either (``[x](javascript:…)``, or ``[x]: javascript:…`` for a
+    reference): the ``(`` or ``:`` after a ``]`` becomes its entity, which Markdown shows as the
+    character but does not read as link syntax (entities inside a link's destination would be
+    decoded, so the scheme itself cannot be escaped that way)."""
     if value is None or isinstance(value, (int, float, Markup)):
         return value
-    return str(value).replace("<", "&lt;").replace(">", "&gt;")
+    return (str(value).replace("<", "&lt;").replace(">", "&gt;")
+            .replace("](", "]&#40;").replace("]:", "]&#58;"))
 
 
 def environment(markdown: bool = False) -> Environment:

@@ -448,6 +448,59 @@ def bench_hub_verify(mb: int = 200) -> dict[str, float]:
             "verify_over_read": t_verify / t_read}
 
 
+def bench_fetch(mb: int = 100, rounds: int = 5) -> dict[str, float]:
+    """fetch() of an ``mb``-MB file from a local http.server (read1 with the rate floor, hashed,
+    written, renamed) against the previous route (resp.read of whole 1-MiB blocks, hashed,
+    written), interleaved. Loopback is far faster than any download link, so the ratio bounds
+    the floor's cost from above."""
+    import functools
+    import http.server
+    import os
+    import shutil
+    import tempfile
+    import threading
+    import urllib.request
+
+    from infonce_lab.data import fetch
+
+    root = Path(tempfile.mkdtemp(prefix="bench-fetch-"))
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        (root / "blob.bin").write_bytes(os.urandom(mb << 20))
+        url = f"http://127.0.0.1:{server.server_address[1]}/blob.bin"
+        dest = root / "out" / "blob.bin"
+
+        def new() -> None:
+            dest.unlink(missing_ok=True)
+            fetch.fetch(url, dest, None, timeout_s=20.0)
+
+        def old() -> None:
+            with urllib.request.urlopen(url, timeout=20.0) as resp, \
+                    open(root / "old.bin", "wb") as fh:
+                fetch._copy_digests(resp.read, fh.write, None)
+
+        t_new, t_old = [], []
+        for _ in range(rounds):
+            for fn, out in ((new, t_new), (old, t_old)):
+                t0 = time.perf_counter()
+                fn()
+                out.append(time.perf_counter() - t0)
+    finally:
+        server.shutdown()
+        server.server_close()
+        shutil.rmtree(root, ignore_errors=True)
+    med_new, med_old = float(np.median(t_new)), float(np.median(t_old))
+    return {"fetch_mb_per_s": mb / med_new, "plain_read_mb_per_s": mb / med_old,
+            "fetch_over_plain": med_new / med_old}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=Path("reports/bench.json"))
@@ -471,10 +524,11 @@ def main() -> None:
         "outputs": bench_outputs(),
         "rank_views": bench_rank_views(),
         "hub_verify": bench_hub_verify(),
+        "fetch": bench_fetch(),
     }
     write_json_atomic(args.out, result)
     for section in ("training", "deterministic_fill", "training_resnet18", "knn", "tails", "sims",
-                    "pipeline", "outputs", "rank_views", "hub_verify"):
+                    "pipeline", "outputs", "rank_views", "hub_verify", "fetch"):
         print(section, {k: round(v, 3) if isinstance(v, float) else v
                         for k, v in result[section].items()})
     for row in result["losses"]:

@@ -418,19 +418,24 @@ def test_fetch_uses_placed_file_without_network(tmp_path: Path,
     assert dest.read_bytes() == b"placed by hand"    # a file placed by hand is never deleted
 
 
+def _refused_within(url: str, dest: Path, match: str, seconds: float) -> None:
+    """fetch() of ``url`` fails with ``match`` within ``seconds``, naming the URL and ``dest``,
+    and leaves nothing in ``dest``'s folder."""
+    t0 = time.monotonic()
+    with pytest.raises(DownloadError, match=match) as err:
+        fetch(url, dest, None, timeout_s=1.0)
+    assert time.monotonic() - t0 < seconds
+    assert url in str(err.value) and str(dest) in str(err.value)
+    assert not dest.exists() and _no_leftovers(dest.parent) == []
+
+
 def test_fetch_silent_server_times_out(tmp_path: Path) -> None:
     # A socket that listens but never answers: connect succeeds, the first read must time out.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
         server.bind(("127.0.0.1", 0))
         server.listen(1)
         url = f"http://127.0.0.1:{server.getsockname()[1]}/stsbenchmark.tsv.gz"
-        dest = tmp_path / "stsbenchmark.tsv.gz"
-        t0 = time.monotonic()
-        with pytest.raises(DownloadError, match="timed out") as err:
-            fetch(url, dest, None, timeout_s=1.0)
-        assert time.monotonic() - t0 < 4.0
-    assert url in str(err.value) and str(dest) in str(err.value)
-    assert not dest.exists() and _no_leftovers(tmp_path) == []
+        _refused_within(url, tmp_path / "stsbenchmark.tsv.gz", "timed out", 4.0)
 
 
 def test_fetch_bounds_a_stalled_name_lookup(tmp_path: Path,
@@ -489,14 +494,7 @@ def test_fetch_cuts_off_a_trickling_server(tmp_path: Path, streaming_server,
             time.sleep(0.1)
 
     monkeypatch.setattr(fetch_module, "RATE_WINDOW_S", 1.0)
-    url = streaming_server(trickle)
-    dest = tmp_path / "wiki1m_for_simcse.txt"
-    t0 = time.monotonic()
-    with pytest.raises(DownloadError, match="bytes/s") as err:
-        fetch(url, dest, None, timeout_s=1.0)
-    assert time.monotonic() - t0 < 10.0
-    assert url in str(err.value) and str(dest) in str(err.value)
-    assert not dest.exists() and _no_leftovers(tmp_path) == []
+    _refused_within(streaming_server(trickle), tmp_path / "wiki1m_for_simcse.txt", "bytes/s", 10.0)
 
 
 def test_fetch_refuses_an_endless_reply_without_a_pinned_size(

@@ -4,6 +4,8 @@ SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
+# On PATH for DVC and the stages it starts (absolute: VENV may be given as one).
+PATHBIN := $(abspath $(BIN))
 STAMP := $(VENV)/.installed
 # The stages run on the CPU with a fixed thread count unless told otherwise.
 export OMP_NUM_THREADS ?= 2
@@ -43,12 +45,14 @@ repro: setup
 	$(BIN)/python -m infonce_lab.devtools.dvc_plots
 	$(BIN)/python -m infonce_lab.devtools.deps
 	$(BIN)/python -m infonce_lab.devtools.lock
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
+	PATH="$(PATHBIN):$$PATH" $(BIN)/dvc repro
 
 # Test files run on PYTEST_WORKERS processes (pytest-xdist), each file whole on one worker: the
 # pipeline tests share one session fixture per file. PYTEST_WORKERS=0 runs them in this process.
+# The log ends with the slowest tests and test files (the suite's budget, visible in CI).
 PYTEST_WORKERS ?= 2
-PYTEST = PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+PYTEST = PATH="$(PATHBIN):$$PATH" $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
+	--durations=10
 
 test: browser setup
 	$(PYTEST)
@@ -56,8 +60,10 @@ test: browser setup
 test-fast: browser setup
 	$(PYTEST) -m "not pipeline"
 
+# BENCH_FLAGS=--quick: every section at tiny sizes (a check that it runs; measures nothing).
+BENCH_FLAGS ?=
 bench: setup
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python benchmarks/bench.py --out reports/bench.json
+	PATH="$(PATHBIN):$$PATH" $(BIN)/python benchmarks/bench.py --out reports/bench.json $(BENCH_FLAGS)
 
 # dvc.yaml's top-level plots: from params.yaml's study, then `dvc plots show` (offline HTML).
 plots: setup

@@ -22,9 +22,13 @@
   report's provenance computes them): stage work, first start to last end, the fixed fraction
   1 − work / wall (target ≤ 0.15), the median gap DVC leaves between stages and the median
   interpreter start-up per stage. Measured here, interleaved (3 rounds): `dvc status` and
-  `dvc repro --dry` (the checks of a no-op repro, never running a stage) on the default DAG
-  (target ≤ 5 s each), and a stage's start-up (`stages/noise_floor.py --help`: Python, typer,
-  the params schema and torch) against a bare `python -c pass`.
+  `dvc repro --dry --allow-missing` (the checks of a no-op repro, never running a stage) on the
+  default DAG (target ≤ 5 s each), how many stages are not up to date (all of them in a fresh
+  clone), and a stage's start-up (`stages/noise_floor.py --help`: Python, typer, the params
+  schema and torch) against a bare `python -c pass`.
+
+`--quick` runs every section at tiny sizes: the test suite's check that the bench works in a fresh
+clone. Its figures measure nothing.
 """
 
 from __future__ import annotations
@@ -135,11 +139,15 @@ def bench_deterministic_fill(batch: int = 256, rounds: int = 5, steps: int = 5) 
             "fill_on_over_off": statistics.median(on) / statistics.median(off)}
 
 
-def bench_training_resnet18(batch: int, repeats: int, device: str) -> dict[str, float]:
+def bench_training_resnet18(batch: int, repeats: int, gpu_batch: int = 256,
+                            gpu_repeats: int = 10) -> dict[str, float]:
+    """On the GPU when there is one, with ``gpu_batch`` and ``gpu_repeats``."""
     from infonce_lab.data.views import make_views
     from infonce_lab.params import SimCLRAugmentConfig, TorchvisionResNetConfig
 
-    dev = torch.device(device)
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if dev.type == "cuda":
+        batch, repeats = gpu_batch, gpu_repeats
     torch.manual_seed(0)
     enc = build_encoder(TorchvisionResNetConfig(depth=18), in_channels=3, image_size=32).to(dev)
     cuda = dev.type == "cuda"
@@ -181,9 +189,11 @@ def bench_training_resnet18(batch: int, repeats: int, device: str) -> dict[str, 
             "augment_two_views_ms": 1e3 * t_aug, "train_samples_per_s": batch / t_step}
 
 
-def bench_losses(repeats: int) -> list[dict[str, float]]:
+def bench_losses(repeats: int, shapes: tuple[tuple[int, int], ...] = ((512, 64), (512, 128),
+                                                                     (4096, 128))
+                 ) -> list[dict[str, float]]:
     rows = []
-    for two_n, d in ((512, 64), (512, 128), (4096, 128)):
+    for two_n, d in shapes:
         g = torch.Generator().manual_seed(0)
         z1 = torch.randn(two_n // 2, d, generator=g, requires_grad=True)
         z2 = torch.randn(two_n // 2, d, generator=g, requires_grad=True)
@@ -214,26 +224,31 @@ def _xi_grid_fit(y: np.ndarray) -> float:
     return best(np.linspace(coarse - 2 * step, coarse + 2 * step, 400))
 
 
-def bench_tails() -> dict[str, float]:
+def bench_tails(exceedances: int = 20_000, batches: int = 12, anchors: int = 256,
+                lrt_replicates: int = 39) -> dict[str, float]:
+    """Named for the default sizes (20k exceedances, a 12 × 256 × 255 bank, 39 replicates)."""
     from scipy import stats
 
     from infonce_lab.tails import bootstrap_xi, fit_gpd, fit_link, link_test
 
-    y = stats.genpareto.rvs(c=-0.3, scale=0.05, size=20_000, random_state=np.random.default_rng(0))
+    y = stats.genpareto.rvs(c=-0.3, scale=0.05, size=exceedances,
+                            random_state=np.random.default_rng(0))
     t_fit = median_seconds(lambda: fit_gpd(y), 3, warmup=1)
     t_grid = median_seconds(lambda: _xi_grid_fit(y), 1, warmup=0)
     t_boot = median_seconds(lambda: bootstrap_xi(y[:5000], replicates=20), 3, warmup=1) / 20
     rng = np.random.default_rng(0)
-    a = rng.normal(size=(12 * 256, 1, 16))
-    c = rng.uniform(0, 3, size=(a.shape[0], 255, 1)) * a + rng.normal(size=(a.shape[0], 255, 16))
+    a = rng.normal(size=(batches * anchors, 1, 16))
+    c = (rng.uniform(0, 3, size=(a.shape[0], anchors - 1, 1)) * a
+         + rng.normal(size=(a.shape[0], anchors - 1, 16)))
     s = ((a / np.linalg.norm(a, axis=2, keepdims=True))
          * (c / np.linalg.norm(c, axis=2, keepdims=True))).sum(2)
-    batch = np.repeat(np.arange(12), 256)
-    half = s[: 6 * 256]
+    batch = np.repeat(np.arange(batches), anchors)
+    half = s[: batches // 2 * anchors]
     t_newton = median_seconds(lambda: fit_link(half, optimizer="newton"), 3, warmup=1)
     t_lbfgs = median_seconds(lambda: fit_link(half, optimizer="lbfgs"), 3, warmup=1)
     t_link = median_seconds(lambda: link_test(s, batch, lrt_replicates=0, cv_folds=5), 1, warmup=0)
-    t_lrt = median_seconds(lambda: link_test(s, batch, lrt_replicates=39, cv_folds=0), 1, warmup=0)
+    t_lrt = median_seconds(lambda: link_test(s, batch, lrt_replicates=lrt_replicates,
+                                             cv_folds=0), 1, warmup=0)
     return {"gpd_fit_20k_s": t_fit, "gpd_xi_grid_route_20k_s": t_grid,
             "gpd_xi_grid_over_profile_theta": t_grid / t_fit,
             "gpd_bootstrap_replicate_5k_s": t_boot,
@@ -284,14 +299,20 @@ def bench_knn(n_bank: int, n_query: int, dim: int, k: int) -> dict[str, float]:
             "neighbour_agreement": agree}
 
 
-def _wall(cmd: list[str]) -> float:
+def _wall(cmd: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, subprocess.CompletedProcess]:
+    """Seconds, and the finished process; an exit status outside ``ok`` is an error (with the
+    command's own words)."""
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True)
-    return time.perf_counter() - t0
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if proc.returncode not in ok:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+    return seconds, proc
 
 
 def bench_pipeline(rounds: int = 3) -> dict[str, float | int | None]:
     import datetime as dt
+    import json
     import shutil
     import sys
 
@@ -321,10 +342,16 @@ def bench_pipeline(rounds: int = 3) -> dict[str, float | int | None]:
                                      "python_bare": []}
     for _ in range(rounds):  # interleaved: the machine's noise hits every command alike
         if dvc:
-            times["dvc_status"].append(_wall([dvc, "status", "-q"]))
-            times["dvc_repro_dry"].append(_wall([dvc, "repro", "--dry"]))
-        times["stage_startup"].append(_wall([py, "stages/noise_floor.py", "--help"]))
-        times["python_bare"].append(_wall([py, "-c", "pass"]))
+            # Stages to run (in a fresh clone, every one whose outputs are not pulled) are a
+            # state of the workspace, not an error: `dvc status --json` names them and exits 0,
+            # and `--allow-missing` lets the dry run pass over missing data as a pulled
+            # workspace would (plain `--dry` stops at the first stage whose deps are absent).
+            seconds, proc = _wall([dvc, "status", "--json"])
+            times["dvc_status"].append(seconds)
+            out["stages_not_up_to_date"] = len(json.loads(proc.stdout or "{}"))
+            times["dvc_repro_dry"].append(_wall([dvc, "repro", "--dry", "--allow-missing"])[0])
+        times["stage_startup"].append(_wall([py, "stages/noise_floor.py", "--help"])[0])
+        times["python_bare"].append(_wall([py, "-c", "pass"])[0])
     for k, v in times.items():
         out[f"{k}_s"] = statistics.median(v) if v else None
     if times["python_bare"]:
@@ -501,38 +528,45 @@ def bench_fetch(mb: int = 100, rounds: int = 5) -> dict[str, float]:
             "fetch_over_plain": med_new / med_old}
 
 
+# Each section: its function, its arguments for `make bench`, and for --quick (every code path at
+# sizes that take seconds: what the test suite runs in a fresh clone; its figures mean nothing).
+SECTIONS: dict[str, tuple[Callable[..., object], dict[str, object], dict[str, object]]] = {
+    "training": (bench_training, {"batch": 256, "repeats": 10}, {"batch": 16, "repeats": 1}),
+    "deterministic_fill": (bench_deterministic_fill, {},
+                           {"batch": 16, "rounds": 1, "steps": 1}),
+    "training_resnet18": (bench_training_resnet18, {"batch": 32, "repeats": 3},
+                          {"batch": 2, "repeats": 1, "gpu_batch": 8, "gpu_repeats": 1}),
+    "knn": (bench_knn, {"n_bank": 20_000, "n_query": 5_000, "dim": 128, "k": 50},
+            {"n_bank": 500, "n_query": 100, "dim": 16, "k": 5}),
+    "losses": (bench_losses, {"repeats": 10}, {"repeats": 1, "shapes": ((64, 16),)}),
+    "tails": (bench_tails, {}, {"exceedances": 2_000, "batches": 10, "anchors": 16,
+                                "lrt_replicates": 1}),
+    "sims": (bench_sims, {}, {"chains": 20, "steps": 10}),
+    "pipeline": (bench_pipeline, {}, {"rounds": 1}),
+    "outputs": (bench_outputs, {}, {"rounds": 1, "files": 3}),
+    "rank_views": (bench_rank_views, {}, {"rounds": 1}),
+    "hub_verify": (bench_hub_verify, {}, {"mb": 2}),
+    "fetch": (bench_fetch, {}, {"mb": 2, "rounds": 1}),
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=Path("reports/bench.json"))
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--quick", action="store_true",
+                    help="every section at tiny sizes: checks that the bench runs, measures nothing")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    result = {
+    result: dict[str, object] = {
         "machine": {"platform": platform.platform(), "threads": args.threads,
-                    "torch": torch.__version__},
-        "training": bench_training(256, args.repeats),
-        "deterministic_fill": bench_deterministic_fill(),
-        "training_resnet18": (bench_training_resnet18(256, args.repeats, "cuda")
-                              if torch.cuda.is_available()
-                              else bench_training_resnet18(32, 3, "cpu")),
-        "knn": bench_knn(20_000, 5_000, 128, 50),
-        "losses": bench_losses(args.repeats),
-        "tails": bench_tails(),
-        "sims": bench_sims(),
-        "pipeline": bench_pipeline(),
-        "outputs": bench_outputs(),
-        "rank_views": bench_rank_views(),
-        "hub_verify": bench_hub_verify(),
-        "fetch": bench_fetch(),
-    }
+                    "torch": torch.__version__, "quick": args.quick}}
+    for name, (fn, full, quick) in SECTIONS.items():
+        result[name] = fn(**(quick if args.quick else full))
     write_json_atomic(args.out, result)
-    for section in ("training", "deterministic_fill", "training_resnet18", "knn", "tails", "sims",
-                    "pipeline", "outputs", "rank_views", "hub_verify", "fetch"):
-        print(section, {k: round(v, 3) if isinstance(v, float) else v
-                        for k, v in result[section].items()})
-    for row in result["losses"]:
-        print("losses", {k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()})
+    for name in SECTIONS:
+        for row in result[name] if isinstance(result[name], list) else [result[name]]:
+            print(name, {k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()})
 
 
 if __name__ == "__main__":

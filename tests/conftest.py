@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import time
+from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,6 +12,25 @@ import pytest
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
+# The run fails when a process a test started outlives the session (tests/process_leaks.py).
+pytest_plugins = ["process_leaks"]
+_FILE_SECONDS: defaultdict[str, float] = defaultdict(float)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _FILE_SECONDS[report.nodeid.split("::", 1)[0]] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 - pytest's TerminalReporter
+    """The slowest test files, so that the suite's budget shows in every log (with xdist's
+    --dist loadfile a file is the unit a worker runs)."""
+    if not _FILE_SECONDS:
+        return
+    terminalreporter.section("slowest test files (setup + call + teardown)")
+    for name, seconds in sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])[:12]:
+        terminalreporter.write_line(f"{seconds:8.1f} s  {name}")
+    terminalreporter.write_line(f"{sum(_FILE_SECONDS.values()):8.1f} s  summed over "
+                                f"{len(_FILE_SECONDS)} files (workers run them side by side)")
 
 
 @pytest.fixture(autouse=True)
@@ -20,6 +41,25 @@ def _two_threads() -> None:
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO
+
+
+@pytest.fixture(scope="session")
+def copy_worktree() -> Callable[..., Path]:
+    """``copy_worktree(dest, skip=())``: the files a clone of this working tree would hold
+    (tracked, and untracked but not ignored: no .venv, no DVC outputs), less those whose path
+    starts with one of ``skip``."""
+
+    def copy(dest: Path, skip: tuple[str, ...] = ()) -> Path:
+        files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
+                               capture_output=True, text=True, check=True).stdout.split()
+        for rel in files:
+            src = REPO / rel
+            if not rel.startswith(skip) and src.is_file():
+                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest / rel)
+        return dest
+
+    return copy
 
 
 @pytest.fixture(scope="session")

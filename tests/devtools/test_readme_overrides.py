@@ -1,4 +1,4 @@
-"""Every `dvc exp run -S …` the README shows parses with DVC's own override parser (Hydra's
+"""Every `dvc exp run -S …` the README and docs/ show parses with DVC's own override parser (Hydra's
 grammar: a value with spaces or `=` must be quoted inside the shell quotes) and, applied to
 params.yaml the way DVC applies it, gives params that validate."""
 
@@ -14,6 +14,8 @@ from dvc.utils.hydra import apply_overrides
 
 from infonce_lab.params import load_params
 
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINE = re.compile(r"[^\n`]*dvc exp run[^`\n]*")
 LOOP = re.compile(r"for (\w+) in ([^;]+);")
 
@@ -44,8 +46,8 @@ def test_the_readme_shows_overrides(repo_root: Path):
     assert len(readme_overrides((repo_root / "README.md").read_text())) >= 4
 
 
-@pytest.mark.parametrize("override", readme_overrides(
-    (Path(__file__).resolve().parents[2] / "README.md").read_text()))
+@pytest.mark.parametrize("override", [o for page in PAGES for o in readme_overrides(
+    page.read_text())])
 def test_a_readme_override_parses_and_validates(override: str, repo_root: Path, tmp_path: Path):
     params = tmp_path / "params.yaml"
     shutil.copy(repo_root / "params.yaml", params)

@@ -21,7 +21,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _FILE_SECONDS[report.nodeid.split("::", 1)[0]] += report.duration
 
 
-def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 - pytest's TerminalReporter
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """The slowest test files, so that the suite's budget shows in every log (with xdist's
     --dist loadfile a file is the unit a worker runs)."""
     if not _FILE_SECONDS:

@@ -24,21 +24,30 @@ GRACE_S = 5.0  # for processes already on their way out (a browser closing, a ki
 _OWNER = pytest.StashKey[str]()
 
 
-def marked(value: str) -> list[tuple[int, str]]:
-    """Live processes other than this one whose environment carries ``MARK=value``."""
-    needle, me, found = f"{MARK}={value}".encode(), os.getpid(), []
+def running(pid: int) -> bool:
+    """Alive: neither gone nor a zombie waiting for a parent that may never reap it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def carrying(variable: str, value: str) -> dict[int, str]:
+    """Running processes other than this one whose environment holds ``variable=value``: their
+    command lines, by pid. An environment names its process for good, where a pid is reused."""
+    needle, me, found = f"{variable}={value}".encode(), os.getpid(), {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == me:
             continue
         try:
             if needle not in (entry / "environ").read_bytes().split(b"\0"):
                 continue
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
             cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:  # gone, or not ours to read
             continue
-        if state not in ("Z", "X"):
-            found.append((int(entry.name), cmd.strip()))
+        if running(int(entry.name)):
+            found[int(entry.name)] = cmd.strip()
     return found
 
 
@@ -55,19 +64,20 @@ def pytest_sessionfinish(session: pytest.Session) -> object:
     if value is None or not Path("/proc").is_dir():
         return result
     end = time.monotonic() + GRACE_S
-    while (left := marked(value)) and time.monotonic() < end:
+    while (left := carrying(MARK, value)) and time.monotonic() < end:
         time.sleep(0.2)
     if left:
         report = session.config.pluginmanager.get_plugin("terminalreporter")
         lines = [f"{len(left)} process(es) started by the tests outlived them (killed now):",
-                 *(f"  pid {pid}: {cmd[:300]}" for pid, cmd in left)]
+                 *(f"  pid {pid}: {cmd[:300]}" for pid, cmd in left.items())]
         for line in lines:
             if report is not None:
                 report.write_line(line, red=True, bold=True)
             else:
                 print(line)
-        for pid, _ in left:
+        for pid in left:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if session.exitstatus == pytest.ExitCode.OK:  # an interruption keeps its own status
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
     return result

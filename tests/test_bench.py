@@ -23,8 +23,10 @@ def _numbers(section: object) -> list[float]:
 
 def test_make_bench_writes_its_json_in_a_fresh_clone(tmp_path, copy_worktree):
     clone = copy_worktree(tmp_path / "clone")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    # not the outer `make test`'s flags and jobserver: this make is a user's, in the clone
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    env |= {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t"}
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "clone"]):
         subprocess.run(["git", *cmd], cwd=clone, env=env, check=True, capture_output=True)
     venv = Path(sys.executable).parents[1]

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from process_leaks import MARK
+from process_leaks import MARK, running
 
 LEAVES = """\
 import subprocess, sys
@@ -37,13 +37,6 @@ def _session(folder: Path, test: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
-def _running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_a_leftover_process_fails_the_run_and_is_killed(tmp_path):
     pidfile = tmp_path / "sleeper.pid"
     proc = _session(tmp_path / "leaves", LEAVES.format(pidfile=str(pidfile)))
@@ -54,11 +47,11 @@ def test_a_leftover_process_fails_the_run_and_is_killed(tmp_path):
         assert "1 passed" in out and "outlived them" in out, out
         assert f"pid {pid}:" in out and "time.sleep(300)" in out, out
         deadline = time.monotonic() + 10
-        while _running(pid) and time.monotonic() < deadline:
+        while running(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _running(pid)
+        assert not running(pid)
     finally:
-        if _running(pid):
+        if running(pid):
             os.kill(pid, 9)
 
 

@@ -46,8 +46,8 @@ def test_the_readme_shows_overrides(repo_root: Path):
     assert len(readme_overrides((repo_root / "README.md").read_text())) >= 4
 
 
-@pytest.mark.parametrize("override", [o for page in PAGES for o in readme_overrides(
-    page.read_text())])
+@pytest.mark.parametrize("override", sorted({o for page in PAGES for o in readme_overrides(
+    page.read_text())}))
 def test_a_readme_override_parses_and_validates(override: str, repo_root: Path, tmp_path: Path):
     params = tmp_path / "params.yaml"
     shutil.copy(repo_root / "params.yaml", params)

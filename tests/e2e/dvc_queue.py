@@ -7,7 +7,9 @@ its idle monitor thread dies when it reads a broker message that kombu's filesys
 created but not yet written (`JSONDecodeError: Expecting value`), and then nothing shuts it down
 (docs/queue.md). So the queue is started with its output in a file, the experiments are polled
 through `dvc exp show --json` against a deadline that fails with every log attached, and `stop`
-ends every worker and experiment process the queue's pid files name, politely first.
+ends every process the queue started, politely first. Those are found by a token in their
+environment, which every one of them inherits from `dvc queue start`: a pid file's pid may name
+a stranger by the time it is read.
 """
 
 from __future__ import annotations
@@ -18,33 +20,17 @@ import os
 import signal
 import subprocess
 import time
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
+
+from process_leaks import carrying
 
 EXPS = Path(".dvc/tmp/exps")
 CELERY = EXPS / "celery"  # dvc-exp-worker-<n>.out / .pid: each worker's log and process id
 RUNS = EXPS / "run"  # <task>/<task>.out / .pid: each experiment's log and process id
 FINISHED = frozenset({"success", "failed"})
-
-
-def _stat(pid: int) -> list[str]:
-    """/proc/<pid>/stat after the command name: state, ppid, pgrp, …; [] when gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return []
-
-
-def alive(pid: int) -> bool:
-    """Running: neither gone nor a zombie waiting for a parent that may never reap it."""
-    stat = _stat(pid)
-    return bool(stat) and stat[0] not in ("Z", "X")
-
-
-def group_members(pgid: int) -> list[int]:
-    return [int(p.name) for p in Path("/proc").iterdir()
-            if p.name.isdigit() and (st := _stat(int(p.name))) and st[0] not in ("Z", "X")
-            and int(st[2]) == pgid]
+TOKEN = "INFONCE_LAB_DVC_QUEUE"
 
 
 def _tail(path: Path, lines: int) -> str:
@@ -60,8 +46,9 @@ class DvcQueue:
         self.root = root
         self.env = env
         self.dvc = list(dvc)
+        self.token = uuid.uuid4().hex
 
-    def _dvc(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         """A dvc command that starts no daemon: safe to capture."""
         return subprocess.run([*self.dvc, *args], cwd=self.root, env=self.env, text=True,
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
@@ -72,8 +59,8 @@ class DvcQueue:
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:  # a file, never a pipe: the workers' launchers inherit it
             proc = subprocess.run([*self.dvc, "queue", "start", "-j", str(jobs)], cwd=self.root,
-                                  env={**self.env, **(env or {})}, stdin=subprocess.DEVNULL,
-                                  stdout=out,
+                                  env={**self.env, **(env or {}), TOKEN: self.token},
+                                  stdin=subprocess.DEVNULL, stdout=out,
                                   stderr=subprocess.STDOUT, timeout=120)
         assert proc.returncode == 0, self.diagnosis(f"dvc queue start exited {proc.returncode}")
 
@@ -123,28 +110,20 @@ class DvcQueue:
                     f"last seen: {seen}"))
             time.sleep(min(poll_s, max(end - time.monotonic(), 0.0)))
 
-    def pids(self) -> dict[int, Path]:
-        """The live processes the queue's pid files name (workers and experiments)."""
-        found: dict[int, Path] = {}
-        for pidfile in (self.root / EXPS).rglob("*.pid"):
-            try:
-                pid = int(pidfile.read_text().strip())
-            except (OSError, ValueError):
-                continue
-            try:  # a stale file's pid may name a stranger by now
-                is_dvc = b"dvc" in Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if is_dvc and alive(pid):
-                found[pid] = pidfile.relative_to(self.root)
-        return found
+    def processes(self) -> dict[int, str]:
+        """Every running process the queue started (launchers, workers, experiments, stages):
+        command lines by pid."""
+        return carrying(TOKEN, self.token)
+
+    def workers(self) -> dict[int, str]:
+        return {pid: cmd for pid, cmd in self.processes().items() if "queue-worker" in cmd}
 
     def diagnosis(self, message: str, lines: int = 40) -> str:
         """``message``, then the queue's status, each worker's and experiment's log tail and the
-        processes still alive."""
+        processes still running."""
         parts = [message]
         try:
-            status = self._dvc("queue", "status", timeout=60)
+            status = self.run("queue", "status", timeout=60)
             parts.append(f"$ dvc queue status (exit {status.returncode})\n"
                          f"{status.stdout}{status.stderr}")
         except subprocess.TimeoutExpired:
@@ -154,30 +133,26 @@ class DvcQueue:
                 *sorted((self.root / RUNS).glob("*/*.out"))]
         parts += [f"--- {log.relative_to(self.root)} (last {lines} lines)\n{_tail(log, lines)}"
                   for log in logs if log.is_file()]
-        parts.append(f"alive: {self.pids() or 'none'}")
+        parts.append("still running: " + ("".join(f"\n  {pid}: {cmd[:200]}" for pid, cmd
+                                                  in self.processes().items()) or "nothing"))
         return "\n".join(parts)
 
-    def stop(self, grace_s: float = 30.0) -> set[int]:
-        """`dvc queue stop --kill`: running experiments killed, then every worker, idle or not,
-        asked to shut down. That kills an experiment's dvc process but not the stage command it
-        runs, so once the workers are gone (or ``grace_s`` has passed), SIGKILL goes to every
-        process group the queue's processes were in. Returns the groups that still had members."""
-        ours = os.getpgid(0)
-        # A worker's launcher calls setpgid(0, 0): its group holds the launcher, the worker, the
-        # experiments it runs and their stages, and never the test's own processes.
-        groups = {int(st[2]) for pid in self.pids() if (st := _stat(pid))} - {ours}
+    def stop(self, grace_s: float = 30.0) -> dict[int, str]:
+        """`dvc queue stop --kill`: DVC asks every worker, idle or not, to shut down, then
+        SIGKILLs each running experiment's dvc process, orphaning the stage command that process
+        was running. Once the workers are gone (or ``grace_s`` has passed), SIGKILL to whatever
+        the queue started that still runs. Returns those processes."""
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self._dvc("queue", "stop", "--kill", timeout=60)
+            self.run("queue", "stop", "--kill", timeout=60)
         end = time.monotonic() + grace_s
-        while self.pids() and time.monotonic() < end:
+        while self.workers() and time.monotonic() < end:
             time.sleep(0.5)
-        killed = set()
-        for group in groups:
-            if group_members(group):
+        killed: dict[int, str] = {}
+        end = time.monotonic() + 10  # SIGKILL lands asynchronously; a launcher may fork meanwhile
+        while (left := self.processes()) and time.monotonic() < end:
+            for pid in left:
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(group, signal.SIGKILL)
-                killed.add(group)
-        end = time.monotonic() + 10  # SIGKILL lands asynchronously
-        while any(group_members(g) for g in killed) and time.monotonic() < end:
+                    os.kill(pid, signal.SIGKILL)
+            killed |= left
             time.sleep(0.1)
         return killed

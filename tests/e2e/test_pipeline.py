@@ -468,7 +468,7 @@ def test_the_experiment_queue_runs_a_study_matrix(repo):
         assert sorted(states.values()) == ["success", "success"], queue.diagnosis(str(states))
     finally:
         queue.stop()
-    assert queue.pids() == {}
+    assert queue.processes() == {}
     rows = list(csv.DictReader(io.StringIO(repo.run(*repo.dvc, "exp", "show", "--csv").stdout)))
     chains = {r.get("simulation.s0.chains") for r in rows if r.get("Experiment")}
     assert chains == {"10", "12"}, rows

@@ -12,6 +12,7 @@ import os
 _DELAY = float(os.environ.get("SLOW_BROKER_WRITES") or 0)
 
 if _DELAY > 0:
+    import inspect
     import time
     import uuid
 
@@ -19,11 +20,21 @@ if _DELAY > 0:
     from kombu.utils.encoding import str_to_bytes
     from kombu.utils.json import dumps
 
-    def _put(self, queue, payload, **kwargs):  # noqa: ANN001, ANN202 - kombu's signature
+    # What follows restates kombu's own _put (5.x) with a pause in it: a kombu that writes its
+    # messages another way makes this fail loudly, not test something else.
+    _SIGNATURE = "(self, queue, payload, **kwargs)"
+    if str(inspect.signature(filesystem.Channel._put)) != _SIGNATURE:
+        raise RuntimeError(f"kombu's filesystem Channel._put is no longer {_SIGNATURE}")
+
+    def _put(self, queue, payload, **kwargs):
         name = f"{round(time.monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
         with open(os.path.join(self.data_folder_out, name), "wb", buffering=0) as fh:
-            if "reply" in queue:
-                time.sleep(_DELAY)
-            fh.write(str_to_bytes(dumps(payload)))
+            filesystem.lock(fh, filesystem.LOCK_EX)
+            try:
+                if "reply" in queue:
+                    time.sleep(_DELAY)
+                fh.write(str_to_bytes(dumps(payload)))
+            finally:
+                filesystem.unlock(fh)
 
     filesystem.Channel._put = _put

@@ -112,3 +112,23 @@ def test_report_stage_list_is_dvcs(repo_root, raw):
     with Repo(str(repo_root)) as repo:
         dvc_names = [s.addressing for s in repo.index.stages]
     assert sorted(stage_names(params)) == sorted(n for n in dvc_names if n != "report")
+
+
+def test_a_package_that_discovers_its_own_modules_reaches_them_all(tmp_path):
+    """The report's sections are found at run time (pkgutil over __path__): a change to any of
+    them must re-run the stage, so the closure counts them; a package that does not discover its
+    modules does not reach the ones nobody imports."""
+    src = tmp_path / "src"
+    for name, init in (("found", "import pkgutil\nNAMES = [m.name for m in "
+                                 "pkgutil.iter_modules(__path__)]\n"),
+                       ("plain", "")):
+        pkg = src / "infonce_lab" / name
+        pkg.mkdir(parents=True)
+        (pkg / "__init__.py").write_text(init)
+        (pkg / "one.py").write_text("X = 1\n")
+    (src / "infonce_lab" / "__init__.py").write_text("")
+    script = tmp_path / "stage.py"
+    script.write_text("import infonce_lab.found\nimport infonce_lab.plain\n")
+    reached = {p.relative_to(src).as_posix() for p in import_closure(script, src)}
+    assert "infonce_lab/found/one.py" in reached
+    assert "infonce_lab/plain/one.py" not in reached

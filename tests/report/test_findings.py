@@ -1,37 +1,95 @@
-"""The opening summary is computed from the rows: counts, the primary contrasts first, and the
-claims our data contradict named — a failing row must show up in it."""
+"""The opening summary is computed from the rows by rules stated before the data: counts kept apart
+by what a verdict rests on, context rows and self-checks never counted, every primary and pooled
+estimate stated with its sign, every verdict near its threshold named, and a contradiction worded
+by what it contradicts — a failing row must show up in it."""
 
 from __future__ import annotations
 
-from infonce_lab.report.findings import LISTED, findings, short
-from infonce_lab.report.verdicts import ClaimRow, Outcome, Verdict
+from infonce_lab.evaluation.stats import TInference
+from infonce_lab.report.findings import CONTRADICTS, LISTED, findings, short
+from infonce_lab.report.sections import PAPERS
+from infonce_lab.report.verdicts import (
+    GROUPS,
+    Above,
+    Case,
+    ClaimRow,
+    Estimate,
+    Evidence,
+    Outcome,
+    Verdict,
+    decide_family,
+    near_threshold,
+)
 
 
-def row(section: str, claim: str, outcome: Outcome, **kw) -> ClaimRow:
-    return ClaimRow(section, "t", claim, "q", "rule", "res", Verdict(outcome), **kw)
+def row(section: str, claim: str, outcome: Outcome, evidence: Evidence = Evidence.SETTING,
+        **kw) -> ClaimRow:
+    return ClaimRow(section, "t", claim, "q", "rule", "res", Verdict(outcome), evidence=evidence,
+                    **kw)
 
 
-def test_counts_primary_and_contradicted_claims():
+SETTING, CHECKS, PAPER_SCALE = GROUPS
+
+
+def test_counts_are_kept_apart_by_evidence_and_context_is_not_counted():
     rows = [row("weince", "weince beats infonce (pre-registered primary comparison; x)",
                 Outcome.INCONCLUSIVE, primary=True),
-            row("weince", "The fitted shape is ξ̂ = -0.39 (§2.3.1) — decided here", Outcome.NOT_REPRODUCED),
-            row("weince", "POT: ξ̂ < 0", Outcome.REPRODUCED),
+            row("weince", "The fitted shape is ξ̂ = -0.39 (§2.3.1) — decided here",
+                Outcome.NOT_REPRODUCED),
+            row("weince", "Table 1 link", Outcome.REPRODUCED, Evidence.THEORY),
+            row("weince", "at the paper's settings", Outcome.NOT_RUN, Evidence.PAPER_SCALE),
+            row("weince", "tuning inflation", Outcome.REPRODUCED, Evidence.CONTEXT),
             row("weince", "our own check", Outcome.NOT_REPRODUCED, self_check=True),
-            row("au", "uniformity falls", Outcome.NOT_RUN)]
-    w, au = findings(rows)
+            row("au", "uniformity falls", Outcome.NOT_RUN, Evidence.PAPER_SCALE)]
+    w, au = findings(rows, PAPERS)
     assert (w.section, au.section) == ("weince", "au")
-    assert w.counts == {"reproduced": 1, "not_reproduced": 1, "inconclusive": 1, "not_run": 0}
-    assert w.primary == [("weince beats infonce", Verdict(Outcome.INCONCLUSIVE))]
-    assert w.contradicted == ["The fitted shape is ξ̂ = -0.39 (§2.3.1)"]
-    assert w.reproduced == ["POT: ξ̂ < 0"] and w.n == 3
+    assert w.groups[SETTING] == {"n": 2, "reproduced": 0, "not_reproduced": 1,
+                                 "inconclusive": 1, "not_run": 0}
+    assert w.groups[CHECKS]["reproduced"] == 1 and w.groups[PAPER_SCALE]["not_run"] == 1
+    assert w.n == 4  # neither the context row nor the self-check
+    assert [c[0] for c in w.context] == ["tuning inflation"]
+    assert w.contradicted == {CONTRADICTS[Evidence.SETTING]: ["The fitted shape is ξ̂ = -0.39 (§2.3.1)"]}
+    assert w.reproduced == ["Table 1 link"]
     assert w.link == "https://arxiv.org/abs/2606.00262"
-    assert au.counts["not_run"] == 1 and not au.contradicted
+    assert set(au.groups) == {PAPER_SCALE} and not au.contradicted
+
+
+def test_a_contradiction_is_worded_by_what_it_contradicts():
+    rows = [row("geometry", "Thm: the gap closes", Outcome.NOT_REPRODUCED, Evidence.THEORY),
+            row("geometry", "Fig. 3 re-run", Outcome.NOT_REPRODUCED, Evidence.EXPERIMENT)]
+    (g,) = findings(rows, PAPERS)
+    assert g.contradicted == {CONTRADICTS[Evidence.THEORY]: ["Thm: the gap closes"],
+                              CONTRADICTS[Evidence.EXPERIMENT]: ["Fig. 3 re-run"]}
+    assert "theory" in CONTRADICTS[Evidence.THEORY]
+    assert "experiment" in CONTRADICTS[Evidence.EXPERIMENT]
+
+
+def _cases(means: list[float], se: float = 0.5, n: int = 8) -> list[Case]:
+    rule = Above(0.0, min_effect=1.0, unit="points")
+    return decide_family(rule, [Estimate.from_t(TInference(m, se, n - 1, n), unit="points")
+                                for m in means], [f"case {i}" for i in range(len(means))])
+
+
+def test_primary_and_pooled_estimates_are_stated_with_sign_and_near_threshold_named():
+    # −0.37 ± se 0.42 at 7 df: the one-sided p against a gain of 1 point is ≈ 0.005 → decided;
+    # a mean of −0.05 with se 0.5 leaves p ≈ 0.03 against: inconclusive, near its threshold.
+    primary = _cases([-1.5, -0.05])
+    pooled = [Case(**{**c.__dict__, "pooled": True}) for c in _cases([2.5])]
+    rows = [row("weince", "weince beats infonce (pre-registered primary comparison)",
+                Outcome.INCONCLUSIVE, primary=True, cases=primary),
+            row("weince", "WEINCE beats InfoNCE on kNN", Outcome.REPRODUCED, cases=pooled)]
+    (w,) = findings(rows, PAPERS)
+    assert [s.direction for s in w.primary] == ["below 0", "spans 0"]
+    assert w.primary[0].text.startswith("-1.500") and w.pooled[0].direction == "above 0"
+    near = [near_threshold(c) for c in primary]
+    assert near[0] is None and near[1] is not None and 0.0125 <= near[1] < 0.05
+    assert [n.claim for n in w.near] == ["weince beats infonce"]
 
 
 def test_long_lists_are_cut_with_a_count():
     rows = [row("geometry", f"claim {i}", Outcome.NOT_REPRODUCED) for i in range(LISTED + 3)]
-    (g,) = findings(rows)
-    assert len(g.contradicted) == LISTED and g.more_contradicted == 3
+    (g,) = findings(rows, PAPERS)
+    assert len(next(iter(g.contradicted.values()))) == LISTED and g.more_contradicted == 3
 
 
 def test_short_cuts_at_a_word():

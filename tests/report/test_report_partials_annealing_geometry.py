@@ -1,6 +1,6 @@
-"""The narrative partials of S0 (html/md annealing.*.j2) and of the geometry section
-(html/md geometry.*.j2), rendered through the report's Jinja environment from the section
-modules' context(): the real S0 results file (or a small synthetic one) and small synthetic
+"""The S0 and geometry sections' templates (sections/s0.j2, sections/geometry.j2), each rendered
+as both pages, rendered through the report's Jinja environments from the
+section modules' context(): the real S0 results file (or a small synthetic one) and small synthetic
 Gibbs, modality-gap, lifted-energy and large-batch files."""
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jinja2 import Environment, PackageLoader, select_autoescape
 
-from infonce_lab.report.render import fmt_ci, fmt_p, md_cell, verdict_class
+from infonce_lab.report.render import environment
 from infonce_lab.report.sections import annealing_s0, geometry
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,20 +22,11 @@ FIGURES = {n: "QUJD" for n in ("sim_s0_trap", "sim_s0_hazard", "sim_s0_fixed_bet
                                 "sim_modality_gap", "sim_lifted_energy")}
 
 
-@pytest.fixture(scope="module")
-def env() -> Environment:
-    """Built as report/render.py's render() builds it."""
-    e = Environment(loader=PackageLoader("infonce_lab.report", "templates"),
-                    autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
-    e.filters["ci"] = fmt_ci
-    e.filters["p"] = fmt_p
-    e.filters["verdict_class"] = verdict_class
-    e.filters["cell"] = md_cell
-    return e
-
-
-def _render(env: Environment, name: str, **ctx: Any) -> str:
-    return env.get_template(name).render(figures=FIGURES, **ctx)
+def _section(kind: str, section: str, **ctx: Any) -> str:
+    """A section's one template as the HTML page (kind "html") or a Markdown page renders it."""
+    env = environment(markdown=kind == "md")
+    return env.get_template(f"sections/{section}.j2").render(figures=FIGURES, fmt=kind, up="",
+                                                             **ctx)
 
 
 def _table_rows(text: str) -> list[str]:
@@ -114,23 +104,23 @@ def _s0_sources() -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("kind", ["html", "md"])
-def test_s0_partial_shows_the_setup_and_a_row_per_schedule(env: Environment, kind: str):
+def test_s0_partial_shows_the_setup_and_a_row_per_schedule(kind: str):
     for raw in _s0_sources():
         s0 = annealing_s0.context({"s0": raw})
-        text = _render(env, f"{kind}/annealing.{kind}.j2", s0=s0)
+        text = _section(kind, "s0", s0=s0)
         assert "S0: annealing a double well" in text
         assert "{:.4f}".format(s0["c_star"]) in text and "{:.5f}".format(s0["delta_e"]) in text
         for r in s0["schedules"]:
             # once in the occupancy table, once in the regime-statistics table
             rows = [ln for ln in _table_rows(text)
-                    if re.search(rf"(<td class=\"text\">|^\| ){re.escape(r['name'])}( \||</td>)",
+                    if re.search(rf"(<td>|^\| ){re.escape(r['name'])}( \||</td>)",
                                  ln)]
             assert len(rows) == 2, (r["name"], rows)
         for name in ("sim_s0_trap", "sim_s0_hazard", "sim_s0_fixed_beta"):
             assert (f"figures/{name}.png" if kind == "md" else "base64,QUJD") in text
         assert "{:,}".format(s0["chain_steps"]["total"]) in text
         assert "Richardson limit" in text and "Ergodicity at fixed β" in text
-    syn = _render(env, f"{kind}/annealing.{kind}.j2",
+    syn = _section(kind, "s0",
                   s0=annealing_s0.context({"s0": _s0_synthetic()}))
     # step / half step side by side; None as an em dash
     assert "0.123 / 0.125" in syn and "0.0456 / 0.0456" in syn and "0.987 / —" in syn
@@ -139,10 +129,10 @@ def test_s0_partial_shows_the_setup_and_a_row_per_schedule(env: Environment, kin
 
 
 @pytest.mark.parametrize("kind", ["html", "md"])
-def test_s0_partial_is_empty_without_the_file(env: Environment, kind: str):
+def test_s0_partial_is_empty_without_the_file(kind: str):
     assert annealing_s0.context({}) is None
-    assert _render(env, f"{kind}/annealing.{kind}.j2", s0=None).strip() == ""
-    assert _render(env, f"{kind}/annealing.{kind}.j2").strip() == ""
+    assert _section(kind, "s0", s0=None).strip() == ""
+    assert _section(kind, "s0").strip() == ""
 
 
 # --------------------------------------------------------------------- synthetic geometry
@@ -210,10 +200,10 @@ def _geometry_sims() -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("kind", ["html", "md"])
-def test_geometry_partial_shows_every_block(env: Environment, kind: str):
+def test_geometry_partial_shows_every_block(kind: str):
     geo = geometry.context(_geometry_sims())
     assert set(geo) == {"gibbs", "modality_gap", "lifted_energy", "large_batch"}
-    text = _render(env, f"{kind}/geometry.{kind}.j2", geometry=geo)
+    text = _section(kind, "geometry", geometry=geo)
     for title in ("Large-batch consistency", "Gibbs equilibrium on S²", "Modality gap on S¹",
                   "lifted energy F^Sym"):
         assert title in text
@@ -234,23 +224,24 @@ def test_geometry_partial_shows_every_block(env: Environment, kind: str):
     for name in ("sim_large_batch", "sim_gibbs", "sim_modality_gap", "sim_lifted_energy"):
         assert (f"figures/{name}.png" if kind == "md" else "base64,QUJD") in text
     # Wang–Isola's limit is Theorem 1 of the alignment–uniformity paper: its own partial
-    au = _render(env, f"{kind}/au_limit.{kind}.j2", geometry=geo)
+    au = _section(kind, "au_empirical", geometry=geo)
     assert "κ_pos = 10" in au and "M → ∞" in au and "κ_pos" not in text
 
 
 @pytest.mark.parametrize("kind", ["html", "md"])
-def test_geometry_partial_is_empty_without_files(env: Environment, kind: str):
-    assert _render(env, f"{kind}/geometry.{kind}.j2", geometry={}).strip() == ""
-    assert _render(env, f"{kind}/geometry.{kind}.j2").strip() == ""
+def test_geometry_partial_is_empty_without_files(kind: str):
+    assert _section(kind, "geometry", geometry={}).strip() == ""
+    assert _section(kind, "geometry").strip() == ""
     # a file from before the convergence runs is skipped by context(), so shows nothing
     old = copy.deepcopy(_geometry_sims())
     del old["gibbs"]["convergence"]
-    text = _render(env, f"{kind}/geometry.{kind}.j2", geometry=geometry.context(old))
+    text = _section(kind, "geometry", geometry=geometry.context(old))
     assert "Gibbs equilibrium" not in text and "Modality gap" in text
 
 
-def test_geometry_partial_with_one_file_shows_only_its_block(env: Environment):
+@pytest.mark.parametrize("kind", ["html", "md"])
+def test_geometry_partial_with_one_file_shows_only_its_block(kind: str):
     geo = geometry.context(json.loads(json.dumps({"large_batch": _large_batch()})))
-    text = _render(env, "html/geometry.html.j2", geometry=geo)
+    text = _section(kind, "geometry", geometry=geo)
     assert "Large-batch consistency" in text and "Gibbs" not in text
     assert "Modality gap" not in text and "F^Sym" not in text

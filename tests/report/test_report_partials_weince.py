@@ -1,37 +1,36 @@
-"""The WEINCE section's narrative partials (templates/{html,md}/weince.*.j2) rendered through the
-report's Jinja environment, on the tails and text section modules' context() output built from
+"""The WEINCE sections' templates (templates/sections/{accuracy,text,tails}.j2), each rendered as
+both pages through the report's Jinja environments, on the tails and text section modules' context() output built from
 the synthetic data of their own tests."""
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import pytest
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import StrictUndefined
 from test_report_weince_tails import KINDS as TAIL_KINDS
 from test_report_weince_tails import default_study
 from test_report_weince_text import I4, KAPPA_AT_CONTROL, LOSSES, TAUS, W4, _df
 from test_report_weince_text import KINDS as TEXT_KINDS
 
 from infonce_lab.aggregate import summarise_text
-from infonce_lab.report import render as report_render
+from infonce_lab.report.render import environment
 from infonce_lab.report.sections import weince_tails, weince_text
 
-PARTIALS = ("html/weince.html.j2", "md/weince.md.j2")
+KINDS = ("html", "md")
+SECTIONS = ("accuracy", "text", "tails")  # the WEINCE paper's section templates, in page order
 
 
-def environment(undefined: type | None = None) -> Environment:
-    """The environment report/render.py's render() builds, with its filters."""
-    kw: dict[str, Any] = {} if undefined is None else {"undefined": undefined}
-    env = Environment(loader=PackageLoader("infonce_lab.report", "templates"),
-                      autoescape=select_autoescape(["html"]), trim_blocks=True,
-                      lstrip_blocks=True, **kw)
-    env.filters["ci"] = report_render.fmt_ci
-    env.filters["p"] = report_render.fmt_p
-    env.filters["verdict_class"] = report_render.verdict_class
-    env.filters["cell"] = report_render.md_cell
-    env.globals["metric_columns"] = report_render.METRIC_COLUMNS
-    return env
+def render_sections(kind: str, undefined: type | None = None, **ctx: Any) -> str:
+    """The WEINCE sections' templates as one page of ``kind`` renders them."""
+    env = environment(markdown=kind == "md")
+    if undefined is not None:
+        env.undefined = undefined
+    ctx = {"primary": {"seeds": []}, "fmt": kind, "up": "", **ctx}
+    # entities (the HTML page escapes, the Markdown one makes < and > inert) read as characters
+    return html.unescape("".join(env.get_template(f"sections/{s}.j2").render(**ctx)
+                                 for s in SECTIONS))
 
 
 FIGURES = {name: f"PNG-{name}" for name in (
@@ -50,17 +49,16 @@ def page() -> dict[str, Any]:
     text_ctx = weince_text.context(text, TEXT_KINDS, losses=LOSSES, taus=TAUS,
                                    datasets={"d": "gensim"}, encoders={"e": "hf/minilm"})
     tails_ctx = weince_tails.context(default_study(), TAIL_KINDS, ["inside", "outside"])
-    return {"text": text_ctx, "tails": tails_ctx, "tails_representative": REPRESENTATIVE,
-            "theory": THEORY, "figures": FIGURES}
+    return {"text": text_ctx, "tails": {**tails_ctx, "representative": REPRESENTATIVE},
+            "theory": THEORY, "figures": FIGURES, "up": ""}
 
 
 @pytest.fixture(scope="module")
 def rendered(page: dict[str, Any]) -> dict[str, str]:
-    env = environment()
-    return {name: env.get_template(name).render(**page) for name in PARTIALS}
+    return {kind: render_sections(kind, **page) for kind in KINDS}
 
 
-@pytest.mark.parametrize("name", PARTIALS)
+@pytest.mark.parametrize("name", KINDS)
 def test_tails_table_has_a_row_per_configuration_and_the_papers_values(page, rendered, name):
     out = rendered[name]
     tails = page["tails"]
@@ -81,7 +79,7 @@ def test_tails_table_has_a_row_per_configuration_and_the_papers_values(page, ren
     assert "0.0123" in out and "β = 3.0" in out  # noise floor from the theory context
 
 
-@pytest.mark.parametrize("name", PARTIALS)
+@pytest.mark.parametrize("name", KINDS)
 def test_text_table_and_paired_comparison(page, rendered, name):
     out = rendered[name]
     text = page["text"]
@@ -98,26 +96,25 @@ def test_text_table_and_paired_comparison(page, rendered, name):
     assert "Lee et al." in out  # text.note
 
 
-@pytest.mark.parametrize("name", PARTIALS)
+@pytest.mark.parametrize("name", KINDS)
 def test_figures_are_referenced(rendered, name):
     out = rendered[name]
     for fig in FIGURES:
-        assert (f"PNG-{fig}" if name.endswith("html.j2") else f"figures/{fig}.png") in out
+        assert (f"PNG-{fig}" if name == "html" else f"figures/{fig}.png") in out
 
 
-@pytest.mark.parametrize("name", PARTIALS)
+@pytest.mark.parametrize("name", KINDS)
 def test_without_tails_or_text_only_the_accuracy_part_renders(name):
-    out = environment().get_template(name).render(tails=None, text=None, figures={})
+    out = render_sections(name, tails=None, text=None, figures={})
     assert "Downstream accuracy" in out
     assert "Tail diagnostics" not in out and "SimCSE" not in out
 
 
-@pytest.mark.parametrize("name", PARTIALS)
+@pytest.mark.parametrize("name", KINDS)
 def test_renders_with_only_the_section_variables_defined(page, name):
-    """No variable beyond tails, tails_representative, text, theory and figures is read; the
-    optional ones (representative, theory) may be None."""
-    env = environment(StrictUndefined)
-    ctx = {**page, "tails_representative": None, "theory": None,
+    """No variable beyond tails (with its representative run), text, theory, figures and the
+    figures' folder is read; the optional ones (the representative run, theory) may be None."""
+    ctx = {**page, "tails": {**page["tails"], "representative": None}, "theory": None,
            "figures": dict.fromkeys(FIGURES)}
-    out = env.get_template(name).render(**ctx)
+    out = render_sections(name, StrictUndefined, **ctx)
     assert "One run up close" not in out and "Noise floor" not in out

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from infonce_lab.report.render import by_section, scoreboard, stage_timings
+from infonce_lab.report.sections import PAPERS
 from infonce_lab.report.verdicts import (
     ClaimRow,
+    Evidence,
     inconclusive,
     not_reproduced,
     not_run,
@@ -32,7 +34,9 @@ def test_scoreboard_counts_paper_claims_per_section_and_self_checks_apart():
         ClaimRow("annealing", "s0", "barrier", "q", "r", "x", reproduced(), self_check=True),
         ClaimRow("au", "v", "e", "q", "r", "x", reproduced()),
     ]
-    board = scoreboard(rows)
+    rows.append(ClaimRow("weince", "t", "tuning", "q", "r", "x", reproduced(),
+                         evidence=Evidence.CONTEXT))  # shown, never counted
+    board = scoreboard(rows, PAPERS)
     sec = {s["id"]: s for s in board["sections"]}
     assert [sec["weince"][k] for k in ("n", "reproduced", "not_reproduced", "inconclusive",
                                        "not_run")] == [3, 1, 0, 1, 1]
@@ -40,7 +44,8 @@ def test_scoreboard_counts_paper_claims_per_section_and_self_checks_apart():
     assert sec["geometry"]["n"] == 0 and sec["pipeline"]["n"] == 0
     assert board["self_checks"] == {"n": 1, "reproduced": 1, "not_reproduced": 0,
                                     "inconclusive": 0, "not_run": 0}
-    assert [r.claim for r in by_section(rows)["annealing"]] == ["d"]
+    assert [r.claim for r in by_section(rows, PAPERS)["annealing"]] == ["d"]
+    assert "tuning" in [r.claim for r in by_section(rows, PAPERS)["weince"]]
 
 
 def test_stage_timings_sum_per_kind_and_skip_stale_files(tmp_path: Path):

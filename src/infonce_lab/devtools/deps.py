@@ -7,8 +7,10 @@ but not imported re-runs the stage for nothing. The imports are read statically 
 is imported or run). A folder every module of which the stage reaches is listed as the folder (one
 lock entry, package data included); the rest file by file.
 
-Imports made by name at run time (``importlib.import_module``) are not seen: a stage must import
-the modules it runs explicitly (stages/report.py names every report section it renders).
+Imports made by name at run time (``importlib.import_module``) are not seen, with one exception:
+a package whose ``__init__.py`` discovers its own modules (``pkgutil.iter_modules(__path__)``, as
+the report's sections do) reaches every module of its folder. Any other module a stage runs must
+be imported explicitly.
 
 ``python -m infonce_lab.devtools.deps`` reports any drift and exits 1 (``make repro`` runs it
 first, a test runs it); ``--write`` regenerates the lists in place. Non-code deps (data, models,
@@ -49,6 +51,14 @@ def _imported(tree: ast.AST) -> set[str]:
     return {n for n in names if n == PACKAGE or n.startswith(PACKAGE + ".")}
 
 
+def _discovers_its_modules(tree: ast.AST) -> bool:
+    """Whether a package's ``__init__`` lists its own modules: ``pkgutil.iter_modules(__path__)``."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "iter_modules" and n.args
+               and isinstance(n.args[0], ast.Name) and n.args[0].id == "__path__"
+               for n in ast.walk(tree))
+
+
 def import_closure(script: Path, src: Path) -> set[Path]:
     """Every file of the package under ``src`` that ``script`` reaches through imports; a module's
     parent packages count too (importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__``)."""
@@ -56,7 +66,13 @@ def import_closure(script: Path, src: Path) -> set[Path]:
     todo = [script]
     while todo:
         path = todo.pop()
-        for dotted in _imported(ast.parse(path.read_text(), str(path))):
+        tree = ast.parse(path.read_text(), str(path))
+        if path.name == "__init__.py" and _discovers_its_modules(tree):
+            for f in sorted(path.parent.glob("*.py")):
+                if f not in seen:
+                    seen.add(f)
+                    todo.append(f)
+        for dotted in _imported(tree):
             parts = dotted.split(".")
             for k in range(1, len(parts) + 1):
                 f = _module_file(src, ".".join(parts[:k]))

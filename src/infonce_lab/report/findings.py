@@ -1,37 +1,83 @@
-"""The page's opening summary: what the study found, per paper, generated from the verdicts (no
-sentence is written by hand, so it cannot drift from the rows below it)."""
+"""The page's opening summary, generated from the verdicts (no sentence is written by hand, so it
+cannot drift from the rows below it). Its rules, stated before the data:
+
+- counts are kept apart by what a verdict rests on (:data:`~infonce_lab.report.verdicts.GROUPS`):
+  empirical claims in this setting, mathematical and simulation checks, paper-scale claims; a row
+  that is not a claim of the paper (``Evidence.CONTEXT``) and our self-checks are never counted;
+- every primary case and every pooled estimate is stated with its sign, size and interval;
+- every counted claim whose deciding p-value sits near its threshold
+  (:func:`~infonce_lab.report.verdicts.near_threshold`) is named;
+- a contradiction is worded by what it contradicts: the theory, the paper's published experiment
+  re-run, or (an empirical claim) the paper's claim carried into this study's setting.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from infonce_lab.report.verdicts import ClaimRow, Outcome, Verdict
+from infonce_lab.report.sections import Paper
+from infonce_lab.report.verdicts import (
+    GROUPS,
+    Case,
+    ClaimRow,
+    Evidence,
+    Outcome,
+    near_threshold,
+)
 
-# (section id, paper, link): the sources the claims come from.
-PAPERS: dict[str, tuple[str, str]] = {
-    "weince": ("WEINCE (Weibull-corrected InfoNCE)", "https://arxiv.org/abs/2606.00262"),
-    "annealing": ("Langevin temperature annealing", "https://arxiv.org/abs/2603.12552"),
-    "geometry": ("Geometric mechanics of contrastive learning", "https://arxiv.org/abs/2601.19597"),
-    "au": ("Alignment and uniformity (Wang & Isola 2020)", "https://arxiv.org/abs/2005.10242"),
-    "pipeline": ("The pipeline's own check", ""),
-}
-LISTED = 4  # contradicted claims named before "and N more": the page says those plainly
+LISTED = 4  # contradicted claims named per kind before "and N more"
 LISTED_REPRODUCED = 2
+
+# How the summary words a claim our data do not reproduce, by what the verdict rests on.
+CONTRADICTS = {
+    Evidence.THEORY: "Contradicts the theory as stated",
+    Evidence.EXPERIMENT: "The paper's published experiment, re-run, does not come out as stated",
+    Evidence.SETTING: "Not reproduced in this study's setting (the paper's own setting is not run "
+                      "here)",
+    Evidence.PAPER_SCALE: "Contradicts the paper's published experiment at its scale",
+}
+
+
+@dataclass(frozen=True)
+class Stated:
+    """One estimate as the summary states it."""
+
+    claim: str
+    case: str
+    text: str  # sign, size, interval, unit
+    direction: str  # "above 0", "below 0", "spans 0"
+    verdict: str
+    mde: float | None
+    near: float | None
+
+
+@dataclass(frozen=True)
+class Near:
+    claim: str
+    p: float
+    verdict: str
 
 
 @dataclass(frozen=True)
 class Finding:
     section: str
     paper: str
+    short: str
     link: str
-    counts: dict[str, int]
-    n: int
-    primary: list[tuple[str, Verdict]]  # (the pre-registered contrast, its verdict)
-    contradicted: list[str]  # the claims our data do not reproduce, shortened
-    reproduced: list[str]
+    groups: dict[str, dict[str, int]]  # group label → counts (n, reproduced, …), non-empty only
+    primary: list[Stated]
+    pooled: list[Stated]
+    near: list[Near]
+    contradicted: dict[str, list[str]]  # wording → short claims (at most LISTED each)
     more_contradicted: int
+    reproduced: list[str]
     more_reproduced: int
+    context: list[tuple[str, str, str]]  # (claim, result, verdict): shown, not counted
+
+    @property
+    def n(self) -> int:
+        return sum(g["n"] for g in self.groups.values())
 
 
 def short(claim: str, limit: int = 90) -> str:
@@ -42,21 +88,69 @@ def short(claim: str, limit: int = 90) -> str:
     return head[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
 
 
-def findings(rows: Sequence[ClaimRow]) -> list[Finding]:
-    """One :class:`Finding` per paper section with claims, in page order; self-checks apart."""
-    out = []
-    for sid, (paper, link) in PAPERS.items():
-        mine = [r for r in rows if r.section == sid and not r.self_check]
-        if not mine:
-            continue
-        outcomes = [r.verdict.outcome for r in mine]
-        counts = {o.name.lower(): outcomes.count(o) for o in Outcome}
-        rest = [r for r in mine if not r.primary]
-        bad = [short(r.claim) for r in rest if r.verdict.outcome is Outcome.NOT_REPRODUCED]
-        good = [short(r.claim) for r in rest if r.verdict.outcome is Outcome.REPRODUCED]
-        out.append(Finding(
-            sid, paper, link, counts, len(mine),
-            [(short(r.claim), r.verdict) for r in mine if r.primary],
-            bad[:LISTED], good[:LISTED_REPRODUCED], max(0, len(bad) - LISTED),
-            max(0, len(good) - LISTED_REPRODUCED)))
-    return out
+def counts(rows: Sequence[ClaimRow]) -> dict[str, int]:
+    outcomes = [r.verdict.outcome for r in rows]
+    return {"n": len(rows), **{o.name.lower(): outcomes.count(o) for o in Outcome}}
+
+
+def counted(row: ClaimRow) -> bool:
+    """A claim of the paper: not our self-check, not our context."""
+    return not row.self_check and row.evidence is not Evidence.CONTEXT
+
+
+def deciding(row: ClaimRow) -> list[Case]:
+    """The cases a row's verdict rests on: its pooled cases where it has them, else all."""
+    pooled = [c for c in row.cases if c.pooled]
+    return pooled or list(row.cases)
+
+
+def _stated(row: ClaimRow, case: Case) -> Stated | None:
+    e = case.estimate
+    if e is None or not e.defined:
+        return None
+    if e.has_interval and e.low > 0:
+        direction = "above 0"
+    elif e.has_interval and e.high < 0:
+        direction = "below 0"
+    else:
+        direction = "spans 0" if e.has_interval else "no interval"
+    return Stated(short(row.claim), case.name, str(e), direction, str(case.verdict.outcome),
+                  case.mde, near_threshold(case))
+
+
+def finding(p: Paper, rows: Sequence[ClaimRow]) -> Finding | None:
+    paper = p.id
+    mine = [r for r in rows if r.section == paper and counted(r)]
+    context_rows = [r for r in rows if r.section == paper and r.evidence is Evidence.CONTEXT
+                    and not r.self_check]
+    if not mine and not context_rows:
+        return None
+    groups = {label: counts(kept) for label, kinds in GROUPS.items()
+              if (kept := [r for r in mine if r.evidence in kinds])}
+    primary = [s for r in mine if r.primary for c in r.cases if (s := _stated(r, c))]
+    pooled = [s for r in mine if not r.primary for c in r.cases if c.pooled
+              if (s := _stated(r, c))]
+    near = []
+    for r in mine:
+        ps = [p_ for c in deciding(r) if (p_ := near_threshold(c)) is not None]
+        if ps:
+            near.append(Near(short(r.claim), min(ps), str(r.verdict.outcome)))
+    contradicted: dict[str, list[str]] = {}
+    more = 0
+    for r in mine:
+        if r.verdict.outcome is Outcome.NOT_REPRODUCED and r.evidence is not None:
+            listed = contradicted.setdefault(CONTRADICTS[r.evidence], [])
+            if len(listed) < LISTED:
+                listed.append(short(r.claim))
+            else:
+                more += 1
+    good = [short(r.claim) for r in mine
+            if r.verdict.outcome is Outcome.REPRODUCED and not r.primary]
+    return Finding(paper, p.name, p.short, p.link, groups, primary, pooled, near, contradicted, more,
+                   good[:LISTED_REPRODUCED], max(0, len(good) - LISTED_REPRODUCED),
+                   [(short(r.claim), r.result, str(r.verdict)) for r in context_rows])
+
+
+def findings(rows: Sequence[ClaimRow], papers: Sequence[Paper]) -> list[Finding]:
+    """One :class:`Finding` per paper with claims, in page order."""
+    return [f for p in papers if (f := finding(p, rows)) is not None]

@@ -5,23 +5,40 @@ from __future__ import annotations
 import base64
 import os
 import platform
+import re
 import subprocess
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import (
+    BaseLoader,
+    ChoiceLoader,
+    Environment,
+    FileSystemLoader,
+    PackageLoader,
+    select_autoescape,
+)
 from markupsafe import Markup
 
 from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import holm
 from infonce_lab.io import read_json
 from infonce_lab.params import Params, configurations, params_hash
-from infonce_lab.report.findings import findings
-from infonce_lab.report.paired import comparisons
-from infonce_lab.report.verdicts import ClaimRow, Outcome, fmt_p, md_cell, verdict_class
+from infonce_lab.report.findings import counted, findings, short
+from infonce_lab.report.sections import Paper, Section, markdown_anchor, papers
+from infonce_lab.report.verdicts import (
+    GROUPS,
+    ClaimRow,
+    Outcome,
+    Verdict,
+    fmt_p,
+    md_cell,
+    verdict_class,
+)
 
 PACKAGES = ("infonce-lab", "torch", "torchvision", "numpy", "scipy", "scikit-learn", "pandas",
             "dvc", "dvclive", "pydantic", "matplotlib", "transformers", "gensim",
@@ -190,37 +207,24 @@ def with_holm(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**r, "p_holm": p} for r, p in zip(rows, adjusted, strict=True)]
 
 
-def schedule_comparisons(params: Params, paired: dict[str, Any]) -> list[dict[str, Any]]:
-    """The paired comparisons between two schedules on one loss (linear probe and kNN)."""
-    schedules = set(params.schedules)
-    return with_holm([{"name": f"{c.setting}: {c.a} − {c.b} ({c.shared})", "metric": c.metric,
-                       **c.pair}
-                      for c in comparisons(paired)
-                      if {c.a, c.b} <= schedules and c.metric in EXPLORED_METRICS])
-
-
 def paired_table(paired: dict[str, Any]) -> list[dict[str, Any]]:
     """Every paired comparison on the linear probe and kNN, Holm-adjusted over the table."""
     return with_holm([{"name": name.split("/")[1], **c} for name, c in paired.items()
                       if c["metric"] in EXPLORED_METRICS])
 
 
-# (HTML id, title, source, Markdown anchor of the section's heading)
-SECTIONS = [
-    ("weince", "WEINCE", "arXiv 2606.00262", "weince-weibull-corrected-infonce"),
-    ("annealing", "Temperature annealing", "arXiv 2603.12552 (theory)", "temperature-annealing"),
-    ("geometry", "Geometric mechanics", "arXiv 2601.19597", "geometric-mechanics"),
-    ("au", "Alignment and uniformity", "Wang & Isola 2020", "alignment-and-uniformity"),
-    ("pipeline", "The pipeline", "pretraining beats random init", "the-pipeline"),
-]
+# The page's contents after the papers: (HTML id, title, the Markdown heading).
+CLOSING = (("self-checks", "Self-checks"), ("rules", "How the verdicts are decided"),
+           ("provenance", "Provenance"))
 
 
-# The page's table of contents: (HTML id, title, the Markdown heading's anchor).
-CONTENTS = [("summary", "Summary", "summary"), ("glance", "At a glance", "at-a-glance"),
-            *((sid, title, anchor) for sid, title, _, anchor in SECTIONS),
-            ("self-checks", "Self-checks", "self-checks"),
-            ("rules", "How the verdicts are decided", "how-the-verdicts-are-decided"),
-            ("provenance", "Provenance", "provenance")]
+
+
+def contents(papers: Sequence[Paper]) -> list[tuple[str, str, str]]:
+    """(HTML id, title, Markdown anchor) of the page's parts, derived from its papers."""
+    return [("summary", "Summary", "summary"),
+            *((p.id, p.title, p.anchor) for p in papers),
+            *((i, t, markdown_anchor(t)) for i, t in CLOSING)]
 
 
 def _count(rows: list[ClaimRow]) -> dict[str, int]:
@@ -231,10 +235,11 @@ def _count(rows: list[ClaimRow]) -> dict[str, int]:
             "not_run": kinds.count(Outcome.NOT_RUN)}
 
 
-def by_section(rows: list[ClaimRow]) -> dict[str, list[ClaimRow]]:
-    """The papers' claims of each section, in page order and grouped by topic (a topic's rows
-    stay together in the order they came); self-checks are left out (see :func:`self_checks`)."""
-    out: dict[str, list[ClaimRow]] = {sid: [] for sid, *_ in SECTIONS}
+def by_section(rows: list[ClaimRow], papers: Sequence[Paper]) -> dict[str, list[ClaimRow]]:
+    """Each paper's rows (its claims and its context rows), in page order and grouped by topic (a
+    topic's rows stay together in the order they came); self-checks are left out (see
+    :func:`self_checks`)."""
+    out: dict[str, list[ClaimRow]] = {p.id: [] for p in papers}
     for r in rows:
         if not r.self_check:
             out.setdefault(r.section, []).append(r)
@@ -248,14 +253,27 @@ def self_checks(rows: list[ClaimRow]) -> list[ClaimRow]:
     return [r for r in rows if r.self_check]
 
 
-def scoreboard(rows: list[ClaimRow]) -> dict[str, Any]:
-    """Per report section, the papers' claims counted by verdict; the self-checks (our own
-    derivations) are counted apart and never inflate a section's "reproduced"."""
-    sections = by_section(rows)
-    return {"sections": [{"id": sid, "title": title, "source": source, "anchor": anchor,
-                          **_count(sections.get(sid, []))}
-                         for sid, title, source, anchor in SECTIONS],
+def scoreboard(rows: list[ClaimRow], papers: Sequence[Paper]) -> dict[str, Any]:
+    """Per paper, its claims counted by verdict (context rows, which are not the paper's claims,
+    never count); the self-checks (our own derivations) are counted apart."""
+    sections = by_section(rows, papers)
+    return {"sections": [{"id": p.id, "title": p.title, "source": p.source, "anchor": p.anchor,
+                          **_count([r for r in sections.get(p.id, []) if counted(r)])}
+                         for p in papers],
             "self_checks": _count(self_checks(rows))}
+
+
+def clip(text: Any, limit: int = 300) -> str:
+    """A table cell's text cut at a word to at most ``limit`` characters (the full text is one
+    click away, in the row's details)."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return text[:limit - 2].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+
+
+def outcome_class(outcome: str) -> str:
+    return verdict_class(Verdict(Outcome(outcome)))
 
 
 def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: dict[str, bytes],
@@ -267,7 +285,6 @@ def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: d
         "study": params.study.model_dump(),
         "n_runs": len(folders),
         "comparison": comparison(params, summary),
-        "schedules": {n: params.schedules[n].model_dump() for n in params.study.schedules},
         "figures": {k: base64.b64encode(v).decode("ascii") for k, v in figures.items()},
         "provenance": provenance(params, folders),
     }
@@ -294,28 +311,72 @@ def md_inert(value: Any) -> Any:
             .replace("](", "]&#40;").replace("]:", "]&#58;"))
 
 
-def environment(markdown: bool = False) -> Environment:
+def loader(sections: Sequence[Section] = ()) -> BaseLoader:
+    """The package's templates, then the folders of sections declared outside it."""
+    extra = list(dict.fromkeys(s.templates for s in sections if s.templates is not None))
+    return ChoiceLoader([PackageLoader("infonce_lab.report", "templates"),
+                         *(FileSystemLoader(d) for d in extra)])
+
+
+def environment(markdown: bool = False, sections: Sequence[Section] = ()) -> Environment:
     """The templates (read from the installed package) with the report's filters. Every HTML
     template escapes what it prints (``select_autoescape`` matches the name's last suffix, so
     ``html.j2`` must be named): titles, names and notes come from params and data. The Markdown
     templates pass every printed value through :func:`md_inert`."""
-    env = Environment(loader=PackageLoader("infonce_lab.report", "templates"),
-                      autoescape=select_autoescape(["html", "html.j2"]), trim_blocks=True,
-                      lstrip_blocks=True, finalize=md_inert if markdown else None)
+    html_names = select_autoescape(["html", "html.j2"])
+
+    def autoescape(name: str | None) -> bool:
+        # A section template (sections/*.j2) and the format macros write both pages: escaped
+        # in the HTML environment, made inert (finalize) in the Markdown one.
+        if markdown:
+            return False
+        return html_names(name) or (name or "").startswith(("sections/", "format"))
+
+    env = Environment(loader=loader(sections), autoescape=autoescape, trim_blocks=True, lstrip_blocks=True,
+                      finalize=md_inert if markdown else None, extensions=["jinja2.ext.do"])
     env.filters["ci"] = fmt_ci
     env.filters["p"] = fmt_p
     env.filters["verdict_class"] = verdict_class
     env.filters["cell"] = md_cell
+    env.filters["clip"] = clip
+    env.filters["short"] = short
+    env.filters["outcome_class"] = outcome_class
+    env.filters["cell_of"] = lambda schedule, cells, metric: fmt_ci(
+        (cells.get(schedule) or {}).get(metric))
+    env.filters["metric_of"] = lambda column, s: fmt_ci(s.get(column[0]))
     env.globals["metric_columns"] = METRIC_COLUMNS
     return env
 
 
-def render(context: dict[str, Any]) -> tuple[str, str]:
-    env = environment()
+def render(context: dict[str, Any], sections: list[Section]) -> tuple[str, str, dict[str, str]]:
+    """(index.html, REPORT.md, {name: details/<name>.md}) from one context; ``sections``: the
+    declared sections (their papers, and their templates ``sections/<id>.j2`` where they have
+    one)."""
     rows = context.get("claim_rows", [])
-    context = {**context, "scoreboard": scoreboard(rows), "claims": by_section(rows),
-               "self_checks": self_checks(rows), "findings": findings(rows),
-               "toc": [(i, t) for i, t, _ in CONTENTS], "md_anchors": {i: a for i, _, a in CONTENTS},
-               "tables": context.get("tables", [])}
-    return (env.get_template("index.html.j2").render(**context),
-            environment(markdown=True).get_template("REPORT.md.j2").render(**context))
+    paper_list = papers(sections)
+    toc = contents(paper_list)
+    context = {**context, "scoreboard": scoreboard(rows, paper_list),
+               "claims": by_section(rows, paper_list),
+               "section_ids": {p.id: [s.id for s in sections if s.paper == p.id]
+                               for p in paper_list},
+               "self_checks": self_checks(rows), "findings": findings(rows, paper_list),
+               "papers": paper_list, "groups": list(GROUPS), "toc": [(i, t) for i, t, _ in toc],
+               "anchors": {i: a for i, _, a in toc}, "tables": context.get("tables", []),
+               "up": "", "fmt": "md"}
+    html = environment(sections=sections).get_template("index.html.j2").render(
+        **{**context, "fmt": "html"})
+    md_env = environment(markdown=True, sections=sections)
+    markdown = _tidy(md_env.get_template("REPORT.md.j2").render(**context))
+    details = md_env.get_template("details.md.j2")
+    pages = {p.id: _tidy(details.render(**{**context, "paper": p, "up": "../"}))
+             for p in paper_list}
+    for page in ("self-checks", "provenance"):
+        pages[page] = _tidy(details.render(**{**context, "paper": None, "page": page,
+                                              "up": "../"}))
+    return html, markdown, pages
+
+
+def _tidy(markdown: str) -> str:
+    """One blank line between blocks, however the templates' blocks met (Markdown has no
+    meaning for a second one, and the pages hold no code blocks)."""
+    return re.sub(r"\n{3,}", "\n\n", markdown)

@@ -295,12 +295,19 @@ RuleLike = Rule | Check
 # ----------------------------------------------------------------------------- cases and claims
 @dataclass(frozen=True)
 class Case:
-    """One case of a claim (a configuration, a schedule, a σ_mis …)."""
+    """One case of a claim (a configuration, a schedule, a σ_mis …). ``estimate`` and the
+    one-sided p-values that decided it (Holm-adjusted where the family was) stay beside the
+    printed text, so the summary and the figures read numbers, never the printed strings."""
 
     name: str
     result: str
     verdict: Verdict
     p: str = ""  # the test's p-values as printed (raw and Holm-adjusted)
+    estimate: Estimate | None = None
+    p_for: float | None = None  # for the claim (its passing region)
+    p_against: float | None = None  # against it (its failing region)
+    mde: float | None = None  # the effect 80% power detects at the rule's level, where known
+    pooled: bool = False  # pooled over a claim's settings: the case its verdict rests on
 
 
 def decide_family(rule: Rule, estimates: Sequence[Estimate], names: Sequence[str],
@@ -324,7 +331,9 @@ def decide_family(rule: Rule, estimates: Sequence[Estimate], names: Sequence[str
                 holm_p = f" (Holm {fmt_p(adj)})" if holm_applies else ""
                 shown.append(f"{side} {fmt_p(raw_p)}{holm_p}")
         p = f"one-sided p: {', '.join(shown)}" if shown else ""
-        cases.append(Case(names[i], results[i] if results else str(e), verdict, p))
+        cases.append(Case(names[i], results[i] if results else str(e), verdict, p, e,
+                          adj_pass[i] if holm_applies else p_pass[i],
+                          adj_fail[i] if holm_applies else p_fail[i]))
     return cases
 
 
@@ -374,6 +383,39 @@ def converged(at_step: Estimate, at_half: Estimate, rule: Rule) -> tuple[Verdict
     return v1, text
 
 
+class Evidence(StrEnum):
+    """What a claim row's verdict rests on; the page counts each group apart (:data:`GROUPS`)
+    and words a contradiction by it (:mod:`infonce_lab.report.findings`)."""
+
+    SETTING = "setting"  # an empirical claim, decided on this study's encoders and data
+    THEORY = "theory"  # a mathematical statement, checked exactly or by simulation
+    EXPERIMENT = "experiment"  # the paper's own numerical experiment, re-run
+    PAPER_SCALE = "paper_scale"  # needs the paper's datasets and compute: not run here
+    CONTEXT = "context"  # not a claim of the paper (our control): shown, never counted
+
+
+# The groups the page counts apart, in its order; CONTEXT rows are in none.
+GROUPS: dict[str, tuple[Evidence, ...]] = {
+    "empirical claims in this setting": (Evidence.SETTING,),
+    "mathematical and simulation checks": (Evidence.THEORY, Evidence.EXPERIMENT),
+    "paper-scale claims": (Evidence.PAPER_SCALE,),
+}
+
+# A case sits near its threshold when the one-sided p-value nearest to deciding it lies within a
+# factor of 2 of α/2: [α/4, α). Stated before the data; the summary names every such case.
+NEAR = (ALPHA / 4, ALPHA)
+
+
+def near_threshold(case: Case) -> float | None:
+    """The deciding p-value of a case near its threshold (:data:`NEAR`), else None: for a decided
+    case the p that decided it, for an inconclusive one the smaller of the two."""
+    ps = [p for p in (case.p_for, case.p_against) if p is not None]
+    if not ps:
+        return None
+    p = min(ps)
+    return p if NEAR[0] <= p < NEAR[1] else None
+
+
 @dataclass
 class ClaimRow:
     """One claim of one paper (or one self-check), as the page shows it.
@@ -396,6 +438,7 @@ class ClaimRow:
     self_check: bool = False
     note: str = ""
     primary: bool = False  # a pre-registered primary comparison (the summary names it first)
+    evidence: Evidence | None = None  # None: its section's default (sections.Section.evidence)
 
     @property
     def kind(self) -> str:  # templates: claims and self-checks render in separate blocks
@@ -421,9 +464,13 @@ def claim(section: str, topic: str, claim_text: str, quantity: str, rule: Rule |
 
 
 def not_run_row(section: str, topic: str, claim_text: str, quantity: str, rule: Rule | str,
-                what_it_takes: str) -> ClaimRow:
-    return claim(section, topic, claim_text, quantity, rule, [], result="—",
-                 verdict=not_run(what_it_takes))
+                what_it_takes: str, evidence: Evidence | None = None) -> ClaimRow:
+    """``evidence``: PAPER_SCALE for a claim at the paper's settings; None for one this study
+    could decide but did not run (its section's default)."""
+    row = claim(section, topic, claim_text, quantity, rule, [], result="—",
+                verdict=not_run(what_it_takes))
+    row.evidence = evidence
+    return row
 
 
 def md_cell(text: Any) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from infonce_lab.evaluation.stats import TInference, block_pooled_difference
@@ -79,7 +79,7 @@ def decide_pooled_and_per_schedule(
     per-schedule ones are shown as a second family. Returns (pooled cases, per-schedule cases,
     the verdict: every pooled case must hold)."""
     pooled = pooled_over_schedules(pairs)
-    pooled_cases = decide_family(rule, [points(t) for t in pooled.values()],
-                                 [pooled_name(k) for k in pooled])
+    pooled_cases = [replace(c, pooled=True) for c in decide_family(
+        rule, [points(t) for t in pooled.values()], [pooled_name(k) for k in pooled])]
     per = decide_family(rule, [points(p.t) for p in pairs], [pair_name(p) for p in pairs])
     return pooled_cases, per, all_cases([c.verdict for c in pooled_cases])

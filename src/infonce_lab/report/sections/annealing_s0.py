@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from infonce_lab.report.plotting import ci_bar, finish, plt, png, trap_band, trap_curve
+from infonce_lab.report.sections import Section
 from infonce_lab.report.verdicts import (
     Above,
     Below,
@@ -31,6 +32,7 @@ from infonce_lab.report.verdicts import (
     ClaimRow,
     Equivalent,
     Estimate,
+    Evidence,
     Outcome,
     Rule,
     Verdict,
@@ -42,7 +44,7 @@ from infonce_lab.report.verdicts import (
     reproduced,
 )
 
-SECTION = "annealing"
+PAPER = "annealing"
 TOPIC = "S0 annealing (double well on S¹)"
 
 # φ: a population tracking its equilibrium follows the whole decline (φ = 1, which is also the
@@ -165,7 +167,7 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     s0 = sims.get("s0")
     if s0 is None:
         what = "add s0 to simulation.experiments and run simulate@s0"
-        return [not_run_row(SECTION, TOPIC, CLAIMS[k], "—", RULES[k], what) for k in CLAIMS]
+        return [not_run_row(PAPER, TOPIC, CLAIMS[k], "—", RULES[k], what) for k in CLAIMS]
     scheds = s0["schedules"]
     ends = [float(e) for e in s0["window_ends"]]
     log = [e for e in scheds.values() if e["kind"] == "log"]
@@ -176,7 +178,7 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     rows: list[ClaimRow] = []
 
     def row(key: str, quantity: str, cases: list[Case], **kw: Any) -> ClaimRow:
-        rows.append(claim(SECTION, TOPIC, CLAIMS[key], quantity, RULES[key], cases, **kw))
+        rows.append(claim(PAPER, TOPIC, CLAIMS[key], quantity, RULES[key], cases, **kw))
         return rows[-1]
 
     row("log_slow_converges", f"φ over the last decade ({decade}), at {steps}",
@@ -460,3 +462,9 @@ def s0_fixed_beta(s0: dict[str, Any]) -> bytes:
 # the simulate stage's experiment → {figure name: drawer}
 SIM_FIGURES = {"s0": {"sim_s0_trap": s0_annealing, "sim_s0_hazard": s0_rates,
                       "sim_s0_fixed_beta": s0_fixed_beta}}
+
+
+SECTION = Section(
+    id="s0", paper="annealing", title="S0: a double well on the circle", evidence=Evidence.THEORY,
+    reads=("sims.s0",), rules=RULES, rows=lambda i: claim_rows(dict(i.sims)),
+    context=lambda i: context(dict(i.sims)), sim_figures=SIM_FIGURES)

@@ -18,6 +18,7 @@ from typing import Any
 
 from infonce_lab.report import verdicts as _v
 from infonce_lab.report.plotting import finish, plt, trap_band, trap_curve
+from infonce_lab.report.sections import Section
 from infonce_lab.report.verdicts import (
     Above,
     Below,
@@ -25,6 +26,7 @@ from infonce_lab.report.verdicts import (
     Check,
     ClaimRow,
     Estimate,
+    Evidence,
     Outcome,
     Rule,
     Verdict,
@@ -36,7 +38,7 @@ from infonce_lab.report.verdicts import (
     reproduced,
 )
 
-SECTION = "annealing"
+PAPER = "annealing"
 TOPIC_S1 = "S1 annealing (InfoNCE on (S¹)⁴)"
 TOPIC_HESSIAN = "Hessian sharpening"
 TOPIC_LANDSCAPE = "Landscape of U₀ (minimizers, barriers)"
@@ -202,7 +204,7 @@ def _check_row(topic: str, rule_id: str, text: str, quantity: str,
                cases: list[tuple[str, Any, str]], **kw: Any) -> ClaimRow:
     """A row decided by one of the checks in RULES, its cases given as (name, the check's
     input, the result shown)."""
-    return claim(SECTION, topic, text, quantity, RULES[rule_id].text,
+    return claim(PAPER, topic, text, quantity, RULES[rule_id].text,
                  [_check_case(name, rule_id, x, result) for name, x, result in cases], **kw)
 
 
@@ -247,7 +249,7 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
     if diffs:
         cases = [_converged_case(name, d, rule, signed=True) for name, d in diffs.items()]
         rows.append(claim(
-            SECTION, TOPIC_S1,
+            PAPER, TOPIC_S1,
             "Our analysis (D.7(i)), not the paper: under the literal SDE (P1: drift −grad L, "
             "noise √(2/β)) barriers of U₀ are crossed at rate ≈ exp(−β²ΔE), so P1 traps more "
             "than the normalised dynamics P2 (drift −grad L/β) under the same schedule",
@@ -256,7 +258,7 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
             note="P1's step is dt ≤ h/(κ_s²β²): its drift's curvature at the trap is κ_s²β²; at "
                  "the old fixed dt = 0.01 chains left the trap numerically from β ≈ 14 on."))
     else:
-        rows.append(not_run_row(SECTION, TOPIC_S1, "Our analysis (D.7(i)): P1 traps more than P2",
+        rows.append(not_run_row(PAPER, TOPIC_S1, "Our analysis (D.7(i)): P1 traps more than P2",
                                 "P_trap(P1) − P_trap(P2)", rule,
                                 "simulation.s1.dynamics must list both P1 and P2"
                                 if "p1_minus_p2" in s1 else _STALE))
@@ -278,7 +280,7 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
         quantity = (f"P2 (the dynamics the theorem's c* = 1/ΔE_max(U₀) is for, D.7(i)): "
                     f"P_trap(T = {T:g}) − the Gibbs trap mass at β(T) (grid estimate), per c/c*")
         if not chosen:
-            rows.append(not_run_row(SECTION, TOPIC_S1, text, quantity, rule,
+            rows.append(not_run_row(PAPER, TOPIC_S1, text, quantity, rule,
                                     "simulation.s1.c_ratios must include such c/c*"
                                     if "p2_vs_gibbs" in s1 else _STALE))
             continue
@@ -286,7 +288,7 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
                                  extra=(f"; P_trap(T/10) = {tenth['value']:.3f}"
                                         if (tenth := g.get("p_trap_tenth_step")) is not None else ""))
                  for name, g in chosen.items()]
-        rows.append(claim(SECTION, TOPIC_S1, text, quantity, rule, cases,
+        rows.append(claim(PAPER, TOPIC_S1, text, quantity, rule, cases,
                           note="Gibbs trap mass at β(T): "
                                + ", ".join(f"{g['gibbs_trap_mass']:.1e}"
                                            for g in chosen.values())))
@@ -298,7 +300,7 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
                  for name, g in fast.items()]
         emptied = all(c.verdict.outcome is not_reproduced().outcome for c in cases)
         rows.append(claim(
-            SECTION, TOPIC_S1,
+            PAPER, TOPIC_S1,
             "App. A.6 / §6: faster schedules (linear, square-root) lack the guarantee and risk "
             "getting trapped; Prop. 3.3 applies (liminf β/ln t = ∞ > c*); D.8(c): P_trap(T) "
             "stays above 0",
@@ -414,7 +416,7 @@ def landscape_rows(h: dict[str, Any] | None) -> list[ClaimRow]:
                    "smallest positive similarity; collapsed pairs for the 'if' direction")
     c2 = (h or {}).get("prop_c2")
     if c2 is None:
-        rows.append(not_run_row(SECTION, TOPIC_LANDSCAPE, c2_text, c2_quantity,
+        rows.append(not_run_row(PAPER, TOPIC_LANDSCAPE, c2_text, c2_quantity,
                                 RULES["prop_c2"].text,
                                 "re-run simulate@hessian (its file has no prop_c2 part)"))
     else:
@@ -431,7 +433,7 @@ def landscape_rows(h: dict[str, Any] | None) -> list[ClaimRow]:
                                   f"'only if' direction is wrong")
                    if failed else None)
         rows.append(claim(
-            SECTION, TOPIC_LANDSCAPE, c2_text, c2_quantity, RULES["prop_c2"].text, cases,
+            PAPER, TOPIC_LANDSCAPE, c2_text, c2_quantity, RULES["prop_c2"].text, cases,
             verdict=verdict,
             note="The 'if' direction holds. The 'only if' direction is wrong: each bracket "
                  "max_{k≠i} s_ik − s_ij vanishes as soon as the positive is the anchor's most "
@@ -448,7 +450,7 @@ def landscape_rows(h: dict[str, Any] | None) -> list[ClaimRow]:
                    "minimum-energy paths of F_β̄ at β̄ and 2β̄; 0 where the configuration is no "
                    "trap")
     if neg is None:
-        rows.append(not_run_row(SECTION, TOPIC_LANDSCAPE, a2_text, a2_quantity,
+        rows.append(not_run_row(PAPER, TOPIC_LANDSCAPE, a2_text, a2_quantity,
                                 RULES["negatives_barrier"].text,
                                 "re-run simulate@hessian (its file has no negatives part)"))
     else:
@@ -471,7 +473,7 @@ def landscape_rows(h: dict[str, Any] | None) -> list[ClaimRow]:
             verdict = inconclusive(f"one trap family only: its barrier falls {where}, but "
                                    "ΔE_max is the maximum over all basins, not searched")
         rows.append(claim(
-            SECTION, TOPIC_LANDSCAPE, a2_text, a2_quantity, RULES["negatives_barrier"].text,
+            PAPER, TOPIC_LANDSCAPE, a2_text, a2_quantity, RULES["negatives_barrier"].text,
             [Case("—", "; ".join(parts) + f" (β̄ = {neg['beta_bar']:g} / {neg['beta_bar_check']:g})",
                   verdict)],
             note="A path's maximum bounds the barrier from above, and the 2-pair value is exact "
@@ -488,12 +490,12 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     if s1 is not None:
         rows += s1_rows(s1)
     else:
-        rows.append(not_run_row(SECTION, TOPIC_S1, "S1 annealing claims (D.3, D.7(i))",
+        rows.append(not_run_row(PAPER, TOPIC_S1, "S1 annealing claims (D.3, D.7(i))",
                                 "P_trap under P1 and P2", "—", "simulation.experiments: s1"))
     if h is not None:
         rows += hessian_rows(h)
     else:
-        rows.append(not_run_row(SECTION, TOPIC_HESSIAN, "Lemma C.3 and the D.6 formula",
+        rows.append(not_run_row(PAPER, TOPIC_HESSIAN, "Lemma C.3 and the D.6 formula",
                                 "‖H‖ vs β", "—", "simulation.experiments: hessian"))
     rows += landscape_rows(h)
     return rows
@@ -631,3 +633,10 @@ def hessian_scaling(h: dict[str, Any]) -> bytes:
 # the simulate stage's experiment → {figure name: drawer}
 SIM_FIGURES = {"s1": {"sim_s1_trap": s1_trap_curves},
                "hessian": {"sim_hessian": hessian_scaling, "sim_negatives": negatives_barrier}}
+
+
+SECTION = Section(
+    id="s1", paper="annealing", title="S1, the Hessian and the landscape of U₀",
+    evidence=Evidence.THEORY, reads=("sims.s1", "sims.hessian"), rules=RULES,
+    rows=lambda i: claim_rows(dict(i.sims)), context=lambda i: context(dict(i.sims)),
+    sim_figures=SIM_FIGURES)

@@ -12,19 +12,21 @@ import pandas as pd
 
 from infonce_lab.evaluation import metrics
 from infonce_lab.report.plotting import plt, png
+from infonce_lab.report.sections import Section
 from infonce_lab.report.sections._paired import decide_pooled_and_per_schedule, oriented_pairs
 from infonce_lab.report.verdicts import (
     Below,
     Case,
     ClaimRow,
     Estimate,
+    Evidence,
     NonInferior,
     all_cases,
     claim,
     not_run_row,
 )
 
-SECTION = "au"
+PAPER = "au"
 METRICS = metrics.labels(headline=True)
 # "Competitive": DirectAU at most one accuracy point below InfoNCE — the resolution at which the
 # paper's own tables separate methods (its CIs are ±0.2–0.3 points over 4 seeds; one point is
@@ -69,9 +71,9 @@ def plane_rows(au: dict[str, Any] | None) -> list[ClaimRow]:
                     f"{entry['n_encoders']} encoders in {block['clusters']} configurations"
                     + (ref_text if coord == "uniformity" else ""), rule.decide(e)))
     if not cases:
-        return [not_run_row(SECTION, "Trained encoders", PLANE_CLAIM, PLANE_QUANTITY, rule,
+        return [not_run_row(PAPER, "Trained encoders", PLANE_CLAIM, PLANE_QUANTITY, rule,
                             "≥ 4 trained configurations with alignment and uniformity")]
-    return [claim(SECTION, "Trained encoders", PLANE_CLAIM, PLANE_QUANTITY, rule, cases,
+    return [claim(PAPER, "Trained encoders", PLANE_CLAIM, PLANE_QUANTITY, rule, cases,
                   combine=all_cases)]
 
 
@@ -83,12 +85,12 @@ def direct_au_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[C
                 "schedules (each seed's mean difference) and per schedule (Holm within the claim)")
     pairs = oriented_pairs(paired, loss_kinds, "direct_au", "info_nce", METRICS)
     if not pairs:
-        return [not_run_row(SECTION, "Paired over seeds", text, quantity, rule,
+        return [not_run_row(PAPER, "Paired over seeds", text, quantity, rule,
                             "list an InfoNCE-kind and a direct_au-kind loss in study.losses")]
     pooled_cases, per, verdict = decide_pooled_and_per_schedule(
         rule, pairs, lambda k: f"{k[0]} {METRICS[k[1]]}, pooled over schedules",
         lambda p: f"{p.setting} {METRICS[p.metric]} @ {p.shared}")
-    return [claim(SECTION, "Paired over seeds", text, quantity, rule, pooled_cases + per,
+    return [claim(PAPER, "Paired over seeds", text, quantity, rule, pooled_cases + per,
                   verdict=verdict, result="pooled: " + "; ".join(c.result for c in pooled_cases))]
 
 
@@ -127,3 +129,11 @@ def alignment_uniformity_plane(encoders: pd.DataFrame) -> bytes:
         handle.set_facecolor("#cccccc")
     ax.grid(alpha=0.3)
     return png(fig)
+
+
+SECTION = Section(
+    id="au_empirical", paper="au", title="Trained encoders", evidence=Evidence.SETTING,
+    reads=("summary.alignment_uniformity", "summary.paired", "encoders table"), rules=RULES,
+    rows=lambda i: claim_rows(i.summary.get("alignment_uniformity"), dict(i.paired),
+                              dict(i.loss_kinds)),
+    figures=lambda i: {"au_plane": alignment_uniformity_plane(i.encoders)})

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from infonce_lab.report.plotting import finish, plt, value_and_yerr
+from infonce_lab.report.sections import Section
 from infonce_lab.report.verdicts import (
     Above,
     Below,
@@ -25,6 +26,7 @@ from infonce_lab.report.verdicts import (
     ClaimRow,
     Equivalent,
     Estimate,
+    Evidence,
     Outcome,
     Rule,
     Verdict,
@@ -38,7 +40,7 @@ from infonce_lab.report.verdicts import (
     tally,
 )
 
-SECTION = "geometry"
+PAPER = "geometry"
 AU = "au"
 TOPIC_LB = "Large-batch simulations"
 TOPIC_GIBBS = "Gibbs equilibrium on S²"
@@ -182,7 +184,7 @@ def _missing_rows(experiment: str, claims: list[Spec]) -> list[ClaimRow]:
 
 
 # ---------------------------------------------------------------------------------- Gibbs
-GIBBS_CLAIMS = _specs(SECTION, TOPIC_GIBBS, [
+GIBBS_CLAIMS = _specs(PAPER, TOPIC_GIBBS, [
     ("Low temperature concentrates the Gibbs equilibrium ρ* ∝ e^{−U/τ} on the minimisers of U: "
      "the mass near the wells rises as τ falls (E.3; E.5(2))",
      "mass within geodesic radius 0.5 of a well, lowest τ − highest τ", RULES["gibbs_concentration"]),
@@ -258,7 +260,7 @@ def gibbs_rows(g: dict[str, Any]) -> list[ClaimRow]:
 
 
 # --------------------------------------------------------------------------- modality gap
-MG_CLAIMS = _specs(SECTION, TOPIC_MG, [
+MG_CLAIMS = _specs(PAPER, TOPIC_MG, [
     ("The modality gap grows with the compatibility perturbation σ_mis (E.5(3); the summary: "
      "the marginals separate more as the modalities' compatibility is broken)",
      "slope over σ_mis of the 25%-trimmed mean D_sym over seeds, symmetric InfoNCE",
@@ -279,7 +281,7 @@ MG_CLAIMS = _specs(SECTION, TOPIC_MG, [
      "0.1), and of collapsed seeds that are outliers; Wilson intervals",
      RULES["mg_diagnosis"]),
 ])
-FSYM_CLAIMS = _specs(SECTION, TOPIC_FSYM, [
+FSYM_CLAIMS = _specs(PAPER, TOPIC_FSYM, [
     ("Large-batch symmetric InfoNCE is the lifted energy ½[F(ρ₁)+F(ρ₂)] − ½[KL(ρ₁‖ρ̃₂)+KL(ρ₂‖ρ̃₁)] "
      "(E.4, J^{1→2} ≈ F(ρ₁) − KL(ρ₁‖ρ₂)), with the kernel-smoothed densities",
      "Monte-Carlo loss − log(N·V_κ) at the largest N − the energy by quadrature, per τ",
@@ -384,7 +386,7 @@ def lifted_energy_rows(le: dict[str, Any]) -> list[ClaimRow]:
 
 
 # ---------------------------------------------------------------------------- large batch
-LB_CLAIMS = _specs(SECTION, TOPIC_LB, [
+LB_CLAIMS = _specs(PAPER, TOPIC_LB, [
     ("Thm 3.1: the InfoNCE gradient converges to the population energy's, ∇_θ L_NCE → ∇_θ J_τ "
      "as N → ∞ — its direction (E.2; E.5(1))",
      "per-seed slope of log(1 − cos(g_N, g_ref)) on log N, t over seeds", RULES["lb_decreasing"]),
@@ -722,3 +724,12 @@ SIM_FIGURES = {
     "modality_gap": {"sim_modality_gap": modality_gap_controls,
                      "sim_lifted_energy": lifted_energy_figure},
 }
+
+
+SECTION = Section(
+    id="geometry", paper="geometry", title="Simulations", evidence=Evidence.THEORY,
+    reads=("sims.large_batch", "sims.gibbs", "sims.modality_gap"), rules=RULES,
+    rows=lambda i: claim_rows(dict(i.sims)), context=lambda i: context(dict(i.sims)),
+    sim_figures=SIM_FIGURES,
+    # the paper's own numerical experiments (E.5), re-run; the rest checks its theorems
+    by_topic={TOPIC_GIBBS: Evidence.EXPERIMENT, TOPIC_MG: Evidence.EXPERIMENT})

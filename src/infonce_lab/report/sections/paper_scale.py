@@ -4,7 +4,8 @@ takes to run it."""
 
 from __future__ import annotations
 
-from infonce_lab.report.verdicts import Above, ClaimRow, Equivalent, not_run_row
+from infonce_lab.report.sections import Section
+from infonce_lab.report.verdicts import Above, ClaimRow, Equivalent, Evidence, not_run_row
 
 RULES = {
     # E.5(4): two models with R@1 within 2 points may still differ in their energy gap.
@@ -62,3 +63,8 @@ def claim_rows() -> list[ClaimRow]:
                     "implemented; with in-batch negatives, `dvc exp run -S training.batch_size=…` "
                     "on a dataset far larger than digits' 1,347 training images) and a GPU"),
     ]
+
+
+SECTION = Section(
+    id="paper_scale", paper="au", title="Paper scale", evidence=Evidence.PAPER_SCALE, reads=(),
+    rules=RULES, rows=lambda i: claim_rows())

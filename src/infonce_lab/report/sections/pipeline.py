@@ -12,11 +12,20 @@ import pandas as pd
 from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import TInference
 from infonce_lab.params import RunId
-from infonce_lab.report.plotting import Series, by_group, panels, plt, png
+from infonce_lab.report.plotting import Series, by_group, panels
+from infonce_lab.report.sections import Section
 from infonce_lab.report.sections._paired import POINTS
-from infonce_lab.report.verdicts import Above, ClaimRow, Estimate, claim, decide_family, not_run_row
+from infonce_lab.report.verdicts import (
+    Above,
+    ClaimRow,
+    Estimate,
+    Evidence,
+    claim,
+    decide_family,
+    not_run_row,
+)
 
-SECTION, TOPIC = "pipeline", "Does contrastive pretraining learn anything?"
+PAPER, TOPIC = "pipeline", "Does contrastive pretraining learn anything?"
 METRICS = metrics.labels(headline=True)
 DEFAULT_MARGIN = 0.10  # params.yaml report.min_gain_over_random
 
@@ -42,37 +51,12 @@ def claim_rows(summary: dict[str, dict[str, Any]], margin: float = DEFAULT_MARGI
                                              signed=True))
             names.append(f"{group}, {METRICS.get(metric, metric)}")
     if not estimates:
-        return [not_run_row(SECTION, TOPIC, text, quantity, rule,
+        return [not_run_row(PAPER, TOPIC, text, quantity, rule,
                             "list random_init in study.baselines")]
-    return [claim(SECTION, TOPIC, text, quantity, rule, decide_family(rule, estimates, names))]
+    return [claim(PAPER, TOPIC, text, quantity, rule, decide_family(rule, estimates, names))]
 
 
 # ---------------------------------------------------------------------------- figures
-PALETTE = {"trained": "#1f77b4", "random_init": "#ff7f0e", "raw_pixels": "#7f7f7f"}
-
-
-def accuracy_bars(summary: dict[str, dict[str, Any]]) -> bytes:
-    """Linear-probe and kNN test accuracy per configuration, mean with 95% t-interval over seeds."""
-    groups = list(summary)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 0.55 * len(groups) + 1.6), sharey=True)
-    headline = [m for m in metrics.METRICS if m.headline]
-    for ax, metric, title in zip(axes, (m.name for m in headline), (m.title for m in headline),
-                                 strict=True):
-        means = [summary[g][metric]["mean"] for g in groups]
-        errs = [summary[g][metric]["ci95"] or 0.0 for g in groups]
-        colors = [PALETTE.get(summary[g]["kind"], "#333333") for g in groups]
-        ax.barh(range(len(groups)), means, xerr=errs, color=colors, capsize=3)
-        for i, m in enumerate(means):
-            ax.text(m, i, f" {m:.3f}", va="center", fontsize=8)
-        ax.set_yticks(range(len(groups)), groups, fontsize=8)
-        ax.set_xlim(0, 1.08)
-        ax.set_title(title, fontsize=10)
-        ax.grid(axis="x", alpha=0.3)
-        ax.invert_yaxis()
-    fig.suptitle("Error bars: 95% t-interval over encoder seeds (none when n = 1)", fontsize=8, y=0.0)
-    return png(fig)
-
-
 def training_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes:
     """Per configuration (mean over seeds): loss, alignment, uniformity, top-1 of the positive."""
     names = [("loss", "training loss"), ("alignment", "alignment (lower = closer positives)"),
@@ -90,3 +74,10 @@ def temperature_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes:
             df = frames["tau"]
             per_schedule[schedule] = pd.DataFrame({"step": df["step"], "value": df[df.columns[-1]]})
     return panels([("temperature τ(step)", per_schedule)])
+
+
+SECTION = Section(
+    id="pipeline", paper="pipeline", title="The pipeline", evidence=Evidence.SETTING,
+    reads=("summary.groups", "curves"), rules=RULES,
+    rows=lambda i: claim_rows(dict(i.groups), i.settings["min_gain_over_random"]),
+    figures=lambda i: {"training": training_curves({k: dict(v) for k, v in i.curves.items()})})

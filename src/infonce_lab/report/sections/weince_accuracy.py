@@ -21,6 +21,7 @@ from typing import Any
 from infonce_lab.evaluation.metrics import BY_NAME
 from infonce_lab.evaluation.stats import TInference
 from infonce_lab.report.paired import comparisons
+from infonce_lab.report.sections import Section
 from infonce_lab.report.sections._paired import (
     POINTS,
     decide_pooled_and_per_schedule,
@@ -33,13 +34,14 @@ from infonce_lab.report.verdicts import (
     Case,
     ClaimRow,
     Estimate,
+    Evidence,
     Rule,
     claim,
     decide_family,
     not_run_row,
 )
 
-SECTION, TOPIC = "weince", "Downstream accuracy (Tables 2–3)"
+PAPER, TOPIC = "weince", "Downstream accuracy (Tables 2–3)"
 # The smallest gain the claim is about, a chosen threshold: below every gain the paper's tables
 # report (the smallest, +1.35 points, is Tiny-ImageNet/ResNet-18 R@2, §4.1; +1.55 at R@1,
 # Table 3), so an interval that excludes +1 point excludes every reported gain.
@@ -80,9 +82,9 @@ RULES = {
 
 
 def _paper_rows(metric: str, label: str, paper: str) -> ClaimRow:
-    return not_run_row(SECTION, TOPIC, f"WEINCE beats InfoNCE on {label}, at the paper's "
+    return not_run_row(PAPER, TOPIC, f"WEINCE beats InfoNCE on {label}, at the paper's "
                        f"settings ({paper})", "WEINCE − InfoNCE on the paper's datasets/backbones",
-                       RULES["gain"], PAPER_SETTINGS)
+                       RULES["gain"], PAPER_SETTINGS, Evidence.PAPER_SCALE)
 
 
 def gain_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[ClaimRow]:
@@ -95,7 +97,7 @@ def gain_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[ClaimR
         quantity = ("WEINCE − InfoNCE on the test split, paired over encoder seeds: pooled over the "
                     "schedules (each seed's mean difference, t over seeds), and per schedule")
         if not pairs:
-            rows.append(not_run_row(SECTION, TOPIC, text, quantity, rule,
+            rows.append(not_run_row(PAPER, TOPIC, text, quantity, rule,
                                     "list an InfoNCE-kind and a WEINCE-kind loss in study.losses"))
             continue
         pooled_cases, per, verdict = decide_pooled_and_per_schedule(
@@ -104,7 +106,7 @@ def gain_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[ClaimR
         result = "; ".join(c.result for c in pooled_cases)
         losses = sorted({p.first for p in pairs} | {p.second for p in pairs})
         n_seeds = max((len(p.per_seed) for p in pairs), default=0)
-        rows.append(claim(SECTION, TOPIC, text, quantity, rule, pooled_cases + per,
+        rows.append(claim(PAPER, TOPIC, text, quantity, rule, pooled_cases + per,
                           verdict=verdict, result=f"pooled: {result}",
                           note=f"The variant and setting decided: losses {', '.join(losses)} as "
                                f"params.yaml defines them, the study's schedules, {n_seeds} "
@@ -126,7 +128,7 @@ def primary_rows(primary: dict[str, Any], design: dict[str, Any]) -> list[ClaimR
     if not design["seeds"]:
         return []
     if not by_key:
-        return [replace(not_run_row(SECTION, TOPIC, f"{t} beats {r} (pre-registered primary)",
+        return [replace(not_run_row(PAPER, TOPIC, f"{t} beats {r} (pre-registered primary)",
                                     f"{t} − {r} at {setting}", rule,
                                     "run the pretrain_primary stages"), primary=True)
                 for t, r in contrasts]
@@ -135,16 +137,19 @@ def primary_rows(primary: dict[str, Any], design: dict[str, Any]) -> list[ClaimR
           for k in keys]
     # The MDE at the rule's own level: one-sided at α/2 after Holm's strictest step over the m
     # cases, i.e. two-sided at 0.05/m (the aggregate stage's mde_80 is the unadjusted one).
-    results = [f"{points(t)}; MDE {POINTS * t.minimal_detectable_effect(alpha=0.05 / len(keys)):.2f}"
-               if t is not None else str(points(t)) for t in ts]
-    cases = decide_family(rule, [points(t) for t in ts],
-                          [f"{t} − {r}: {BY_NAME[m].label}" for t, r, m in keys], results)
+    mdes = [POINTS * t.minimal_detectable_effect(alpha=0.05 / len(keys)) if t is not None
+            else None for t in ts]
+    results = [f"{points(t)}; MDE {mde:.2f}" if mde is not None else str(points(t))
+               for t, mde in zip(ts, mdes, strict=True)]
+    cases = [replace(c, mde=mde) for c, mde in zip(decide_family(
+        rule, [points(t) for t in ts], [f"{t} − {r}: {BY_NAME[m].label}" for t, r, m in keys],
+        results), mdes, strict=True)]
     rows = []
     n_metrics = len(design["metrics"])
     for i, (t, r) in enumerate(contrasts):
         mine = cases[i * n_metrics:(i + 1) * n_metrics]
         rows.append(claim(
-            SECTION, TOPIC, f"{t} beats {r} (pre-registered primary comparison; decided in this "
+            PAPER, TOPIC, f"{t} beats {r} (pre-registered primary comparison; decided in this "
             f"study's setting, {setting}, not the paper's)",
             f"{t} − {r} on {', '.join(BY_NAME[m].label for m in design['metrics'])} (test split), "
             f"paired over seeds {design['seeds']}, {setting}; Holm over the "
@@ -165,14 +170,16 @@ def selection_row(selection: dict[str, Any] | None) -> ClaimRow:
                 "configurations at 4 seeds each (the paper's design), from this study's encoder "
                 "noise: ρ(val, test) · σ_test/√4 · E[max of 27 N(0, 1)]")
     if not selection:
-        return not_run_row(SECTION, TOPIC, text, quantity, RULES["selection"],
+        return not_run_row(PAPER, TOPIC, text, quantity, RULES["selection"],
                            "≥ 2 seeds in ≥ 2 trained configurations")
     e = Estimate.from_dict(selection["inflation_points"], unit="points", digits=2)
     note = (f"ρ = {selection['rho']:.2f}, σ_test = {100 * selection['sd_test']:.2f} points per "
             f"encoder ({selection['encoders']} encoders in {selection['configurations']} "
             f"configurations)")
-    case = Case("linear probe", f"{e}; {note}", RULES["selection"].decide(e))
-    return claim(SECTION, TOPIC, text, quantity, RULES["selection"], [case])
+    case = Case("linear probe", f"{e}; {note}", RULES["selection"].decide(e), estimate=e)
+    row = claim(PAPER, TOPIC, text, quantity, RULES["selection"], [case])
+    row.evidence = Evidence.CONTEXT  # our control of the paper's tuning, not its claim
+    return row
 
 
 def claim_rows(paired: dict[str, Any], loss_kinds: dict[str, str],
@@ -180,3 +187,12 @@ def claim_rows(paired: dict[str, Any], loss_kinds: dict[str, str],
                design: dict[str, Any] | None = None) -> list[ClaimRow]:
     first = primary_rows(primary or {}, design) if design else []
     return first + gain_rows(paired, loss_kinds) + [selection_row(selection)]
+
+
+SECTION = Section(
+    id="accuracy", paper="weince", title="Downstream accuracy", evidence=Evidence.SETTING,
+    reads=("summary.paired", "summary.primary", "summary.selection_inflation", "design"),
+    rules=RULES,
+    rows=lambda i: claim_rows(dict(i.paired), dict(i.loss_kinds),
+                              i.summary.get("selection_inflation"), i.summary.get("primary"),
+                              dict(i.design)))

@@ -41,6 +41,7 @@ from infonce_lab.report.plotting import (
     png,
     short_label,
 )
+from infonce_lab.report.sections import Inputs, Section
 from infonce_lab.report.verdicts import (
     ALPHA,
     Above,
@@ -50,6 +51,7 @@ from infonce_lab.report.verdicts import (
     ClaimRow,
     Equivalent,
     Estimate,
+    Evidence,
     InRange,
     Outcome,
     Rule,
@@ -65,7 +67,7 @@ from infonce_lab.report.verdicts import (
     tally,
 )
 
-SECTION = "weince"
+PAPER = "weince"
 TOPIC = "Tail diagnostics"
 AU_SECTION = "au"
 AU_TOPIC = "Temperature and hard negatives"
@@ -685,32 +687,32 @@ def _frechet_note(counted: list[Config]) -> str:
 
 # The claims, in page order: (section, topic, the paper's sentence, the quantity, rule id).
 _CLAIMS: list[tuple[str, str, str, str, str]] = [
-    (SECTION, TOPIC, "POT on negative cosines: ξ̂ < 0, Weibull-type endpoint behaviour; the "
+    (PAPER, TOPIC, "POT on negative cosines: ξ̂ < 0, Weibull-type endpoint behaviour; the "
      "Weibull-GPD \"correctly drops to zero at the cap\" (§2.3.1, Fig. 3)",
      "GPD shape ξ̂ and the endpoint's gap to the cap, (1 − x̂_F)/(1 − u), final epoch",
      "pot_endpoint_at_cap"),
-    (SECTION, TOPIC, f"The fitted shape is ξ̂ = {PAPER_XI} (§2.3.1)",
+    (PAPER, TOPIC, f"The fitted shape is ξ̂ = {PAPER_XI} (§2.3.1)",
      f"ξ̂ against {PAPER_XI} ± {XI_TOLERANCE:g}", "pot_xi_magnitude"),
-    (SECTION, TOPIC, "The blended link H1 beats softmax held out; \"the gain is statistically "
+    (PAPER, TOPIC, "The blended link H1 beats softmax held out; \"the gain is statistically "
      "significant under batch-clustered testing\" (§2.3.2, D.5)",
      "held-out mean gain Δ̄ per anchor, InfoNCE checkpoints", "link_gain"),
-    (SECTION, TOPIC, f"\"The held-out improvement is substantial (Δ̄ ≈ {PAPER_DELTA[0]} to "
+    (PAPER, TOPIC, f"\"The held-out improvement is substantial (Δ̄ ≈ {PAPER_DELTA[0]} to "
      f"{PAPER_DELTA[1]} nats per anchor)\" (§2.3.2)", "Δ̄ against the paper's range", "link_delta_magnitude"),
-    (SECTION, TOPIC, f"\"The fitted blend weight is consistently nonzero but also far from one "
+    (PAPER, TOPIC, f"\"The fitted blend weight is consistently nonzero but also far from one "
      f"(λ̂ ≈ {PAPER_LAMBDA[0]} to {PAPER_LAMBDA[1]})\" (§2.3.2, Fig. 4)",
      "λ̂ against the paper's range", "link_lambda_magnitude"),
-    (SECTION, TOPIC, "The gain \"remains stable across training epochs\" (§2.3.2, App. D)",
+    (PAPER, TOPIC, "The gain \"remains stable across training epochs\" (§2.3.2, App. D)",
      "Δ̄ at the first and final diagnosed epochs and its change, paired by seed", "link_stable"),
-    (SECTION, TOPIC, "A Fréchet (heavy-tail) component \"provides no measurable improvement\" once "
+    (PAPER, TOPIC, "A Fréchet (heavy-tail) component \"provides no measurable improvement\" once "
      "the Weibull shortfall is included, Δ̄_WF−W ≈ 0 (D.6, Table 5)",
      "Fréchet weight λ_F of log(1 + s) at the Weibull fit (score test), with the collinearity of "
      "log(1 + s) where the candidates compete", "frechet_none"),
-    (SECTION, TOPIC, "\"Including easier negatives dilutes both λ̂ and Δ̄\" (§2.3.2, D.1, Fig. 7)",
+    (PAPER, TOPIC, "\"Including easier negatives dilutes both λ̂ and Δ̄\" (§2.3.2, D.1, Fig. 7)",
      "slopes of λ̂ and Δ̄ per doubling of k (positive + k hardest negatives)", "hardness_dilutes"),
-    (SECTION, TOPIC, "\"Increasing the pool from which a fixed hard set is selected drives λ̂ "
+    (PAPER, TOPIC, "\"Increasing the pool from which a fixed hard set is selected drives λ̂ "
      "upward\" (§2.3.2, D.1, Fig. 8)", "slope of λ̂ per doubling of the pool (32 hardest mined)",
      "pool_raises_lambda"),
-    (SECTION, TOPIC, "The Weibit gradient is \"much closer to the empirical risk\" than the softmax "
+    (PAPER, TOPIC, "The Weibit gradient is \"much closer to the empirical risk\" than the softmax "
      "gradient, which spreads mass where the risk is nearly zero (App. C.2, Fig. 6)",
      "TV distance to the risk curve: softmax's minus Weibit's", "allocation_closer"),
     (AU_SECTION, AU_TOPIC, "\"Low temperatures focus repulsive gradients strictly on hard "
@@ -1044,3 +1046,24 @@ def tail_figures(tails: dict[str, Any], placement: str, representative: dict[str
     if noise is not None:
         figures["noise_floor"] = noise_floor_curves(noise)
     return figures
+
+
+def _context(i: Inputs) -> dict[str, Any] | None:
+    ctx = context(i.tails, i.loss_kinds, i.placements)
+    return None if ctx is None else {**ctx, "representative": i.representative}
+
+
+def _figures(i: Inputs) -> dict[str, bytes | None]:
+    figures: dict[str, bytes | None] = {"lambda": lambda_curves(
+        {k: dict(v) for k, v in i.curves.items()})}
+    if i.tails:
+        figures.update(tail_figures(dict(i.tails), i.placements[0], i.representative, i.noise))
+    return figures
+
+
+SECTION = Section(
+    id="tails", paper="weince", title="Tail diagnostics", evidence=Evidence.SETTING,
+    reads=("summary.tails", "summary.text_tails", "tails plots", "noise floor", "curves"),
+    rules=RULES,
+    rows=lambda i: claim_rows(i.tails, i.loss_kinds, i.placements, i.summary.get("text_tails")),
+    context=_context, figures=_figures)

@@ -27,12 +27,14 @@ import pandas as pd
 
 from infonce_lab.evaluation.stats import TInference
 from infonce_lab.report.plotting import by_group, plt, png
+from infonce_lab.report.sections import Inputs, Section
 from infonce_lab.report.verdicts import (
     Above,
     Case,
     ClaimRow,
     Equivalent,
     Estimate,
+    Evidence,
     InRange,
     Outcome,
     Rule,
@@ -43,7 +45,7 @@ from infonce_lab.report.verdicts import (
     not_run_row,
 )
 
-SECTION = "weince"
+PAPER_ID = "weince"
 TOPIC = "Sentence embeddings (SimCSE)"
 METRIC = "sts.test_spearman"
 
@@ -235,12 +237,12 @@ def claim_rows(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], 
         cases = _contradicted([k for _, k in main], "WEINCE scores below InfoNCE")
         context = "; ".join(f"{_case_name(c)}: {_one_sided(c['estimate'])}" for c, _ in main
                             if c["estimate"].t is not None)
-        rows.append(claim(SECTION, TOPIC, GAIN_CLAIM,
+        rows.append(claim(PAPER_ID, TOPIC, GAIN_CLAIM,
                           "WEINCE − InfoNCE on the STS Spearman × 100 (mean over seeds of the "
                           "paired difference)", GAIN, cases, result=_headline(cases),
                           note=f"{note_data} Context: {context}." if context else note_data))
     else:
-        rows.append(not_run_row(SECTION, TOPIC, GAIN_CLAIM, "WEINCE − InfoNCE, STS Spearman × 100",
+        rows.append(not_run_row(PAPER_ID, TOPIC, GAIN_CLAIM, "WEINCE − InfoNCE, STS Spearman × 100",
                                 GAIN, "a WEINCE-kind and an InfoNCE-kind loss with the same "
                                 "candidates in text.study.losses" if text.get("groups") else
                                 "no text results: list losses in text.study and run the text "
@@ -250,7 +252,7 @@ def claim_rows(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], 
                               "does better — a softer temperature accounts for the gain")
         taus_text = ", ".join(f"{c['infonce']}: τ_c = {c['tau_scale']:g} × τ"
                               for c, _ in ctrl)
-        rows.append(claim(SECTION, TOPIC, CONTROL_CLAIM,
+        rows.append(claim(PAPER_ID, TOPIC, CONTROL_CLAIM,
                           "WEINCE − InfoNCE at τ_c on the STS Spearman × 100 (paired over seeds)",
                           CONTROL, cases, result=_headline(cases),
                           note=f"{taus_text}; 1/τ_c is WEINCE's mean logit slope between each "
@@ -258,7 +260,7 @@ def claim_rows(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], 
                                f"{note_data}"))
         rows.append(_control_at_row(text, [c for c, _ in ctrl], taus or {}))
     else:
-        rows.append(not_run_row(SECTION, TOPIC, CONTROL_CLAIM, "WEINCE − InfoNCE at τ_c", CONTROL,
+        rows.append(not_run_row(PAPER_ID, TOPIC, CONTROL_CLAIM, "WEINCE − InfoNCE at τ_c", CONTROL,
                                 CONTROL_SETTING))
     rows.append(_level_row(text, loss_kinds, losses, dataset_kinds))
     return rows
@@ -294,7 +296,7 @@ def _control_at_row(text: dict[str, Any], ctrl: list[dict[str, Any]], taus: dict
         estimates.append(control_position(_kappa(g), taus[sc], c["tau_scale"]) if sc in taus
                          else Estimate.missing(f"schedule {sc} has no fixed τ"))
     cases = decide_family(CONTROL_AT, estimates, names)
-    return claim(SECTION, TOPIC, CONTROL_AT_CLAIM,
+    return claim(PAPER_ID, TOPIC, CONTROL_AT_CLAIM,
                  "r: WEINCE's mean effective inverse temperature κ̄ over every training step "
                  "(anchor mean of κ_i, mean over seeds), placed between the control (0) and "
                  "InfoNCE's τ (1)", CONTROL_AT, cases, self_check=True,
@@ -307,8 +309,9 @@ def _level_row(text: dict[str, Any], loss_kinds: dict[str, str],
                dataset_kinds: dict[str, str] | None) -> ClaimRow:
     on_paper = {n: g for n, g in _trained(text).items() if _on_paper_data(g, dataset_kinds)}
     if not on_paper:
-        return not_run_row(SECTION, TOPIC, LEVEL_CLAIM, "STS-B test Spearman × 100 per loss",
-                           f"{LEVEL_INFONCE.text}; {LEVEL_WEINCE.text}", PAPER_SETTING)
+        return not_run_row(PAPER_ID, TOPIC, LEVEL_CLAIM, "STS-B test Spearman × 100 per loss",
+                           f"{LEVEL_INFONCE.text}; {LEVEL_WEINCE.text}", PAPER_SETTING,
+                           Evidence.PAPER_SCALE)
     cases: list[Case] = []
     for gname, g in on_paper.items():
         info = _loss_info(g["loss"], loss_kinds, losses)
@@ -317,9 +320,11 @@ def _level_row(text: dict[str, Any], loss_kinds: dict[str, str],
         rule = LEVEL_WEINCE if info["kind"] == "weince" else LEVEL_INFONCE
         e = _over_seeds(g.get(METRIC, {}), digits=2)
         cases.append(Case(gname, str(e), rule.decide(e)))
-    return claim(SECTION, TOPIC, LEVEL_CLAIM, "STS-B test Spearman × 100 per loss (mean over "
-                 "seeds, t-interval)", f"{LEVEL_INFONCE.text}; {LEVEL_WEINCE.text}", cases,
-                 note="The paper does not say what its ± is (§4.2); taken here as a range.")
+    row = claim(PAPER_ID, TOPIC, LEVEL_CLAIM, "STS-B test Spearman × 100 per loss (mean over "
+                "seeds, t-interval)", f"{LEVEL_INFONCE.text}; {LEVEL_WEINCE.text}", cases,
+                note="The paper does not say what its ± is (§4.2); taken here as a range.")
+    row.evidence = Evidence.PAPER_SCALE
+    return row
 
 
 # ------------------------------------------------------------------------------------ context
@@ -394,3 +399,24 @@ def text_figure(text: dict[str, Any], curves: dict[str, dict[str, pd.DataFrame]]
         ax2.legend(fontsize=7)
     ax2.grid(alpha=0.3)
     return png(fig)
+
+
+def _text_args(i: Inputs) -> dict[str, Any]:
+    return {"losses": i.settings["losses"], "taus": i.settings["fixed_taus"]}
+
+
+def _text_figures(i: Inputs) -> dict[str, bytes]:
+    if not (i.text and i.text.get("groups")):
+        return {}
+    return {"text": text_figure(dict(i.text), {k: dict(v) for k, v in i.text_curves.items()})}
+
+
+SECTION = Section(
+    id="text", paper="weince", title="Sentence embeddings", evidence=Evidence.SETTING,
+    reads=("summary.text", "text curves"), rules=RULES,
+    rows=lambda i: claim_rows(i.text, dict(i.loss_kinds), **_text_args(i),
+                              dataset_kinds=i.settings["text_dataset_kinds"]),
+    context=lambda i: context(i.text, dict(i.loss_kinds), **_text_args(i),
+                              datasets=i.settings["text_datasets"],
+                              encoders=i.settings["text_encoders"]),
+    figures=_text_figures)

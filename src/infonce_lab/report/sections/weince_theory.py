@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from infonce_lab.report.plotting import plt, png, value_and_yerr
+from infonce_lab.report.sections import Section
 from infonce_lab.report.verdicts import (
     Above,
     Below,
@@ -24,6 +25,7 @@ from infonce_lab.report.verdicts import (
     ClaimRow,
     Equivalent,
     Estimate,
+    Evidence,
     Outcome,
     Region,
     Rule,
@@ -37,7 +39,7 @@ from infonce_lab.report.verdicts import (
     tally,
 )
 
-SECTION = "weince"
+PAPER = "weince"
 TOPIC = "Link theory (synthetic)"
 
 # Table 1 and Thm 2.4 claim an exact (or limiting) law; we measure the largest gap in cumulative
@@ -141,7 +143,7 @@ def _controlled(claim_text: str, quantity: str, rule_id: str, base: Rule,
     """A claim row from (name, estimate, is it a control) cases: each decided by ``base`` (a
     control as one that must fail it), the row by ``RULES[rule_id]`` (:func:`_with_controls`);
     ``result`` None: the cases' tally."""
-    return claim(SECTION, TOPIC, claim_text, quantity, RULES[rule_id].text,
+    return claim(PAPER, TOPIC, claim_text, quantity, RULES[rule_id].text,
                  [_control_case(n, e, base) if control else Case(n, str(e), base.decide(e))
                   for n, e, control in cases],
                  verdict=_with_controls(base, [e for _, e, c in cases if not c],
@@ -258,8 +260,8 @@ def _mismatch_row(lt: dict[str, Any]) -> ClaimRow:
 
 # ------------------------------------------------------------------------------ noise floor
 def _noise_not_run(weibit: str, softmax: str, why: str) -> list[ClaimRow]:
-    return [not_run_row(SECTION, TOPIC, weibit, "n·MSE/c", RULES["weibit_on_c_over_n"], why),
-            not_run_row(SECTION, TOPIC, softmax, "MSE/floor", RULES["softmax_at_floor"], why)]
+    return [not_run_row(PAPER, TOPIC, weibit, "n·MSE/c", RULES["weibit_on_c_over_n"], why),
+            not_run_row(PAPER, TOPIC, softmax, "MSE/floor", RULES["softmax_at_floor"], why)]
 
 
 def _noise_rows(nf: dict[str, Any]) -> list[ClaimRow]:
@@ -281,7 +283,7 @@ def _noise_rows(nf: dict[str, Any]) -> list[ClaimRow]:
     weibit_at_floor = _scaled(est["mse_weibit"][top], 1.0 / nf["softmax_floor"])
     cases = decide_family(ON_C_OVER_N, w, [f"n = {n}" for n in ns])
     cases.append(_control_case(f"softmax estimator, n = {top}", soft_on_line, ON_C_OVER_N))
-    weibit = claim(SECTION, TOPIC, sentence + " — the Weibit part",
+    weibit = claim(PAPER, TOPIC, sentence + " — the Weibit part",
                    f"n·MSE/c of the Weibit log-odds (c = {nf['c']:.3g} = x_gap²/Var(x), the "
                    "inverse Fisher information times the squared gap), mean over replicates",
                    RULES["weibit_with_control"].text, cases,
@@ -321,7 +323,7 @@ def claim_rows(link_theory: dict[str, Any] | None, noise_floor: dict[str, Any] |
     rows: list[ClaimRow] = []
     if link_theory is None:
         rules = ["link_match_with_controls"] * 4 + ["no_tau_with_control"]
-        rows += [not_run_row(SECTION, TOPIC, text, q, RULES[r].text,
+        rows += [not_run_row(PAPER, TOPIC, text, q, RULES[r].text,
                              "the simulate stage's link_theory experiment (list it in "
                              "simulation.experiments; `dvc repro simulate@link_theory`, ≈ 3 s)")
                  for (text, q), r in zip(LINK_SENTENCES, rules, strict=True)]
@@ -427,3 +429,10 @@ def link_theory_panels(lt: dict[str, Any], margin: float = MATCH_MARGIN) -> byte
 
 # the simulate stage's experiment → {figure name: drawer}
 SIM_FIGURES = {"link_theory": {"sim_link_theory": link_theory_panels}}
+
+
+SECTION = Section(
+    id="theory", paper="weince", title="Link theory", evidence=Evidence.THEORY,
+    reads=("sims.link_theory", "noise floor"), rules=RULES,
+    rows=lambda i: claim_rows(i.sims.get("link_theory"), i.noise),
+    context=lambda i: context(i.sims.get("link_theory"), i.noise), sim_figures=SIM_FIGURES)

@@ -18,6 +18,7 @@ from infonce_lab.report.verdicts import (
     Outcome,
     Verdict,
     decide_family,
+    deciding_p,
     near_threshold,
 )
 
@@ -71,25 +72,41 @@ def _cases(means: list[float], se: float = 0.5, n: int = 8) -> list[Case]:
 
 
 def test_primary_and_pooled_estimates_are_stated_with_sign_and_near_threshold_named():
-    # −0.37 ± se 0.42 at 7 df: the one-sided p against a gain of 1 point is ≈ 0.005 → decided;
-    # a mean of −0.05 with se 0.5 leaves p ≈ 0.03 against: inconclusive, near its threshold.
+    # −1.5 ± se 0.5 at 7 df: far below the +1-point gain, p against ≈ 0.0006 (Holm ≈ 0.001) —
+    # decided, not near; −0.05 ± 0.5 leaves p against ≈ 0.03: inconclusive, near its threshold.
     primary = _cases([-1.5, -0.05])
     pooled = [Case(**{**c.__dict__, "pooled": True}) for c in _cases([2.5])]
     rows = [row("weince", "weince beats infonce (pre-registered primary comparison)",
-                Outcome.INCONCLUSIVE, primary=True, cases=primary),
+                Outcome.NOT_REPRODUCED, primary=True, cases=primary),
             row("weince", "WEINCE beats InfoNCE on kNN", Outcome.REPRODUCED, cases=pooled)]
     (w,) = findings(rows, PAPERS)
-    assert [s.direction for s in w.primary] == ["below 0", "spans 0"]
-    assert w.primary[0].text.startswith("-1.500") and w.pooled[0].direction == "above 0"
+    # worded against each threshold of the rule: 0 and the +1-point smallest gain
+    assert [s.direction for s in w.primary] == ["below 0, below +1", "spans 0, spans +1"]
+    assert w.primary[0].text.startswith("-1.500") and w.pooled[0].direction == "above 0, above +1"
     near = [near_threshold(c) for c in primary]
     assert near[0] is None and near[1] is not None and 0.0125 <= near[1] < 0.05
-    assert [n.claim for n in w.near] == ["weince beats infonce"]
+    assert w.primary[1].near == near[1]
+    assert w.near == []  # primary and pooled estimates carry their p where they are stated
+
+
+def test_a_reproduced_case_is_decided_by_its_p_for_the_claim():
+    # Above(0, min_effect=1): mean 0.45, se 0.17, 7 df. The interval lies above 0 (p for the
+    # claim ≈ 0.017, near) and below +1 (p against ≈ 0.007): the regions overlap, and the p that
+    # decided "reproduced" is the one for the claim, not the smaller.
+    (case,) = _cases([0.45], se=0.17)
+    assert case.verdict.outcome is Outcome.REPRODUCED
+    assert case.p_against < case.p_for
+    assert deciding_p(case) == case.p_for and near_threshold(case) == case.p_for
 
 
 def test_long_lists_are_cut_with_a_count():
     rows = [row("geometry", f"claim {i}", Outcome.NOT_REPRODUCED) for i in range(LISTED + 3)]
     (g,) = findings(rows, PAPERS)
-    assert len(next(iter(g.contradicted.values()))) == LISTED and g.more_contradicted == 3
+    wording = CONTRADICTS[Evidence.SETTING]
+    assert len(g.contradicted[wording]) == LISTED and g.more_contradicted == {wording: 3}
+    theory = [row("geometry", "thm", Outcome.NOT_REPRODUCED, Evidence.THEORY)]
+    (g,) = findings(rows + theory, PAPERS)  # the count stays with its own wording
+    assert g.more_contradicted == {wording: 3} and g.contradicted[CONTRADICTS[Evidence.THEORY]]
 
 
 def test_short_cuts_at_a_word():

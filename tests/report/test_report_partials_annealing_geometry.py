@@ -245,3 +245,11 @@ def test_geometry_partial_with_one_file_shows_only_its_block(kind: str):
     text = _section(kind, "geometry", geometry=geo)
     assert "Large-batch consistency" in text and "Gibbs" not in text
     assert "Modality gap" not in text and "F^Sym" not in text
+
+
+def test_a_paragraph_keeps_its_own_inline_tags_in_markdown():
+    """The Markdown page makes printed values inert, never the template's own <em>: GitHub renders
+    it as emphasis."""
+    s0 = annealing_s0.context({"s0": _s0_synthetic()})
+    md = _section("md", "s0", s0=s0)
+    assert "<em>step / half step</em>" in md and "&lt;em&gt;" not in md

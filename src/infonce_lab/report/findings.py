@@ -4,9 +4,11 @@ cannot drift from the rows below it). Its rules, stated before the data:
 - counts are kept apart by what a verdict rests on (:data:`~infonce_lab.report.verdicts.GROUPS`):
   empirical claims in this setting, mathematical and simulation checks, paper-scale claims; a row
   that is not a claim of the paper (``Evidence.CONTEXT``) and our self-checks are never counted;
-- every primary case and every pooled estimate is stated with its sign, size and interval;
+- every primary case and every pooled estimate is stated with its sign, size and interval, and
+  where its interval lies against each threshold of its rule (0, the smallest effect of interest);
 - every counted claim whose deciding p-value sits near its threshold
-  (:func:`~infonce_lab.report.verdicts.near_threshold`) is named;
+  (:func:`~infonce_lab.report.verdicts.near_threshold`) is named (a primary or pooled one where it
+  is stated; a claim decided on intervals alone has no p, and is never named);
 - a contradiction is worded by what it contradicts: the theory, the paper's published experiment
   re-run, or (an empirical claim) the paper's claim carried into this study's setting.
 """
@@ -46,7 +48,7 @@ class Stated:
     claim: str
     case: str
     text: str  # sign, size, interval, unit
-    direction: str  # "above 0", "below 0", "spans 0"
+    direction: str  # where the interval lies against each threshold: "spans 0, below +1"
     verdict: str
     mde: float | None
     near: float | None
@@ -70,7 +72,7 @@ class Finding:
     pooled: list[Stated]
     near: list[Near]
     contradicted: dict[str, list[str]]  # wording → short claims (at most LISTED each)
-    more_contradicted: int
+    more_contradicted: dict[str, int]  # wording → how many more were left out
     reproduced: list[str]
     more_reproduced: int
     context: list[tuple[str, str, str]]  # (claim, result, verdict): shown, not counted
@@ -104,16 +106,18 @@ def deciding(row: ClaimRow) -> list[Case]:
     return pooled or list(row.cases)
 
 
+def where(low: float, high: float, bounds: Sequence[float]) -> str:
+    """Where an interval lies against each threshold of its rule ("spans 0, below +1")."""
+    def side(b: float) -> str:
+        return "above" if low > b else "below" if high < b else "spans"
+    return ", ".join(f"{side(b)} {b:+g}" if b else f"{side(b)} 0" for b in (bounds or (0.0,)))
+
+
 def _stated(row: ClaimRow, case: Case) -> Stated | None:
     e = case.estimate
     if e is None or not e.defined:
         return None
-    if e.has_interval and e.low > 0:
-        direction = "above 0"
-    elif e.has_interval and e.high < 0:
-        direction = "below 0"
-    else:
-        direction = "spans 0" if e.has_interval else "no interval"
+    direction = where(e.low, e.high, case.bounds) if e.has_interval else "no interval"
     return Stated(short(row.claim), case.name, str(e), direction, str(case.verdict.outcome),
                   case.mde, near_threshold(case))
 
@@ -132,18 +136,21 @@ def finding(p: Paper, rows: Sequence[ClaimRow]) -> Finding | None:
               if (s := _stated(r, c))]
     near = []
     for r in mine:
+        if r.primary or any(c.pooled for c in r.cases):
+            continue  # stated above with its p
         ps = [p_ for c in deciding(r) if (p_ := near_threshold(c)) is not None]
         if ps:
             near.append(Near(short(r.claim), min(ps), str(r.verdict.outcome)))
     contradicted: dict[str, list[str]] = {}
-    more = 0
+    more: dict[str, int] = {}
     for r in mine:
         if r.verdict.outcome is Outcome.NOT_REPRODUCED and r.evidence is not None:
-            listed = contradicted.setdefault(CONTRADICTS[r.evidence], [])
+            wording = CONTRADICTS[r.evidence]
+            listed = contradicted.setdefault(wording, [])
             if len(listed) < LISTED:
                 listed.append(short(r.claim))
             else:
-                more += 1
+                more[wording] = more.get(wording, 0) + 1
     good = [short(r.claim) for r in mine
             if r.verdict.outcome is Outcome.REPRODUCED and not r.primary]
     return Finding(paper, p.name, p.short, p.link, groups, primary, pooled, near, contradicted, more,

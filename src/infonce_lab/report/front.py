@@ -71,6 +71,9 @@ def accuracy_figure(groups: Mapping[str, Any], study: Mapping[str, Any]) -> byte
                 dot_interval(ax, m["mean"], y, lo, hi, colours[c.loss], marker)
                 xs += [m["mean"], *([lo, hi] if half is not None else [])]
             raw = (baselines["raw_pixels"] or {}).get(metric)
+            if not xs:  # no trained encoder has this metric here: an empty panel, said so
+                ax.text(0.5, 0.5, "no data", ha="center", transform=ax.transAxes, fontsize=8)
+                continue
             limits = zoomed(xs + ([raw["mean"]] if raw else []), bounds=(0.0, 1.0))
             ax.set_xlim(*limits)
             for kind, base in baselines.items():

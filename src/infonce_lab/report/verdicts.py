@@ -308,6 +308,7 @@ class Case:
     p_against: float | None = None  # against it (its failing region)
     mde: float | None = None  # the effect 80% power detects at the rule's level, where known
     pooled: bool = False  # pooled over a claim's settings: the case its verdict rests on
+    bounds: tuple[float, ...] = ()  # the rule's thresholds, for wording where the estimate lies
 
 
 def decide_family(rule: Rule, estimates: Sequence[Estimate], names: Sequence[str],
@@ -333,7 +334,8 @@ def decide_family(rule: Rule, estimates: Sequence[Estimate], names: Sequence[str
         p = f"one-sided p: {', '.join(shown)}" if shown else ""
         cases.append(Case(names[i], results[i] if results else str(e), verdict, p, e,
                           adj_pass[i] if holm_applies else p_pass[i],
-                          adj_fail[i] if holm_applies else p_fail[i]))
+                          adj_fail[i] if holm_applies else p_fail[i],
+                          bounds=tuple(sorted({r.theta for r in (*rule.passes, *rule.fails)}))))
     return cases
 
 
@@ -406,14 +408,23 @@ GROUPS: dict[str, tuple[Evidence, ...]] = {
 NEAR = (ALPHA / 4, ALPHA)
 
 
-def near_threshold(case: Case) -> float | None:
-    """The deciding p-value of a case near its threshold (:data:`NEAR`), else None: for a decided
-    case the p that decided it, for an inconclusive one the smaller of the two."""
+def deciding_p(case: Case) -> float | None:
+    """The one-sided p-value that decides a case: for a reproduced one the p for the claim, for a
+    not-reproduced one the p against it (the two regions of a rule with a minimum effect overlap,
+    so the other p may be smaller), for an inconclusive one the smaller of the two; None for a
+    case decided on an interval alone (no t-inference behind it)."""
+    if case.verdict.outcome is Outcome.REPRODUCED:
+        return case.p_for
+    if case.verdict.outcome is Outcome.NOT_REPRODUCED:
+        return case.p_against
     ps = [p for p in (case.p_for, case.p_against) if p is not None]
-    if not ps:
-        return None
-    p = min(ps)
-    return p if NEAR[0] <= p < NEAR[1] else None
+    return min(ps) if ps else None
+
+
+def near_threshold(case: Case) -> float | None:
+    """The deciding p-value (:func:`deciding_p`) of a case near its threshold (:data:`NEAR`)."""
+    p = deciding_p(case)
+    return p if p is not None and NEAR[0] <= p < NEAR[1] else None
 
 
 @dataclass
@@ -464,11 +475,13 @@ def claim(section: str, topic: str, claim_text: str, quantity: str, rule: Rule |
 
 
 def not_run_row(section: str, topic: str, claim_text: str, quantity: str, rule: Rule | str,
-                what_it_takes: str, evidence: Evidence | None = None) -> ClaimRow:
+                what_it_takes: str, evidence: Evidence | None = None,
+                self_check: bool = False) -> ClaimRow:
     """``evidence``: PAPER_SCALE for a claim at the paper's settings; None for one this study
-    could decide but did not run (its section's default)."""
+    could decide but did not run (its section's default). ``self_check``: a check of our own
+    derivation stays one when it is not run."""
     row = claim(section, topic, claim_text, quantity, rule, [], result="—",
-                verdict=not_run(what_it_takes))
+                verdict=not_run(what_it_takes), self_check=self_check)
     row.evidence = evidence
     return row
 

@@ -261,7 +261,7 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
         rows.append(not_run_row(PAPER, TOPIC_S1, "Our analysis (D.7(i)): P1 traps more than P2",
                                 "P_trap(P1) − P_trap(P2)", rule,
                                 "simulation.s1.dynamics must list both P1 and P2"
-                                if "p1_minus_p2" in s1 else _STALE))
+                                if "p1_minus_p2" in s1 else _STALE, self_check=True))
 
     gibbs = s1.get("p2_vs_gibbs") or {}
     log_rows = {n: g for n, g in gibbs.items() if g.get("c_ratio") is not None}

@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from infonce_lab.evaluation.stats import TInference
-from infonce_lab.report.plotting import by_group, plt, png
+from infonce_lab.report.plotting import by_group, dot_interval, plt, png, zoomed
 from infonce_lab.report.sections import Inputs, Section
 from infonce_lab.report.verdicts import (
     Above,
@@ -373,19 +373,24 @@ def context(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], *,
 
 # ---------------------------------------------------------------------------- figures
 def text_figure(text: dict[str, Any], curves: dict[str, dict[str, pd.DataFrame]]) -> bytes:
-    """Left: STS Spearman per configuration (95% t-interval over seeds); right: training loss."""
+    """Left: STS Spearman per configuration, a dot with its 95% t-interval over seeds (the axis on
+    the data: configurations a point apart must look apart); right: training loss."""
     groups = text["groups"]
     names = list(groups)
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 0.5 * len(names) + 2.2))
     colors = {"trained": "#1f77b4", "untuned": "#ff7f0e", "tfidf": "#7f7f7f"}
-    means = [groups[g]["sts.test_spearman"]["mean"] for g in names]
-    errs = [groups[g]["sts.test_spearman"]["ci95"] or 0.0 for g in names]
-    ax.barh(range(len(names)), means, xerr=errs, capsize=3,
-            color=[colors.get(groups[g]["kind"], "#333") for g in names])
-    for i, m in enumerate(means):
-        ax.text(m, i, f" {m:.1f}", va="center", fontsize=8)
+    xs: list[float] = []
+    for i, g in enumerate(names):
+        m = groups[g]["sts.test_spearman"]
+        half = m["ci95"]
+        lo, hi = (m["mean"] - half, m["mean"] + half) if half is not None else (None, None)
+        dot_interval(ax, m["mean"], i, lo, hi, colors.get(groups[g]["kind"], "#333"))
+        ax.annotate(f"{m['mean']:.1f}", (m["mean"], i), textcoords="offset points",
+                    xytext=(0, 5), ha="center", fontsize=7)
+        xs += [m["mean"], *((lo, hi) if half is not None else ())]
+    ax.set_xlim(*zoomed(xs))
     ax.set_yticks(range(len(names)), names, fontsize=8)
-    ax.invert_yaxis()
+    ax.set_ylim(len(names) - 0.5, -0.5)
     ax.set_xlabel("Spearman × 100 (cosine vs gold)")
     ax.set_title("STS test Spearman", fontsize=10)
     ax.grid(axis="x", alpha=0.3)

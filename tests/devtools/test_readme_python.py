@@ -1,4 +1,4 @@
-"""The README's Python examples name functions that exist with the arguments shown: each block's
+"""The Python examples of the README and docs/ name functions that exist with the arguments shown: each block's
 imports run, and each call's keyword arguments are parameters of the function it calls."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 
 def test_readme_python_blocks_import_and_call_real_functions(repo_root: Path):
-    blocks = BLOCK.findall((repo_root / "README.md").read_text())
+    pages = [repo_root / "README.md", *sorted((repo_root / "docs").glob("*.md"))]
+    blocks = [b for page in pages for b in BLOCK.findall(page.read_text())]
     assert len(blocks) >= 2
     for code in blocks:
         tree = ast.parse(code)

@@ -64,7 +64,7 @@ from infonce_lab.simulation.double_well import (
 from infonce_lab.simulation.trapping import wilson_interval
 
 S0_C_RATIOS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0)
-# Reference cost of the S0 run before issue 15 (12 schedules × 500 chains × 10⁵ steps of the
+# Reference cost of the first S0 implementation (12 schedules × 500 chains × 10⁵ steps of the
 # ambient simulator): the denominator of the cost ratio the file reports.
 REFERENCE_CHAIN_STEPS = 600_000_000
 

@@ -8,6 +8,8 @@ from scipy import stats
 from infonce_lab.aggregate import (
     IncompleteSeeds,
     paired_comparison,
+    paired_comparisons,
+    pooled_over_schedules,
     select_on_validation,
     summarise,
 )
@@ -40,6 +42,24 @@ def test_paired_comparison_matches_scipy():
     from statsmodels.stats.power import TTestPower  # the MDE: d at 80% power × the paired SD
     d = TTestPower().solve_power(nobs=4, alpha=0.05, power=0.8)
     assert res["mde_80"] == pytest.approx(d * np.std(diff, ddof=1))
+
+
+def test_pooled_over_schedules_is_a_t_over_seeds_of_each_seeds_mean_difference():
+    rng = np.random.default_rng(0)
+    acc = {(lo, sc, s): float(rng.uniform(0.8, 0.95)) for lo in ("x", "y") for sc in ("s1", "s2")
+           for s in range(4)}
+    df = _frame([_row(lo, sc, s, 0.0, v) for (lo, sc, s), v in acc.items()])
+    df["few.probe_test_acc"] = df["few.knn_test_acc"] = df["linear.test_acc"]
+    pooled = pooled_over_schedules(paired_comparisons(df), df)
+    assert set(pooled) >= {"d-b/x_vs_y@pooled/linear.test_acc"}
+    p = pooled["d-b/x_vs_y@pooled/linear.test_acc"]
+    # brute force: per seed the mean of x − y over the two schedules, then scipy's one-sample t
+    per_seed = [np.mean([acc[("x", sc, s)] - acc[("y", sc, s)] for sc in ("s1", "s2")])
+                for s in range(4)]
+    assert [p["per_seed"][str(s)] for s in range(4)] == pytest.approx(per_seed)
+    assert p["t"]["mean"] == pytest.approx(np.mean(per_seed))
+    assert p["t"]["se"] == pytest.approx(stats.sem(per_seed)) and p["t"]["df"] == 3
+    assert (p["a"], p["b"], p["schedules"]) == ("x", "y", ["s1", "s2"])
 
 
 def test_refuses_incomplete_seed_sets():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from infonce_lab.evaluation import metrics
-from infonce_lab.evaluation.stats import mean_ci, ols_ci, t_mean
+from infonce_lab.evaluation.stats import block_pooled_difference, mean_ci, ols_ci, t_mean
+from infonce_lab.evaluation.tail_estimates import estimates
 from infonce_lab.io import read_json
 from infonce_lab.params import Configuration, Params, Run, TextRun
 
@@ -151,21 +153,52 @@ def paired_comparison(df: pd.DataFrame, a: str, b: str, metric: str) -> dict[str
             "per_seed": {str(int(k)): float(v) for k, v in zip(pa.index, diff, strict=True)}}
 
 
+def _settings(df: pd.DataFrame) -> Iterator[tuple[str, list[str], list[str]]]:
+    """Each trained setting ``<dataset>-<backbone>`` with its losses and schedules, in study order."""
+    for (d, b), part in _trained(df).groupby(["encoder.dataset", "encoder.backbone"], sort=False):
+        yield (f"{d}-{b}", list(dict.fromkeys(part["encoder.loss"])),
+               list(dict.fromkeys(part["encoder.schedule"])))
+
+
 def paired_comparisons(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
     """Every pair of losses at each schedule, and every pair of schedules for each loss."""
-    t = _trained(df)
     out: dict[str, dict[str, Any]] = {}
-    for (d, b), part in t.groupby(["encoder.dataset", "encoder.backbone"], sort=False):
-        losses = list(dict.fromkeys(part["encoder.loss"]))
-        schedules = list(dict.fromkeys(part["encoder.schedule"]))
-        pairs = [((f"{d}-{b}-{x}-{sc}", f"{d}-{b}-{y}-{sc}"), f"{x}_vs_{y}@{sc}")
+    for s, losses, schedules in _settings(df):
+        pairs = [((f"{s}-{x}-{sc}", f"{s}-{y}-{sc}"), f"{x}_vs_{y}@{sc}")
                  for sc in schedules for i, x in enumerate(losses) for y in losses[i + 1:]]
-        pairs += [((f"{d}-{b}-{lo}-{x}", f"{d}-{b}-{lo}-{y}"), f"{x}_vs_{y}@{lo}")
+        pairs += [((f"{s}-{lo}-{x}", f"{s}-{lo}-{y}"), f"{x}_vs_{y}@{lo}")
                   for lo in losses for i, x in enumerate(schedules) for y in schedules[i + 1:]]
         for (ga, gb), name in pairs:
             for metric in COMPARED:
-                out[f"{d}-{b}/{name}/{metric}"] = paired_comparison(df, ga, gb, metric)
+                out[f"{s}/{name}/{metric}"] = paired_comparison(df, ga, gb, metric)
     return out
+
+
+def pooled_pair(a: str, b: str, metric: str, blocks: dict[str, dict[str, float]],
+                ) -> dict[str, Any]:
+    """Losses ``a`` − ``b`` on ``metric`` pooled over schedules, from each schedule's per-seed
+    differences (:func:`~infonce_lab.evaluation.stats.block_pooled_difference`: each seed's mean
+    over the schedules, then a t over seeds; ``t`` None with one seed or unequal seed sets)."""
+    try:
+        t = block_pooled_difference(blocks)
+    except ValueError:  # the schedules ran different seeds: no pooled test
+        t, seeds = None, []
+    else:
+        seeds = list(next(iter(blocks.values()), {}))
+    return {"a": a, "b": b, "metric": metric, "schedules": list(blocks),
+            "per_seed": {k: float(np.mean([d[k] for d in blocks.values()])) for k in seeds},
+            "t": None if t is None else t.to_json()}
+
+
+def pooled_over_schedules(paired: dict[str, dict[str, Any]], df: pd.DataFrame,
+                          ) -> dict[str, dict[str, Any]]:
+    """Every pair of losses of ``paired`` (:func:`paired_comparisons`) pooled over the
+    schedules (:func:`pooled_pair`), keyed ``<dataset>-<backbone>/<a>_vs_<b>@pooled/<metric>``
+    as the paired rows are."""
+    return {f"{s}/{x}_vs_{y}@pooled/{m}": pooled_pair(
+                x, y, m, {sc: paired[f"{s}/{x}_vs_{y}@{sc}/{m}"]["per_seed"] for sc in schedules})
+            for s, losses, schedules in _settings(df)
+            for i, x in enumerate(losses) for y in losses[i + 1:] for m in COMPARED}
 
 
 def primary_comparisons(df: pd.DataFrame, setting: str, schedule: str,
@@ -336,7 +369,8 @@ def summarise_tails(params: Params, tails_dir: str | Path = "reports/tails") -> 
       ``pot.xi``, ``link.inside.delta_mean``) — a description, not a test;
     - ``per_seed``: {epoch: {metric: {seed: value}}} for every scalar, None and flags included,
       so the report's inference is over seeds on per-seed estimates (or, with one seed, on that
-      run's own interval) and never on averaged p-values or averaged intervals.
+      run's own interval) and never on averaged p-values or averaged intervals;
+    - ``estimates``: those inferences, {name: estimate} at the final diagnosed epoch.
     """
     tails_dir = Path(tails_dir)
     per_group: dict[str, dict[int, dict[str, list[float]]]] = defaultdict(
@@ -362,12 +396,19 @@ def summarise_tails(params: Params, tails_dir: str | Path = "reports/tails") -> 
                     per_group[group][epoch][metric].append(v)
                 for metric, v in _leaves(values).items():
                     per_seed[group][epoch].setdefault(metric, {})[str(dumped["seed"])] = v
-    return {group: {**info[group], "epochs": sorted(epochs),
-                    "by_epoch": {str(e): {m: mean_ci(v) for m, v in sorted(epochs[e].items())}
-                                 for e in sorted(epochs)},
-                    "per_seed": {str(e): dict(sorted(per_seed[group][e].items()))
-                                 for e in sorted(epochs)}}
+    return {group: _with_estimates(
+                {**info[group], "epochs": sorted(epochs),
+                 "by_epoch": {str(e): {m: mean_ci(v) for m, v in sorted(epochs[e].items())}
+                              for e in sorted(epochs)},
+                 "per_seed": {str(e): dict(sorted(per_seed[group][e].items()))
+                              for e in sorted(epochs)}})
             for group, epochs in per_group.items()}
+
+
+def _with_estimates(group: dict[str, Any]) -> dict[str, Any]:
+    """``group`` with its ``estimates`` over seeds (:func:`~infonce_lab.evaluation.
+    tail_estimates.estimates`), the numbers the report's tail claims decide on."""
+    return {**group, "estimates": {k: e.to_json() for k, e in estimates(group).items()}}
 
 
 def summarise_text_tails(params: Params, tails_dir: str | Path = "reports/tails"
@@ -384,13 +425,13 @@ def summarise_text_tails(params: Params, tails_dir: str | Path = "reports/tails"
             raise FileNotFoundError(f"{path}: missing; run the text_evaluate stage for {dataset}")
         for name, record in read_json(path).items():
             m = record["metrics"]
-            out[f"{dataset}-{name}"] = {
+            out[f"{dataset}-{name}"] = _with_estimates({
                 "run": {"dataset": dataset, "backbone": name, "loss": "as shipped",
                         "schedule": "as shipped"},
                 "source": record["source"], "views": m["views"], "seeds": [0], "epochs": [0],
                 "shipped": True, "cluster": "sentence",
                 "by_epoch": {"0": {k: mean_ci([v]) for k, v in sorted(_scalars(m).items())}},
-                "per_seed": {"0": {k: {"0": v} for k, v in sorted(_leaves(m).items())}}}
+                "per_seed": {"0": {k: {"0": v} for k, v in sorted(_leaves(m).items())}}})
     return out
 
 

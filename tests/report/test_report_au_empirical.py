@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from paired_fixtures import pooled
+
 from infonce_lab.evaluation.stats import t_mean
 from infonce_lab.report.sections.au_empirical import claim_rows, direct_au_rows, plane_rows
 from infonce_lab.report.verdicts import Estimate, Outcome
@@ -49,8 +51,8 @@ KINDS = {"infonce": "info_nce", "directau": "direct_au"}
 def test_direct_au_orientation_and_margin():
     # the file holds InfoNCE − DirectAU; the claim reads DirectAU − InfoNCE
     close = dict(_pair(s, {1: 0.002, 2: 0.001, 3: 0.003, 4: 0.002}) for s in ("f", "c"))
-    assert direct_au_rows(close, KINDS)[0].verdict.outcome is Outcome.REPRODUCED
+    assert direct_au_rows(close, pooled(close), KINDS)[0].verdict.outcome is Outcome.REPRODUCED
     far = dict(_pair(s, {1: 0.03, 2: 0.032, 3: 0.028, 4: 0.031}) for s in ("f", "c"))
-    row = direct_au_rows(far, KINDS)[0]
+    row = direct_au_rows(far, pooled(far), KINDS)[0]
     assert row.verdict.outcome is Outcome.NOT_REPRODUCED and row.result.startswith("pooled: -3.")
-    assert claim_rows(None, {}, KINDS)[-1].verdict.outcome is Outcome.NOT_RUN
+    assert claim_rows(None, {}, {}, KINDS)[-1].verdict.outcome is Outcome.NOT_RUN

@@ -4,6 +4,7 @@ the selection-inflation row."""
 from __future__ import annotations
 
 import pytest
+from paired_fixtures import pooled
 
 from infonce_lab.evaluation.stats import t_mean
 from infonce_lab.report.sections.weince_accuracy import claim_rows, gain_rows, selection_row
@@ -36,7 +37,7 @@ def test_a_consistent_gain_is_reproduced_whichever_order_the_losses_are_listed()
     gain = {1: 0.03, 2: 0.035, 3: 0.032, 4: 0.028}
     paired = dict([_pair("infonce", "weince", "fixed", {k: -v for k, v in gain.items()}),
                    _pair("weince", "infonce", "cosine", gain)])
-    row = gain_rows(paired, KINDS)[0]
+    row = gain_rows(paired, pooled(paired), KINDS)[0]
     assert row.verdict.outcome is Outcome.REPRODUCED
     assert row.result.startswith("pooled: +3.")
     names = [c.name for c in row.cases]
@@ -48,28 +49,28 @@ def test_a_consistent_gain_is_reproduced_whichever_order_the_losses_are_listed()
 def test_no_gain_is_not_reproduced_and_the_paper_settings_are_not_run():
     paired = dict([_pair("weince", "infonce", s, {1: 0.001, 2: -0.002, 3: 0.0005, 4: -0.001})
                    for s in ("fixed", "cosine")])
-    rows = gain_rows(paired, KINDS)
+    rows = gain_rows(paired, pooled(paired), KINDS)
     assert rows[0].verdict.outcome is Outcome.NOT_REPRODUCED
     assert rows[1].verdict.outcome is Outcome.NOT_RUN and "paper_vision" in rows[1].verdict.why
 
 
 def test_two_seeds_that_disagree_are_inconclusive():
     paired = dict([_pair("weince", "infonce", "fixed", {1: 0.05, 2: -0.02})])
-    assert gain_rows(paired, KINDS)[0].verdict.outcome is Outcome.INCONCLUSIVE
+    assert gain_rows(paired, pooled(paired), KINDS)[0].verdict.outcome is Outcome.INCONCLUSIVE
 
 
 def test_one_seed_has_no_interval_and_the_row_names_the_setting():
     # one seed: aggregate writes no t-inference
     pair = {"a": "x-weince-fixed", "b": "x-infonce-fixed", "metric": "linear.test_acc",
             "diff": {"mean": 0.05}, "t": None, "per_seed": {"1": 0.05}}
-    row = gain_rows({"digits-resnet_digits/weince_vs_infonce@fixed/linear.test_acc": pair},
-                    KINDS)[0]
+    paired = {"digits-resnet_digits/weince_vs_infonce@fixed/linear.test_acc": pair}
+    row = gain_rows(paired, pooled(paired), KINDS)[0]
     assert row.verdict.outcome is Outcome.INCONCLUSIVE
     assert "weince" in row.note and "1 seeds" in row.note
 
 
 def test_without_both_losses_every_claim_says_what_to_list():
-    rows = claim_rows({}, KINDS, None)
+    rows = claim_rows({}, {}, KINDS, None)
     assert rows[0].verdict.outcome is Outcome.NOT_RUN and "study.losses" in rows[0].verdict.why
     assert rows[-1].verdict.outcome is Outcome.NOT_RUN
 
@@ -103,7 +104,7 @@ def _primary(diffs: dict[tuple[str, str], dict[int, float]]) -> dict:
 def test_primary_rows_decide_each_contrast_on_every_metric_with_its_mde():
     gain = {1: 0.03, 2: 0.035, 3: 0.032, 4: 0.028}
     none = {1: 0.001, 2: -0.002, 3: 0.0005, 4: -0.001}
-    rows = claim_rows({}, KINDS, None, _primary({("weince", "infonce"): gain,
+    rows = claim_rows({}, {}, KINDS, None, _primary({("weince", "infonce"): gain,
                                                 ("weince_recipe", "infonce_topm"): none}), DESIGN)
     first, second = rows[0], rows[1]
     assert "pre-registered" in first.claim and first.verdict.outcome is Outcome.REPRODUCED
@@ -122,7 +123,7 @@ def test_primary_rows_decide_each_contrast_on_every_metric_with_its_mde():
 
 
 def test_primary_rows_read_not_run_before_its_runs_and_vanish_without_seeds():
-    rows = claim_rows({}, KINDS, None, {}, DESIGN)
+    rows = claim_rows({}, {}, KINDS, None, {}, DESIGN)
     assert rows[0].verdict.outcome is Outcome.NOT_RUN and "pretrain_primary" in rows[0].verdict.why
-    assert len([r for r in claim_rows({}, KINDS, None, {}, {**DESIGN, "seeds": []})
+    assert len([r for r in claim_rows({}, {}, KINDS, None, {}, {**DESIGN, "seeds": []})
                 if "pre-registered" in r.claim]) == 0

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from infonce_lab.evaluation import tail_estimates as te
 from infonce_lab.evaluation.stats import TInference
 from infonce_lab.report.sections import weince_tails as wt
 from infonce_lab.report.verdicts import Estimate, Outcome
@@ -135,9 +136,10 @@ def run_record(*, xi: float = -0.45, endpoint: float | None = 0.995, u: float = 
     }
 
 
-def group(loss: str, records: dict[int, dict[int, dict[str, Any]]], schedule: str = "fixed") -> dict[str, Any]:
-    """{epoch: {seed: record}} → a summary entry as summarise_tails writes it."""
-    from infonce_lab.aggregate import _leaves
+def group(loss: str, records: dict[int, dict[int, dict[str, Any]]], schedule: str = "fixed",
+          **extra: Any) -> dict[str, Any]:
+    """{epoch: {seed: record}} → a summary entry as summarise_tails writes it, estimates and all."""
+    from infonce_lab.aggregate import _leaves, _with_estimates
 
     per_seed: dict[str, dict[str, dict[str, Any]]] = {}
     for epoch, by_seed in records.items():
@@ -145,8 +147,10 @@ def group(loss: str, records: dict[int, dict[int, dict[str, Any]]], schedule: st
             for k, v in _leaves(record).items():
                 per_seed.setdefault(str(epoch), {}).setdefault(k, {})[str(seed)] = v
     seeds = sorted({s for by in records.values() for s in by})
-    return {"run": {"dataset": "d", "backbone": "b", "loss": loss, "schedule": schedule},
-            "seeds": seeds, "epochs": sorted(records), "per_seed": per_seed}
+    return _with_estimates({"run": {"dataset": "d", "backbone": "b", "loss": loss,
+                                    "schedule": schedule},
+                            "seeds": seeds, "epochs": sorted(records), "per_seed": per_seed,
+                            **extra})
 
 
 KINDS = {"infonce": "info_nce", "weince": "weince", "directau": "direct_au"}
@@ -236,17 +240,17 @@ def test_undefined_values_never_print_as_numbers(default_rows):
 
 def test_lambda_interval_wider_than_its_range_is_undefined():
     g = group("infonce", {60: {1: run_record(lam=0.05, lam_se=0.2), 2: run_record(lam=0.9)}})
-    e = wt.lambda_estimate(g, 60, "inside")
+    e = te.lambda_estimate(g, 60, "inside")
     assert not e.defined and "wider than λ's range" in e.undefined
 
 
 def test_pool_slope_through_too_few_pools_is_undefined():
     # one seed kept only 3 of the 5 pools (the others had a degenerate softmax fit)
     g = group("infonce", {60: {1: run_record(pool_points=3), 2: run_record()}})
-    e = wt.pool_lambda_estimate(g, 60)
+    e = te.pool_lambda_estimate(g, 60)
     assert not e.defined and "3 pools" in e.undefined
     g = group("infonce", {60: {1: run_record(pool_lam=0.30), 2: run_record(pool_points=4)}})
-    assert wt.pool_lambda_estimate(g, 60).defined
+    assert te.pool_lambda_estimate(g, 60).defined
 
 
 def test_lrt_at_its_floor_is_printed_as_a_bound(default_rows):
@@ -259,22 +263,22 @@ def test_lrt_at_its_floor_is_printed_as_a_bound(default_rows):
 
 
 def test_combine_adds_the_shared_bank_error_to_the_seed_spread():
-    values = {"1": wt.SeedValue(0.10, 0.03, None), "2": wt.SeedValue(0.12, 0.03, None)}
-    e = wt.combine(values)
+    values = {"1": te.SeedValue(0.10, 0.03, None), "2": te.SeedValue(0.12, 0.03, None)}
+    e = te.combine(values)
     between = ((0.10 - 0.11) ** 2 + (0.12 - 0.11) ** 2) / 1 / 2
     assert e.t is not None and e.t.se == pytest.approx(math.sqrt(between + 0.03**2))
     assert e.value == pytest.approx(0.11)
     # the runs' error dominates: Satterthwaite's df is large, not n − 1
     assert e.t.df >= 50
     # without per-run errors: the t over seeds, flagged
-    e = wt.combine({"1": wt.SeedValue(0.10), "2": wt.SeedValue(0.12)})
+    e = te.combine({"1": te.SeedValue(0.10), "2": te.SeedValue(0.12)})
     assert e.t is not None and e.t.df == 1 and "between seeds only" in e.note
     # one seed: its own bootstrap interval, not a made-up t
-    e = wt.combine({"3": wt.SeedValue(0.1, 0.02, None, 0.05, 0.16, "bootstrap")})
+    e = te.combine({"3": te.SeedValue(0.1, 0.02, None, 0.05, 0.16, "bootstrap")})
     assert (e.low, e.high) == (0.05, 0.16) and e.t is None and "one seed (3)" in e.note
-    assert not wt.combine({"3": wt.SeedValue(0.1)}).defined
+    assert not te.combine({"3": te.SeedValue(0.1)}).defined
     # identical values over seeds and no per-run error: no interval, not a certainty
-    assert not wt.combine({"1": wt.SeedValue(-1.0), "2": wt.SeedValue(-1.0)}).defined
+    assert not te.combine({"1": te.SeedValue(-1.0), "2": te.SeedValue(-1.0)}).defined
 
 
 def test_stability_pairs_epochs_by_batch_within_a_run_and_by_seed_across(default_rows):
@@ -308,7 +312,7 @@ def test_without_an_infonce_configuration_the_claims_are_not_run():
 
 def test_repulsion_row_reads_the_lowest_tau():
     g = group("infonce", {60: {1: run_record(share=0.8)}})
-    x = wt.repulsion_inputs(g, 60)
+    x = wt.repulsion_inputs(g)
     assert x["tau"] == 0.07 and x["share"].value == pytest.approx(0.8) and len(x["rises"]) == 4
     row = rows_by_rule({"d-b-infonce-fixed": g})["low_tau_concentrates"]
     assert row.verdict.outcome is Outcome.REPRODUCED and row.section == "au"
@@ -357,11 +361,10 @@ def test_a_shipped_text_encoder_is_not_called_a_seed():
     """A packaged encoder's group (summarise_text_tails: one "seed" 0, sentence clusters) reads
     as the shipped weights with a sentence-cluster bootstrap; a trained one-seed run keeps its
     seed and the image clusters."""
-    shipped = {**group("as shipped", {0: {0: run_record(xi=-0.1)}}), "shipped": True,
-               "cluster": "sentence"}
+    shipped = group("as shipped", {0: {0: run_record(xi=-0.1)}}, shipped=True, cluster="sentence")
     trained = group("infonce", {60: {3: run_record(xi=-0.1)}})
-    est = wt.xi_estimate(shipped, 0)
+    est = wt.estimate(shipped, "xi")
     assert est.note == "the weights as shipped: sentence-cluster bootstrap"
-    assert "seed" not in wt.endpoint_gap_estimate(shipped, 0).note
-    assert wt.xi_estimate(trained, 60).note == "one seed (3): image-cluster bootstrap"
+    assert "seed" not in wt.estimate(shipped, "endpoint_gap").note
+    assert wt.estimate(trained, "xi").note == "one seed (3): image-cluster bootstrap"
     assert est.low == pytest.approx(-0.14) and est.high == pytest.approx(-0.07)

@@ -46,6 +46,13 @@ def test_per_seed_values_are_kept_with_their_runs(tmp_path: Path):
     assert xi["n"] == len(seeds)
     assert xi["mean"] == pytest.approx(sum(per["pot.xi"].values()) / len(seeds))
     assert "pot.endpoint" not in g["by_epoch"]["60"]
+    # the inference over seeds the report decides on: the seeds' mean, undefined as such
+    from infonce_lab.evaluation.estimate import Estimate
+
+    est = {k: Estimate.from_dict(v) for k, v in g["estimates"].items()}
+    assert est["xi"].value == pytest.approx(xi["mean"]) and "between seeds only" in est["xi"].note
+    assert not est["endpoint_gap"].defined and "no finite endpoint" in est["endpoint_gap"].undefined
+    json.dumps(g["estimates"], allow_nan=False)  # summary.json is strict JSON
 
 
 def test_a_missing_run_file_names_the_stage(tmp_path: Path):

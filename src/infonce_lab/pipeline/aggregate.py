@@ -13,6 +13,7 @@ from infonce_lab.aggregate import (
     collect_text,
     metric_columns,
     paired_comparisons,
+    pooled_over_schedules,
     primary_comparisons,
     select_on_validation,
     selection_inflation,
@@ -85,7 +86,8 @@ def write_aggregates(params: Params) -> None:
                           pd.DataFrame(tail_rows).to_csv(index=False, float_format="%.6f"))
         write_text_atomic(tables / "text.csv", text_df.to_csv(index=False, float_format="%.6f"))
         outputs.json(Path("reports/summary.json"),
-                     {"groups": summary, "paired": paired, "primary": primary,
+                     {"groups": summary, "paired": paired,
+                      "pooled": pooled_over_schedules(paired, grid), "primary": primary,
                       "selection": selection, "tails": tails,
                       "text": text, "alignment_uniformity": au,
                       "selection_inflation": inflation,

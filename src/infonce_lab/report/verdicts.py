@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from infonce_lab.evaluation.stats import TInference, holm
+from infonce_lab.evaluation.estimate import Estimate
+from infonce_lab.evaluation.stats import holm
 
 ALPHA = 0.05  # every rule: two-sided 95% intervals, one-sided tests at α/2 per direction
 
@@ -64,82 +65,6 @@ def inconclusive(why: str) -> Verdict:
 
 def not_run(what_it_takes: str) -> Verdict:
     return Verdict(Outcome.NOT_RUN, what_it_takes)
-
-
-# ------------------------------------------------------------------------------------ estimates
-@dataclass(frozen=True)
-class Estimate:
-    """A measured quantity: ``value`` with its (two-sided, ``level``) interval [low, high].
-
-    ``t`` (optional) is the t-inference behind it, which gives p-values at any null value (and
-    so Holm within a family); without it a rule decides on the interval alone. ``undefined``
-    says why there is no value (a degenerate or boundary fit); ``unit``/``digits`` format it.
-    """
-
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-    level: float = 0.95
-    t: TInference | None = None
-    n: int | None = None
-    undefined: str | None = None
-    unit: str = ""
-    digits: int = 3
-    signed: bool = False
-    note: str = ""
-
-    @classmethod
-    def from_t(cls, t: TInference | None, *, scale: float = 1.0, **kw: Any) -> Estimate:
-        """From a t-inference (None: one seed, no interval); ``scale`` converts units (e.g. 100
-        for accuracy points) of the value, the interval and the null values alike."""
-        if t is None:
-            return cls(None, undefined="one seed: no interval", **kw)
-        if scale != 1.0:
-            t = TInference(t.mean * scale, t.se * scale, t.df, t.n)
-        lo, hi = t.interval()
-        return cls(t.mean, lo, hi, t=t, n=t.n, **kw)
-
-    @classmethod
-    def missing(cls, why: str) -> Estimate:
-        return cls(None, undefined=why)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None, **kw: Any) -> Estimate:
-        """From a results file's estimate: ``{"value", "low", "high"}`` plus optional ``level``,
-        ``n``, ``undefined`` and ``t`` (a :meth:`TInference.to_json` dict)."""
-        if d is None:
-            return cls.missing(kw.pop("why", "not in the results file"))
-        t = TInference.from_json(d["t"]) if d.get("t") else None
-        return cls(d.get("value"), d.get("low"), d.get("high"), d.get("level", 0.95), t,
-                   d.get("n"), d.get("undefined"), **kw)
-
-    @property
-    def defined(self) -> bool:
-        return self.undefined is None and self.value is not None and math.isfinite(self.value)
-
-    @property
-    def has_interval(self) -> bool:
-        return self.low is not None and self.high is not None
-
-    def p_greater(self, theta: float) -> float | None:
-        return None if self.t is None else self.t.p_greater(theta)
-
-    def p_less(self, theta: float) -> float | None:
-        return None if self.t is None else self.t.p_less(theta)
-
-    def __str__(self) -> str:
-        if not self.defined:
-            return f"undefined ({self.undefined})" if self.undefined else "—"
-        d = self.digits
-        unit = f" {self.unit}" if self.unit else ""
-        sign = "+" if self.signed else ""
-        text = f"{self.value:{sign}.{d}f}"
-        if self.has_interval:
-            text += f" [{self.low:{sign}.{d}f}, {self.high:{sign}.{d}f}]"
-        text += unit
-        if self.n is not None:
-            text += f" (n = {self.n})"
-        return text + (f"; {self.note}" if self.note else "")
 
 
 def fmt_p(p: float | None, floor: float | None = None) -> str:

@@ -116,6 +116,10 @@ class Inputs:
         return self.summary.get("paired", {})
 
     @property
+    def pooled(self) -> Mapping[str, Any]:
+        return self.summary.get("pooled", {})
+
+    @property
     def tails(self) -> Mapping[str, Any] | None:
         return self.summary.get("tails")
 

@@ -1,15 +1,14 @@
-"""Shared by the sections that decide on paired comparisons over seeds (summary.json["paired"]):
-pick the pairs of two loss kinds, orient them first − second, and pool a setting's schedules as
-blocks (each seed's mean difference over the schedules, then a t-test over seeds)."""
+"""Shared by the sections that decide on paired comparisons over seeds: pick the pairs of two
+loss kinds, first − second, from ``summary.json["paired"]`` (per schedule) and
+``summary.json["pooled"]`` (over a setting's schedules, as the aggregate stage pools them)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from infonce_lab.evaluation.stats import TInference, block_pooled_difference
+from infonce_lab.evaluation.stats import TInference
 from infonce_lab.report.paired import comparisons
 from infonce_lab.report.verdicts import Case, Estimate, Rule, Verdict, all_cases, decide_family
 
@@ -47,39 +46,19 @@ def oriented_pairs(paired: dict[str, Any], loss_kinds: dict[str, str], first: st
     return out
 
 
-def pooled_over_schedules(pairs: list[OrientedPair]) -> dict[tuple[str, str, str, str],
-                                                                 TInference | None]:
-    """Per (setting, metric, first, second): the difference pooled over the schedules, seeds as
-    the unit (None with one seed or when the schedules ran different seeds)."""
-    blocks: dict[tuple[str, str, str, str], dict[str, dict[str, float]]] = defaultdict(dict)
-    for p in pairs:
-        blocks[(p.setting, p.metric, p.first, p.second)][p.shared] = p.per_seed
-    out: dict[tuple[str, str, str, str], TInference | None] = {}
-    for key, by_schedule in blocks.items():
-        try:
-            out[key] = block_pooled_difference(by_schedule)
-        except ValueError:
-            out[key] = None
-    return out
-
-
 def points(t: TInference | None, **kw: Any) -> Estimate:
     """A paired accuracy difference in points, signed, two decimals."""
     return Estimate.from_t(t, scale=POINTS, unit="points", digits=2, signed=True, **kw)
 
 
-PooledKey = tuple[str, str, str, str]  # (setting, metric, first, second)
-
-
 def decide_pooled_and_per_schedule(
-    rule: Rule, pairs: list[OrientedPair], pooled_name: Callable[[PooledKey], str],
-    pair_name: Callable[[OrientedPair], str],
+    rule: Rule, pooled: list[OrientedPair], pairs: list[OrientedPair],
+    pooled_name: Callable[[OrientedPair], str], pair_name: Callable[[OrientedPair], str],
 ) -> tuple[list[Case], list[Case], Verdict]:
     """A claim made across schedules: the pooled differences decide (one Holm family), the
     per-schedule ones are shown as a second family. Returns (pooled cases, per-schedule cases,
     the verdict: every pooled case must hold)."""
-    pooled = pooled_over_schedules(pairs)
     pooled_cases = [replace(c, pooled=True) for c in decide_family(
-        rule, [points(t) for t in pooled.values()], [pooled_name(k) for k in pooled])]
+        rule, [points(p.t) for p in pooled], [pooled_name(p) for p in pooled])]
     per = decide_family(rule, [points(p.t) for p in pairs], [pair_name(p) for p in pairs])
     return pooled_cases, per, all_cases([c.verdict for c in pooled_cases])

@@ -77,7 +77,8 @@ def plane_rows(au: dict[str, Any] | None) -> list[ClaimRow]:
                   combine=all_cases)]
 
 
-def direct_au_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[ClaimRow]:
+def direct_au_rows(paired: dict[str, Any], pooled: dict[str, Any], loss_kinds: dict[str, str],
+                   ) -> list[ClaimRow]:
     rule = RULES["direct_au"]
     text = ("Optimising alignment + uniformity directly is competitive with the contrastive loss "
             "(§5, Table 1; DirectAU here)")
@@ -88,15 +89,16 @@ def direct_au_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[C
         return [not_run_row(PAPER, "Paired over seeds", text, quantity, rule,
                             "list an InfoNCE-kind and a direct_au-kind loss in study.losses")]
     pooled_cases, per, verdict = decide_pooled_and_per_schedule(
-        rule, pairs, lambda k: f"{k[0]} {METRICS[k[1]]}, pooled over schedules",
+        rule, oriented_pairs(pooled, loss_kinds, "direct_au", "info_nce", METRICS), pairs,
+        lambda p: f"{p.setting} {METRICS[p.metric]}, pooled over schedules",
         lambda p: f"{p.setting} {METRICS[p.metric]} @ {p.shared}")
     return [claim(PAPER, "Paired over seeds", text, quantity, rule, pooled_cases + per,
                   verdict=verdict, result="pooled: " + "; ".join(c.result for c in pooled_cases))]
 
 
-def claim_rows(au: dict[str, Any] | None, paired: dict[str, Any],
+def claim_rows(au: dict[str, Any] | None, paired: dict[str, Any], pooled: dict[str, Any],
                loss_kinds: dict[str, str]) -> list[ClaimRow]:
-    return plane_rows(au) + direct_au_rows(paired, loss_kinds)
+    return plane_rows(au) + direct_au_rows(paired, pooled, loss_kinds)
 
 
 # ---------------------------------------------------------------------------- figures
@@ -133,7 +135,8 @@ def alignment_uniformity_plane(encoders: pd.DataFrame) -> bytes:
 
 SECTION = Section(
     id="au_empirical", paper="au", title="Trained encoders", evidence=Evidence.SETTING,
-    reads=("summary.alignment_uniformity", "summary.paired", "encoders table"), rules=RULES,
+    reads=("summary.alignment_uniformity", "summary.paired", "summary.pooled", "encoders table"),
+    rules=RULES,
     rows=lambda i: claim_rows(i.summary.get("alignment_uniformity"), dict(i.paired),
-                              dict(i.loss_kinds)),
+                              dict(i.pooled), dict(i.loss_kinds)),
     figures=lambda i: {"au_plane": alignment_uniformity_plane(i.encoders)})

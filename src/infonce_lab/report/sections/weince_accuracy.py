@@ -87,7 +87,8 @@ def _paper_rows(metric: str, label: str, paper: str) -> ClaimRow:
                        RULES["gain"], PAPER_SETTINGS, Evidence.PAPER_SCALE)
 
 
-def gain_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[ClaimRow]:
+def gain_rows(paired: dict[str, Any], pooled: dict[str, Any], loss_kinds: dict[str, str],
+              ) -> list[ClaimRow]:
     """One claim per metric: the pooled rows decide, per-schedule rows are the Holm family."""
     rows: list[ClaimRow] = []
     rule = RULES["gain"]
@@ -101,7 +102,8 @@ def gain_rows(paired: dict[str, Any], loss_kinds: dict[str, str]) -> list[ClaimR
                                     "list an InfoNCE-kind and a WEINCE-kind loss in study.losses"))
             continue
         pooled_cases, per, verdict = decide_pooled_and_per_schedule(
-            rule, pairs, lambda k: f"{k[0]} {k[2]} − {k[3]}, pooled over schedules",
+            rule, oriented_pairs(pooled, loss_kinds, "weince", "info_nce", [metric]), pairs,
+            lambda p: f"{p.setting} {p.first} − {p.second}, pooled over schedules",
             lambda p: f"{p.setting} {p.first} − {p.second} @ {p.shared}")
         result = "; ".join(c.result for c in pooled_cases)
         losses = sorted({p.first for p in pairs} | {p.second for p in pairs})
@@ -182,17 +184,18 @@ def selection_row(selection: dict[str, Any] | None) -> ClaimRow:
     return row
 
 
-def claim_rows(paired: dict[str, Any], loss_kinds: dict[str, str],
+def claim_rows(paired: dict[str, Any], pooled: dict[str, Any], loss_kinds: dict[str, str],
                selection: dict[str, Any] | None = None, primary: dict[str, Any] | None = None,
                design: dict[str, Any] | None = None) -> list[ClaimRow]:
     first = primary_rows(primary or {}, design) if design else []
-    return first + gain_rows(paired, loss_kinds) + [selection_row(selection)]
+    return first + gain_rows(paired, pooled, loss_kinds) + [selection_row(selection)]
 
 
 SECTION = Section(
     id="accuracy", paper="weince", title="Downstream accuracy", evidence=Evidence.SETTING,
-    reads=("summary.paired", "summary.primary", "summary.selection_inflation", "design"),
+    reads=("summary.paired", "summary.pooled", "summary.primary", "summary.selection_inflation",
+           "design"),
     rules=RULES,
-    rows=lambda i: claim_rows(dict(i.paired), dict(i.loss_kinds),
+    rows=lambda i: claim_rows(dict(i.paired), dict(i.pooled), dict(i.loss_kinds),
                               i.summary.get("selection_inflation"), i.summary.get("primary"),
                               dict(i.design)))

@@ -1,18 +1,10 @@
 """The WEINCE paper's tail-diagnostic claims (§2.3, App. C.2, D.1–D.6; Figs 3, 4, 6–8, Table 5)
 and the Wang–Isola essay's "low τ concentrates the repulsive gradient on hard negatives" (§5),
-decided on the diagnose stage's numbers as ``summary.json["tails"]`` carries them per seed.
-Nothing is refitted here: every estimate is a per-run number of the diagnose stage, or the
-t-inference over seeds of those per-run numbers.
-
-How a case is decided. A case is a configuration (dataset × backbone × loss × schedule) at its
-final diagnosed epoch. Its estimate is the t-interval over seeds of the per-seed estimates
-(seeds are the independent replicates of a training recipe; their spread includes the bank's
-sampling, which every run draws afresh through its encoder); with one seed it is that run's own
-interval — the image-cluster bootstrap (POT, allocation) or the batch-clustered t (link test,
-ablations), as the paper's D.5 clusters by batch. A per-seed value that is undefined (a fit on
-its boundary, a degenerate pair of fits, an endpoint above the cap) makes the case undefined,
-never a number. Within a claim, Holm adjusts across its counted cases wherever every estimate
-carries a t-inference.
+decided on the estimates the aggregate stage writes per configuration to
+``summary.json["tails"]`` (:mod:`infonce_lab.evaluation.tail_estimates`: the t-inference over
+seeds of the diagnose stage's per-run numbers, or one run's own interval). Nothing is combined
+or refitted here. A case is a configuration at its final diagnosed epoch; within a claim, Holm
+adjusts across its counted cases wherever every estimate carries a t-inference.
 
 Which encoders count. The link-test claims are about InfoNCE/SimCLR checkpoints (§2.3.2, D.2),
 and so is the POT figure (a SimCLR encoder) and the essay's InfoNCE gradient: cases of
@@ -22,14 +14,17 @@ counted.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
 
-from infonce_lab.evaluation.stats import TInference, t_mean
+from infonce_lab.evaluation.tail_estimates import (
+    final_epoch,
+    repulsion_taus,
+    seed_value,
+    seed_values,
+)
 from infonce_lab.params import Configuration
 from infonce_lab.report.plotting import (
     by_group,
@@ -215,277 +210,31 @@ RULES: dict[str, Rule | Check] = {
 }
 
 
-# ----------------------------------------------------------------------- estimates from seeds
-BOOTSTRAP_DF = 10_000  # a bootstrap standard error: a normal reference (t with huge df)
-
-
-@dataclass(frozen=True)
-class SeedValue:
-    """One run's estimate: its value, its own standard error from the bank's sampling (``df``
-    None: a bootstrap se, normal reference) and its own interval for the one-seed fallback."""
-
-    value: float
-    se: float | None = None
-    df: float | None = None
-    low: float | None = None
-    high: float | None = None
-    method: str = ""
-
-
-def final_epoch(group: Mapping[str, Any]) -> int:
-    return max(int(e) for e in group["epochs"])
-
-
-def _values(group: Mapping[str, Any], epoch: int, key: str) -> dict[str, Any]:
-    return dict(group.get("per_seed", {}).get(str(epoch), {}).get(key, {}))
-
-
-def _seed_value(group: Mapping[str, Any], epoch: int, key: str, seed: str) -> Any:
-    return _values(group, epoch, key).get(seed)
-
-
-def combine(values: Mapping[str, SeedValue], **fmt: Any) -> Estimate:
-    """A configuration's estimate from its runs.
-
-    Two seeds or more: the mean over seeds with se² = s²/n + mean(se_run²) — the seeds' spread
-    (encoder variability) plus the runs' own sampling error, which is *not* divided by n: every
-    run is diagnosed on the same bank draw (tails.seed), so that error is common to the seeds
-    and does not average out. Degrees of freedom by Welch–Satterthwaite (a bootstrap se counts
-    as known). Where a run has no se of its own, the t over seeds alone, flagged. One seed: the
-    run's own interval (bootstrap percentiles, or its t)."""
-    if not values:
-        return Estimate.missing("no runs")
-    items = [values[k] for k in sorted(values, key=int)]
-    n = len(items)
-    if n == 1:
-        (seed, v), = values.items()
-        note = f"one seed ({seed}): {v.method}" if v.method else f"one seed ({seed})"
-        if v.low is not None and v.high is not None:
-            return Estimate(v.value, v.low, v.high, n=1, note=note, **fmt)
-        if v.se is not None:
-            df = int(v.df) if v.df is not None else BOOTSTRAP_DF
-            return Estimate.from_t(TInference(v.value, v.se, max(df, 1), 1), note=note, **fmt)
-        return Estimate.missing(f"one seed ({seed}): no per-run interval for this quantity")
-    xs = [v.value for v in items]
-    mean = sum(xs) / n
-    between = sum((x - mean) ** 2 for x in xs) / (n - 1) / n
-    if any(v.se is None for v in items):
-        if between == 0:
-            return Estimate.missing(f"{n} seeds with identical values and no per-run error: "
-                                    "no interval")
-        t = t_mean(xs)
-        return Estimate.from_t(t, note=f"t over {n} seeds, between seeds only (the bank they "
-                                       f"share is not in this interval)", **fmt)
-    within = sum(v.se**2 for v in items) / n
-    # Welch–Satterthwaite. The runs' se's come from one shared bank, so they are not
-    # independent variance estimates: their mean keeps the smallest run's df (not the sum).
-    dfs = [v.df for v in items if v.df is not None]
-    denom = between**2 / (n - 1) + (within**2 / min(dfs) if dfs else 0.0)
-    total = between + within
-    df = BOOTSTRAP_DF if denom == 0 else min(BOOTSTRAP_DF, total**2 / denom)
-    t = TInference(mean, math.sqrt(total), max(int(df), 1), n)
-    return Estimate.from_t(t, note=f"{n} seeds: their spread + the shared bank's error "
-                                   f"(df {t.df if t.df < BOOTSTRAP_DF else '∞'})", **fmt)
-
-
-def _estimate(group: Mapping[str, Any], epoch: int, key: str,
-              one: Callable[[str, float], SeedValue | str], **fmt: Any) -> Estimate:
-    """The configuration's estimate of ``key`` (:func:`combine`) from every seed's
-    :class:`SeedValue` (``one`` builds it, or says why the seed's estimate is undefined); the
-    first undefined seed makes the configuration undefined."""
-    values = _values(group, epoch, key)
-    if not values:
-        return Estimate.missing(f"{key} not in the results")
-    out: dict[str, SeedValue] = {}
-    for seed in sorted(values, key=int):
-        v = values[seed]
-        if v is None or isinstance(v, bool) or not math.isfinite(float(v)):
-            return Estimate.missing(f"seed {seed}: {key.rsplit('.', 1)[-1]} undefined")
-        built = one(seed, float(v))
-        if isinstance(built, str):
-            return Estimate.missing(f"seed {seed}: {built}")
-        out[seed] = built
-    estimate = combine(out, **fmt)
-    if group.get("shipped") and estimate.note.startswith("one seed ("):
-        # A packaged encoder's weights as shipped: no training seed behind the lone value.
-        estimate = replace(estimate, note="the weights as shipped" + estimate.note.split(")", 1)[1])
-    return estimate
-
-
-def _bootstrap_method(group: Mapping[str, Any]) -> str:
-    """The resampling unit of the run's bootstrap: images, or sentences for a text bank."""
-    return f"{group.get('cluster', 'image')}-cluster bootstrap"
-
-
-def _num(x: Any) -> float | None:
-    return None if x is None or isinstance(x, bool) else float(x)
-
-
-def _bootstrap_estimate(group: Mapping[str, Any], epoch: int, key: str) -> Estimate:
-    """``key`` per seed with the run's cluster bootstrap (``key``_se, _ci_low, _ci_high)."""
-    def one(seed: str, v: float) -> SeedValue:
-        g = lambda k: _num(_seed_value(group, epoch, f"{key}_{k}", seed))  # noqa: E731
-        return SeedValue(v, g("se"), None, g("ci_low"), g("ci_high"), _bootstrap_method(group))
-
-    return _estimate(group, epoch, key, one, signed=True)
-
-
-def _t_estimate(group: Mapping[str, Any], epoch: int, key: str, method: str,
-                se_key: str | None = None, df_key: str | None = None,
-                flag: tuple[str, str] | None = None, **fmt: Any) -> Estimate:
-    """``key`` per seed with the run's own t (se and df at ``se_key`` and ``df_key``, by default
-    ``key``_se and _df). ``flag``: (key, why): a seed whose ``key`` is set has no estimate, and
-    ``why`` (formatted with its value ``v``) says why."""
-    def one(seed: str, v: float) -> SeedValue | str:
-        g = lambda k: _seed_value(group, epoch, k, seed)  # noqa: E731
-        if flag and g(flag[0]):
-            return flag[1].format(v=v)
-        return SeedValue(v, _num(g(se_key or f"{key}_se")), _num(g(df_key or f"{key}_df")),
-                         method=method)
-
-    return _estimate(group, epoch, key, one, **fmt)
-
-
-def xi_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
-    return _bootstrap_estimate(group, epoch, "pot.xi")
-
-
-def endpoint_gap_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
-    """(1 − x̂_F)/(1 − u) per seed: the endpoint's shortfall from the cap in tail windows. An
-    endpoint fitted above 1 is undefined: the fitted tail puts mass where no cosine can be."""
-    def one(seed: str, x_f: float) -> SeedValue | str:
-        g = lambda k: _num(_seed_value(group, epoch, f"pot.{k}", seed))  # noqa: E731
-        if x_f > 1.0:
-            return (f"x̂_F = {x_f:.4f} above the cap 1 (the GPD fit extrapolates past the largest "
-                    f"cosine {g('max_score') or float('nan'):.3f})")
-        lo, hi, se = g("endpoint_ci_low"), g("endpoint_ci_high"), g("endpoint_se")
-        if lo is None or hi is None:
-            return "the bootstrap reaches ξ ≥ 0: the endpoint's interval is unbounded"
-        w = 1.0 - g("u")
-        return SeedValue((1.0 - x_f) / w, None if se is None else se / w, None,
-                         (1.0 - hi) / w, (1.0 - lo) / w, _bootstrap_method(group))
-
-    values = _values(group, epoch, "pot.endpoint")
-    if values and any(v is None for v in values.values()):
-        seed = next(k for k, v in sorted(values.items()) if v is None)
-        return Estimate.missing(f"seed {seed}: ξ̂ ≥ 0, no finite endpoint")
-    return _estimate(group, epoch, "pot.endpoint", one, signed=True)
-
-
-def delta_estimate(group: Mapping[str, Any], epoch: int, placement: str) -> Estimate:
-    d = f"link.{placement}.delta"
-    return _t_estimate(group, epoch, f"{d}_mean", "batch-clustered t", f"{d}_se", f"{d}_df",
-                       (f"{d}_degenerate", "Δ̄ = 0 by construction: λ̂ = 0 or τ̂0 on its bound, "
-                                           "H1 and H0 are one link (degenerate fits)"), unit="nats")
-
-
-def lambda_estimate(group: Mapping[str, Any], epoch: int, placement: str) -> Estimate:
-    lam = f"link.{placement}.lambda"
-    values = _values(group, epoch, f"{lam}_hat")
-    if values and any(v is None for v in values.values()):
-        return Estimate.missing("λ̂ undefined: the fit ended at τ → ∞")
-    e = _t_estimate(group, epoch, f"{lam}_hat", "cluster-robust sandwich", f"{lam}_se",
-                    f"{lam}_df", (f"{lam}_boundary", "λ̂ = {v:.3g} on its boundary: no interval "
-                                                     "(the MLE is not normal there)"))
-    if e.defined and e.has_interval and e.low < 0 and e.high > 1:
-        return Estimate.missing(f"interval [{e.low:.2f}, {e.high:.2f}] wider than λ's range "
-                                f"[0, 1] ({e.note})")
-    return e
-
-
-def _paired_change(group: Mapping[str, Any], first: int, last: int, placement: str,
-                   seed: str) -> SeedValue | str:
-    """Δ̄(last) − Δ̄(first) of one run and its batch-clustered se: the two epochs are scored on
-    the same held-out batches (one bank), so the difference is paired by batch."""
-    key = f"link.{placement}"
-    prefix = f"{key}.delta_by_batch."
-
-    def by_batch(epoch: int) -> dict[str, Any]:
-        return {k.removeprefix(prefix): v.get(seed)
-                for k, v in group.get("per_seed", {}).get(str(epoch), {}).items()
-                if k.startswith(prefix)}
-
-    early, late = by_batch(first), by_batch(last)
-    d0 = _seed_value(group, first, f"{key}.delta_mean", seed)
-    d1 = _seed_value(group, last, f"{key}.delta_mean", seed)
-    if d0 is None or d1 is None:
-        return "Δ̄ undefined at one epoch"
-    common = sorted(set(early) & set(late), key=int)
-    t = t_mean([late[b] - early[b] for b in common
-                if late[b] is not None and early[b] is not None])
-    if t is None:
-        return SeedValue(d1 - d0, method="no per-batch Δ̄ in the results")
-    return SeedValue(d1 - d0, t.se, t.df, method="batch-paired t")
+# ------------------------------------------------------------- the aggregate stage's estimates
+def estimate(group: Mapping[str, Any], name: str) -> Estimate:
+    """The configuration's estimate ``name`` over its seeds, as the aggregate stage wrote it
+    (:func:`infonce_lab.evaluation.tail_estimates.estimates`)."""
+    return Estimate.from_dict(group.get("estimates", {}).get(name),
+                              why=f"{name} not in summary.json: re-run the aggregate stage")
 
 
 def stability_inputs(group: Mapping[str, Any], placement: str) -> dict[str, Any] | None:
-    epochs = sorted(int(e) for e in group["epochs"])
-    if len(epochs) < 2:
+    if f"delta_change.{placement}" not in group.get("estimates", {}):
         return None
-    first, last = epochs[0], epochs[-1]
-    early, late = (delta_estimate(group, e, placement) for e in (first, last))
-    if not early.defined or not late.defined:
-        change = Estimate.missing(early.undefined or late.undefined or "Δ̄ undefined")
-    else:
-        change = _estimate(group, last, f"link.{placement}.delta_mean",
-                           lambda seed, _: _paired_change(group, first, last, placement, seed),
-                           unit="nats", signed=True)
-    return {"early": early, "late": late, "change": change, "epochs": (first, last)}
+    return {"early": estimate(group, f"delta_first.{placement}"),
+            "late": estimate(group, f"delta.{placement}"),
+            "change": estimate(group, f"delta_change.{placement}"),
+            "epochs": (min(group["epochs"]), max(group["epochs"]))}
 
 
-def frechet_inputs(group: Mapping[str, Any], epoch: int) -> dict[str, Any]:
-    lam = _t_estimate(group, epoch, "frechet.frechet_lambda_score", "score test, batch-clustered",
-                      signed=True, digits=2)
-    r2s = [v for v in _values(group, epoch, "frechet.frechet_collinearity_r2").values()
-           if v is not None]
-    return {"lambda_f": lam, "r2": min(r2s) if r2s else None}
-
-
-def slope_estimate(group: Mapping[str, Any], epoch: int, axis: str, quantity: str) -> Estimate:
-    """Slope per doubling of the ablation's axis, with its per-run cluster-robust se: Δ̄'s over
-    held-out batches, λ̂'s from the sandwich influences over held-in batches (points where λ̂
-    sits on a bound held fixed)."""
-    key = f"ablations.{axis}_{quantity}_slope"
-    method = ("batch-clustered t" if quantity == "delta" else
-              "cluster-robust sandwich, bound points held fixed")
-    return _t_estimate(group, epoch, key, method, signed=True)
-
-
-def pool_lambda_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
-    """The pool ablation's λ̂ slope, undefined where a seed's slope rests on fewer than
-    MIN_POOL_POINTS pools (the others dropped for a degenerate softmax fit): a slope through
-    three points, one of them on its bound, decides nothing."""
-    points = [_num(v) for v in _values(group, epoch, "ablations.pool_lambda_points").values()]
-    few = [int(p) for p in points if p is not None and p < MIN_POOL_POINTS]
-    if few:
-        return Estimate.missing(f"a seed's slope rests on {min(few)} pools (fewer than "
-                                f"{MIN_POOL_POINTS} with a non-degenerate softmax fit)")
-    return slope_estimate(group, epoch, "pool", "lambda")
-
-
-def allocation_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
-    return _bootstrap_estimate(group, epoch, "allocation.tv_gap")
-
-
-def repulsion_taus(group: Mapping[str, Any], epoch: int) -> list[str]:
-    """The τ keys of the repulsion shares, high τ first."""
-    keys = [k.removeprefix("repulsion.share.") for k in group.get("per_seed", {}).get(str(epoch), {})
-            if k.startswith("repulsion.share.")]
-    return sorted(keys, key=lambda k: -float(k.removeprefix("tau_")))
-
-
-def repulsion_inputs(group: Mapping[str, Any], epoch: int) -> dict[str, Any]:
-    taus = repulsion_taus(group, epoch)
+def repulsion_inputs(group: Mapping[str, Any]) -> dict[str, Any]:
+    taus = repulsion_taus(group, final_epoch(group))
     if not taus:
         return {"share": Estimate.missing("no repulsion shares in the results"), "rises": [],
                 "tau": None}
-
-    def est(kind: str, tau: str) -> Estimate:
-        return _t_estimate(group, epoch, f"repulsion.{kind}.{tau}", "batch-clustered t",
-                           f"repulsion.{kind}_se.{tau}", "repulsion.df")
-
-    return {"share": est("share", taus[-1]), "rises": [est("rise", t) for t in taus[1:]],
-            "tau": float(taus[-1].removeprefix("tau_")), "taus": taus}
+    return {"share": estimate(group, f"repulsion.share.{taus[-1]}"),
+            "rises": [estimate(group, f"repulsion.rise.{t}") for t in taus[1:]],
+            "tau": float(taus[-1].removeprefix("tau_"))}
 
 
 # --------------------------------------------------------------------------- cases and rows
@@ -517,8 +266,6 @@ def _split(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
 def _context_name(name: str, kind: str) -> str:
     return f"{name} (context: {kind}, not counted)"
 
-
-MIN_POOL_POINTS = 4  # pools a λ̂-slope needs (of tails.ablations.pool_sizes)
 
 # The magnitude rows compare numbers that depend on the setting, not only on the loss: the
 # hardness and pool ablations (Figs 7–8) move λ̂ by as much as the distance to the paper's range.
@@ -567,8 +314,8 @@ def _row(rule_id: str, counted: list[tuple[str, Any]], context: list[tuple[str, 
                  result=cases[0].result if len(cases) == 1 else tally(cases), note=note)
 
 
-def _pot_inputs(g: Mapping[str, Any], e: int) -> dict[str, Estimate]:
-    return {"xi": xi_estimate(g, e), "gap": endpoint_gap_estimate(g, e)}
+def _pot_inputs(g: Mapping[str, Any]) -> dict[str, Estimate]:
+    return {"xi": estimate(g, "xi"), "gap": estimate(g, "endpoint_gap")}
 
 
 def _pot_text(x: Mapping[str, Estimate]) -> str:
@@ -587,9 +334,12 @@ def _frechet_text(x: Mapping[str, Any]) -> str:
             f"{'—' if r2 is None else f'{r2:.4f}'}")
 
 
-def _hardness_slopes(g: Mapping[str, Any], e: int) -> list[tuple[str, Estimate]]:
-    return [(q, slope_estimate(g, e, "hardness", key)) for q, key in (("λ̂", "lambda"),
-                                                                        ("Δ̄", "delta"))]
+def _hardness_slopes(g: Mapping[str, Any]) -> list[tuple[str, Estimate]]:
+    return [("λ̂", estimate(g, "hardness.lambda")), ("Δ̄", estimate(g, "hardness.delta"))]
+
+
+def _frechet_inputs(g: Mapping[str, Any]) -> dict[str, Any]:
+    return {"lambda_f": estimate(g, "frechet_lambda"), "r2": estimate(g, "frechet_r2").value}
 
 
 def _repulsion_text(x: Mapping[str, Any]) -> str:
@@ -618,37 +368,37 @@ def claim_rows(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
     at_primary = f" (1/τ {primary})"
     named = ([(n, g) for n, _, g in counted], [(_context_name(n, k), g) for n, k, g in context])
 
-    def both(fn: Callable[[Mapping[str, Any], int], Any]) -> list[list[tuple[str, Any]]]:
-        """``fn`` at each configuration's final epoch: the counted cases, the context cases
-        (``fn``'s None: the configuration lacks the input, e.g. a second diagnosed epoch)."""
-        return [[(n, x) for n, g in part if (x := fn(g, final_epoch(g))) is not None]
-                for part in named]
+    def both(fn: Callable[[Mapping[str, Any]], Any]) -> list[list[tuple[str, Any]]]:
+        """``fn`` of each configuration: the counted cases, the context cases (``fn``'s None:
+        the configuration lacks the input, e.g. a second diagnosed epoch)."""
+        return [[(n, x) for n, g in part if (x := fn(g)) is not None] for part in named]
 
-    def link(fn: Callable[[Mapping[str, Any], int, str], Estimate]) -> list[list[tuple[str, Estimate]]]:
+    def link(quantity: str) -> list[list[tuple[str, Estimate]]]:
         """At the deciding placement; at the others, the counted configurations as context."""
-        cases, ctx = both(lambda g, e: fn(g, e, primary))
-        return [cases, ctx + [(f"{n} (context: 1/τ {p}, not counted)", fn(g, final_epoch(g), p))
+        cases, ctx = both(lambda g: estimate(g, f"{quantity}.{primary}"))
+        return [cases, ctx + [(f"{n} (context: 1/τ {p}, not counted)",
+                               estimate(g, f"{quantity}.{p}"))
                               for p in placements[1:] for n, _, g in counted]]
 
-    stable = both(lambda g, _: stability_inputs(g, primary))
+    stable = both(lambda g: stability_inputs(g, primary))
     hardness = [[(f"{n} · {q}", e) for n, slopes in part for q, e in slopes]
                 for part in both(_hardness_slopes)]
     return [
         _row("pot_endpoint_at_cap", *both(_pot_inputs), _pot_text, note=POT_NOTE),
-        _row("pot_xi_magnitude", *both(xi_estimate), note=MAGNITUDE_NOTE),
-        _row("link_gain", *link(delta_estimate), note=_lrt_note(counted, primary),
+        _row("pot_xi_magnitude", *both(lambda g: estimate(g, "xi")), note=MAGNITUDE_NOTE),
+        _row("link_gain", *link("delta"), note=_lrt_note(counted, primary),
              quantity_suffix=at_primary),
-        _row("link_delta_magnitude", *link(delta_estimate), note=MAGNITUDE_NOTE,
+        _row("link_delta_magnitude", *link("delta"), note=MAGNITUDE_NOTE,
              quantity_suffix=at_primary),
-        _row("link_lambda_magnitude", *link(lambda_estimate), note=MAGNITUDE_NOTE,
+        _row("link_lambda_magnitude", *link("lambda"), note=MAGNITUDE_NOTE,
              quantity_suffix=at_primary),
         not_run_row(*_head("link_stable"), RULES["link_stable"].text, "two diagnosed epochs per "
                     "run (training.checkpoint_epochs keeps an earlier one)")
         if counted and not stable[0] else _row("link_stable", *stable, _stability_text),
-        _row("frechet_none", *both(frechet_inputs), _frechet_text, note=_frechet_note(counted)),
+        _row("frechet_none", *both(_frechet_inputs), _frechet_text, note=_frechet_note(counted)),
         _row("hardness_dilutes", *hardness, note=BOUND_NOTE),
-        _row("pool_raises_lambda", *both(pool_lambda_estimate), note=POOL_NOTE),
-        _row("allocation_closer", *both(allocation_estimate)),
+        _row("pool_raises_lambda", *both(lambda g: estimate(g, "pool.lambda")), note=POOL_NOTE),
+        _row("allocation_closer", *both(lambda g: estimate(g, "tv_gap"))),
         _row("low_tau_concentrates", *both(repulsion_inputs), _repulsion_text,
              note=REPULSION_NOTE),
     ]
@@ -659,9 +409,9 @@ def _lrt_note(counted: list[Config], placement: str) -> str:
     parts = []
     for n, _, g in counted:
         e = final_epoch(g)
-        ps = _values(g, e, f"link.{placement}.lrt_pvalue")
-        floors = _values(g, e, f"link.{placement}.lrt_floor")
-        degenerate = _values(g, e, f"link.{placement}.delta_degenerate")
+        ps = seed_values(g, e, f"link.{placement}.lrt_pvalue")
+        floors = seed_values(g, e, f"link.{placement}.lrt_floor")
+        degenerate = seed_values(g, e, f"link.{placement}.delta_degenerate")
         for seed in sorted(ps, key=int):
             if degenerate.get(seed):
                 parts.append(f"{n} seed {seed}: undefined (H1 = H0)")
@@ -676,9 +426,9 @@ def _frechet_note(counted: list[Config]) -> str:
     deltas = []
     for n, _, g in counted:
         e = final_epoch(g)
-        for seed, v in sorted(_values(g, e, "frechet.delta_joint_vs_weibull").items(),
+        for seed, v in sorted(seed_values(g, e, "frechet.delta_joint_vs_weibull").items(),
                               key=lambda kv: int(kv[0])):
-            lam_j = _seed_value(g, e, "frechet.lambda_frechet_joint", seed)
+            lam_j = seed_value(g, e, "frechet.lambda_frechet_joint", seed)
             # λ̂_F = 0: the joint fit is the Weibull fit and what is left of Δ̄ is round-off
             deltas.append(f"{n} seed {seed}: Δ̄_WF−W = 0 by construction (λ̂_F = 0 on its bound)"
                           if lam_j == 0.0 else f"{n} seed {seed}: Δ̄_WF−W = {v:+.1e}")
@@ -745,7 +495,7 @@ def _with_se(x: Any, se: Any, digits: int, signed: bool = False) -> str:
 def _run_row(name: str, kind: str, g: Mapping[str, Any], e: int, seed: str,
              placements: Sequence[str]) -> dict[str, Any]:
     def v(key: str) -> Any:
-        return _seed_value(g, e, key, seed)
+        return seed_value(g, e, key, seed)
 
     x_f = v("pot.endpoint")
     if x_f is None:
@@ -793,7 +543,7 @@ def run_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
     undefined values as such."""
     return [_run_row(n, kind, g, final_epoch(g), seed, placements)
             for part in _split(tails, loss_kinds) for n, kind, g in part
-            for seed in sorted(_values(g, final_epoch(g), "pot.xi"), key=int)]
+            for seed in sorted(seed_values(g, final_epoch(g), "pot.xi"), key=int)]
 
 
 def configuration_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
@@ -807,15 +557,15 @@ def configuration_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
         out.append({
             "configuration": n, "kind": kind, "counted": kind == COUNTED_KIND, "epoch": e,
             "seeds": ", ".join(str(s) for s in g.get("seeds", [])),
-            "xi": str(xi_estimate(g, e)), "endpoint_gap": str(endpoint_gap_estimate(g, e)),
-            **{f"lambda_{p}": str(lambda_estimate(g, e, p)) for p in placements},
-            "delta": str(delta_estimate(g, e, placements[0])),
-            "frechet_lambda": str(frechet_inputs(g, e)["lambda_f"]),
-            "hardness_lambda_slope": str(slope_estimate(g, e, "hardness", "lambda")),
-            "hardness_delta_slope": str(slope_estimate(g, e, "hardness", "delta")),
-            "pool_lambda_slope": str(slope_estimate(g, e, "pool", "lambda")),
-            "tv_gap": str(allocation_estimate(g, e)),
-            "repulsion_low_tau": str(repulsion_inputs(g, e)["share"]),
+            "xi": str(estimate(g, "xi")), "endpoint_gap": str(estimate(g, "endpoint_gap")),
+            **{f"lambda_{p}": str(estimate(g, f"lambda.{p}")) for p in placements},
+            "delta": str(estimate(g, f"delta.{placements[0]}")),
+            "frechet_lambda": str(estimate(g, "frechet_lambda")),
+            "hardness_lambda_slope": str(estimate(g, "hardness.lambda")),
+            "hardness_delta_slope": str(estimate(g, "hardness.delta")),
+            "pool_lambda_slope": str(estimate(g, "pool.lambda")),
+            "tv_gap": str(estimate(g, "tv_gap")),
+            "repulsion_low_tau": str(repulsion_inputs(g)["share"]),
         })
     return out
 

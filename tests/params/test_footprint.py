@@ -78,11 +78,11 @@ def test_estimates_scale_as_their_closed_forms(raw):
     small = _params(raw)
     raw["simulation"]["s1"]["grid"] *= 2
     raw["training"]["batch_size"] *= 2
-    raw["simulation"]["hessian"]["negatives_pairs"] = [2, 40]
+    raw["simulation"]["negatives"]["n_pairs"] = [2, 40]
     big = _params(raw)
     assert _one(big, "simulation.s1.grid").bytes == 8 * _one(small, "simulation.s1.grid").bytes
     assert _one(big, "training.batch_size").bytes == 4 * _one(small, "training.batch_size").bytes
-    assert _one(big, "simulation.hessian.negatives_pairs").bytes == 16 * 40**2 * 79**2
+    assert _one(big, "simulation.negatives.n_pairs").bytes == 16 * 40**2 * 79**2
 
 
 def test_the_activation_estimate_equals_the_saved_tensors_of_the_full_batch():

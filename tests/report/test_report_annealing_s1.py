@@ -138,6 +138,12 @@ def synthetic_hessian() -> dict:
                                           "coeff_ratio": [1.0]}},
         "fd": {"rel_err_max": {"step": 4e-6, "half_step": 1.4e-6}, "configs": 12,
                "betas": [1.0, 100.0, 200.0]},
+    }
+
+
+def synthetic_landscape() -> dict:
+    """The prop_c2 and negatives experiments' files."""
+    return {
         "prop_c2": {"tol": 1e-3, "settings": {"S1": _c2(199), "(S²)^6": _c2(200)}},
         "negatives": {"beta_bar": 50.0, "beta_bar_check": 100.0, "rows": [
             {"n_pairs": 2, "negatives": 2,
@@ -149,12 +155,17 @@ def synthetic_hessian() -> dict:
     }
 
 
+def synthetic_sims() -> dict:
+    return {"s1": synthetic_s1(*DEFAULT_COUNTS), "hessian": synthetic_hessian(),
+            **synthetic_landscape()}
+
+
 def _find(rows, start: str):
     return next(r for r in rows if r.claim.startswith(start))
 
 
 def test_rows_on_the_expected_data():
-    rows = sec.claim_rows({"s1": synthetic_s1(*DEFAULT_COUNTS), "hessian": synthetic_hessian()})
+    rows = sec.claim_rows(synthetic_sims())
     assert {r.section for r in rows} == {"annealing"}
     by_verdict = {r.claim[:40]: r.verdict.outcome for r in rows}
     assert all(v is not Outcome.NOT_RUN for v in by_verdict.values())
@@ -209,7 +220,7 @@ def test_missing_files_are_not_run():
 
 
 def test_context_tables():
-    ctx = sec.context({"s1": synthetic_s1(*DEFAULT_COUNTS), "hessian": synthetic_hessian()})
+    ctx = sec.context(synthetic_sims())
     assert len(ctx["s1"]["table"]) == 2 * 2 * len(NAMES)  # resolution × dynamics × schedule
     assert {r["resolution"] for r in ctx["s1"]["table"]} == {"step", "half step"}
     assert [r["negatives"] for r in ctx["negatives"]] == [2, 4]
@@ -218,13 +229,16 @@ def test_context_tables():
 # ---------------------------------------------------------------------------- a tiny real run
 def test_rows_from_a_tiny_real_run():
     from infonce_lab.simulation.hessian import run_hessian
+    from infonce_lab.simulation.minimizers import run_prop_c2
+    from infonce_lab.simulation.negatives import run_negatives
     from infonce_lab.simulation.s1 import run_s1
 
     s1 = run_s1(grid=32, chains=40, horizon=4.0, horizon_p1=1.0, first_check=1.0,
                 c_ratios=(0.5, 2.0), h_p1=1.0)
-    h = run_hessian(n_random=4, betas=(1, 10, 100, 200), c2_starts=20, c2_uniform=500,
-                    negatives_pairs=(2, 3))
-    rows = sec.claim_rows({"s1": s1, "hessian": h})
+    h = run_hessian(n_random=4, betas=(1, 10, 100, 200))
+    neg = run_negatives((2, 3))
+    rows = sec.claim_rows({"s1": s1, "hessian": h, "prop_c2": run_prop_c2(starts=20, uniform=500),
+                           "negatives": neg})
     assert all(r.verdict.outcome is not Outcome.NOT_RUN for r in rows)
     fd = _find(rows, "Our check")
     assert fd.self_check and fd.verdict.outcome is Outcome.REPRODUCED
@@ -232,5 +246,5 @@ def test_rows_from_a_tiny_real_run():
     a2 = _find(rows, "App. A.2").verdict  # one trap family's barrier falls: no bound on the max
     assert a2.outcome is Outcome.INCONCLUSIVE and "one trap family" in a2.why
     assert _find(rows, "Lemma C.3").verdict.outcome is Outcome.REPRODUCED
-    neg = h["negatives"]["rows"]
+    neg = neg["rows"]
     assert neg[0]["step"]["u0_barrier"] == pytest.approx(1 / 16, abs=1e-4)  # the S1 watershed

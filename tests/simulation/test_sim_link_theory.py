@@ -12,8 +12,8 @@ import pytest
 import yaml
 from scipy import stats
 
-from infonce_lab.params import LinkTheoryConfig, NoiseFloorConfig, load_params
-from infonce_lab.pipeline.simulate import EXPERIMENTS
+from infonce_lab.params import LinkTheoryConfig, NoiseFloorConfig, SimulationConfig, load_params
+from infonce_lab.pipeline.simulate import run_experiment
 from infonce_lab.simulation import link_theory as lt
 
 
@@ -148,8 +148,8 @@ def test_run_is_deterministic_and_json_shaped():
         "plackett_luce": {"candidates": 4, "sets": 2, "trials": 500},
         "large_k": {"ks": [2, 8], "sets": 2, "trials": 500},
         "mismatch": {"candidates": 4, "sets": 10, "taus": [0.2], "lambdas": [0.5]}})
-    a = EXPERIMENTS["link_theory"](cfg)
-    b = EXPERIMENTS["link_theory"](cfg)
+    a = run_experiment("link_theory", SimulationConfig(link_theory=cfg))
+    b = run_experiment("link_theory", SimulationConfig(link_theory=cfg))
     assert a == b
     assert set(a) == {"plackett_luce", "large_k", "coordinate_mismatch", "accuracy"}
     for block in a["plackett_luce"].values():

@@ -9,7 +9,7 @@ lock entry, package data included); the rest file by file.
 
 Imports made by name at run time (``importlib.import_module``) are not seen, with one exception:
 a package whose ``__init__.py`` discovers its own modules (``pkgutil.iter_modules(__path__)``, as
-the report's sections do) reaches every module of its folder. Any other module a stage runs must
+the report's sections and the simulation package do) reaches every module of its folder. Any other module a stage runs must
 be imported explicitly.
 
 ``python -m infonce_lab.devtools.deps`` reports any drift and exits 1 (``make repro`` runs it

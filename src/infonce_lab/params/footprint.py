@@ -202,10 +202,10 @@ def _simulation(sim: SimulationConfig, exp: str) -> list[Footprint]:
         # on the whole grid³ (88 B per point measured).
         return [Footprint(st, f"{key}.grid", sim.s1.grid, 88 * sim.s1.grid ** 3,
                           f"the {sim.s1.grid}³ energy and basin-label grids (88 B per point)")]
-    if exp == "hessian":
-        q = max(sim.hessian.negatives_pairs)
+    if exp == "negatives":
+        q = max(sim.negatives.n_pairs)
         # circle.CircleInfoNCE: the float64 scatter matrix of p² × (2p−1)² pairs of terms.
-        return [Footprint(st, f"{key}.negatives_pairs", q, 16 * q * q * (2 * q - 1) ** 2,
+        return [Footprint(st, f"{key}.n_pairs", q, 16 * q * q * (2 * q - 1) ** 2,
                           f"the scatter matrix at p = {q} (16·p²·(2p−1)² B)")]
     if exp == "gibbs":
         c = sim.gibbs
@@ -218,13 +218,16 @@ def _simulation(sim: SimulationConfig, exp: str) -> list[Footprint]:
     if exp == "modality_gap":
         c = sim.modality_gap
         r = 2 * len(c.sigmas) * c.seeds
-        n = max(c.lifted_energy.ns)
-        # population.BatchedInfoNCE (batch² per replicate) and lifted_energy's N × 2048 blocks.
-        b = max(16 * r * c.batch ** 2 + 96 * len(c.sigmas) * c.seeds * c.n_eval,
-                8 * min(2048, n) * n)
+        # population.BatchedInfoNCE: batch² similarities per replicate.
+        b = 16 * r * c.batch ** 2 + 96 * len(c.sigmas) * c.seeds * c.n_eval
         return [Footprint(st, f"{key}.batch", c.batch, b,
                           f"{r} replicate batches of {c.batch}² similarities")]
-    return []  # large_batch, link_theory: chunked, bounded at ≈ 0.2 GiB
+    if exp == "lifted_energy":
+        n = max(sim.lifted_energy.ns)
+        # lifted_energy: the batch's N × min(N, 2048) blocks of float64 similarities.
+        return [Footprint(st, f"{key}.ns", n, 8 * min(2048, n) * n,
+                          f"batches of N = {n} in blocks of {min(2048, n)}")]
+    return []  # hessian, prop_c2, large_batch, link_theory: chunked, bounded at ≈ 0.2 GiB
 
 
 def check_memory(p: Params, stage: str | None = None, limit: int | None = None) -> None:

@@ -1,16 +1,27 @@
-"""The simulation experiments: one section per experiment, ``experiments`` lists the run ones."""
+"""The simulation experiments, declared once: each is a field of :class:`SimulationConfig` whose
+type (an :class:`ExperimentConfig`) names the simulation function that runs it (``RUNS``); the
+experiment names, the default list, the DVC stage instances and the simulate stage's dispatch
+all derive from those fields."""
 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, StrictBool, field_validator, model_validator
+from pydantic import AfterValidator, Field, StrictBool, field_validator, model_validator
 
 from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Seed, Strict, Unique, _KeyProblem
 
 Dynamics = Literal["P1", "P2"]
 PosFloat = PosFloat
+
+
+class ExperimentConfig(Strict):
+    """One simulation experiment's params. ``RUNS``: "<module>:<function>" of
+    :mod:`infonce_lab.simulation` that runs it on these fields as keyword arguments and returns
+    its JSON-ready result (one file, reports/sims/<experiment>.json)."""
+
+    RUNS: ClassVar[str]
 
 
 class S0ScheduleConfig(Strict):
@@ -65,10 +76,12 @@ class S0ArrheniusConfig(Strict):
     transient: NonNegFloat = 1.0
 
 
-class S0Config(Strict):
+class S0Config(ExperimentConfig):
     """S0, our test of the annealing paper's §3–4 (it has no experiments): the double well on S¹
     with a closed-form barrier, annealed (P2 by default), every verdict quantity at dt and dt/2;
     fixed-β ergodicity and SGD against the SDE."""
+
+    RUNS = "s0:run_s0"
 
     a: Annotated[float, Field(gt=0.0, lt=4.0)] = 0.5
     chains: Annotated[int, Field(ge=10)] = 400
@@ -96,12 +109,14 @@ class S0Config(Strict):
     seed: Seed = 0
 
 
-class S1Config(Strict):
+class S1Config(ExperimentConfig):
     """S1, our test of the annealing paper's §3.2: InfoNCE on (S¹)^4 with two positive pairs,
     started in the interleaved trap.
 
     Each setting runs at dt_k = min(dt_max, h/(κ_s²β_k^p)) (p = 2 for P1, 1 for P2: the drift's
     stiffness at the trap) and again at half of it; see ``simulation/s1.py``."""
+
+    RUNS = "s1:run_s1"
 
     kappa_s: PosFloat = 1.0
     grid: Annotated[int, Field(ge=16, multiple_of=4)] = 128
@@ -128,25 +143,44 @@ class S1Config(Strict):
         return self
 
 
-class HessianConfig(Strict):
+class HessianConfig(ExperimentConfig):
     """Annealing paper §5, App. C.3: the Riemannian Hessian formula vs finite differences (and at
-    half the FD step); log‖H‖ vs log β, asymptotically; Prop. C.2 against quenched minimizers; the
-    escape barrier against the number of negatives (App. A.2)."""
+    half the FD step); log‖H‖ vs log β, asymptotically."""
+
+    RUNS = "hessian:run_hessian"
 
     n_random: PosInt = 100
     betas: Annotated[list[PosFloat], Field(min_length=2)] = [1, 2, 5, 10, 20, 50, 100, 200]
     seed: Seed = 0
     margin_factor: PosFloat = 30.0
     beta_cap: PosFloat = 1e4
-    c2_starts: PosInt = 200
-    c2_uniform: PosInt = 20_000
-    negatives_pairs: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [2, 3, 4]
-    negatives_beta_bar: PosFloat = 50.0
 
 
-class LargeBatchConfig(Strict):
+class PropC2Config(ExperimentConfig):
+    """Annealing paper Prop. C.2 against minimizers quenched from random starts on S1's (S¹)^4 and
+    on (S²)^6, and the measure of the minimizer set among uniform configurations."""
+
+    RUNS = "minimizers:run_prop_c2"
+    starts: PosInt = 200
+    uniform: PosInt = 20_000
+    seed: Seed = 0
+
+
+class NegativesConfig(ExperimentConfig):
+    """Annealing paper App. A.2: the interleaved trap's escape barrier against the number of
+    negatives, along minimum-energy paths of F_β̄ at β̄ and 2β̄."""
+
+    RUNS = "negatives:run_negatives"
+    n_pairs: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [2, 3, 4]
+    beta_bar: PosFloat = 50.0
+    seed: Seed = 0
+
+
+class LargeBatchConfig(ExperimentConfig):
     """Wang–Isola's Theorem 1 and the geometry paper's Thm 3.1 (large-batch gradient and value
     gaps)."""
+
+    RUNS = "large_batch:run_large_batch"
 
     grad_seeds: Annotated[int, Field(ge=2)] = 20
     value_seeds: Annotated[int, Field(ge=2)] = 20
@@ -154,9 +188,11 @@ class LargeBatchConfig(Strict):
     wi_replicates: Annotated[int, Field(ge=2)] = 10
 
 
-class GibbsConfig(Strict):
+class GibbsConfig(ExperimentConfig):
     """The geometry paper's Gibbs experiment: particles trained on the free energy vs the Gibbs
     law on S², at ``steps`` and at twice the steps."""
+
+    RUNS = "population:run_gibbs"
 
     taus: Annotated[list[PosFloat], Field(min_length=2)] = [10, 5, 2.5, 1, 0.5, 0.2, 0.1]
     bandwidth: PosFloat = 0.35
@@ -181,10 +217,12 @@ class GibbsConfig(Strict):
         return self
 
 
-class LiftedEnergyConfig(Strict):
+class LiftedEnergyConfig(ExperimentConfig):
     """The geometry paper's multimodal result: the symmetric InfoNCE's large-batch limit against
     the lifted energy F^Sym on S¹ (two von Mises-mixture marginals), Monte Carlo against
     quadrature."""
+
+    RUNS = "lifted_energy:run_lifted_energy"
 
     kappa: PosFloat = 6.0
     weight: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.7
@@ -198,10 +236,12 @@ class LiftedEnergyConfig(Strict):
     seed: Seed = 0
 
 
-class ModalityGapConfig(Strict):
+class ModalityGapConfig(ExperimentConfig):
     """The geometry paper's modality-gap experiment: symmetric InfoNCE with two linear encoders
     on S¹, its identity and one-directional controls, at ``steps`` and twice the steps; D_sym vs
-    σ_mis. And the check of the paper's lifted energy F^Sym (``lifted_energy``)."""
+    σ_mis."""
+
+    RUNS = "population:run_modality_gap"
 
     sigmas: Annotated[list[NonNegFloat], Field(min_length=2)] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
     seeds: Annotated[int, Field(ge=4)] = 12
@@ -212,7 +252,6 @@ class ModalityGapConfig(Strict):
     outlier_factor: PosFloat = 10.0
     collapse_ratio: PosFloat = 0.1
     seed: Seed = 0
-    lifted_energy: LiftedEnergyConfig = LiftedEnergyConfig()
 
     @model_validator(mode="after")
     def _some_mismatch(self) -> ModalityGapConfig:
@@ -260,8 +299,10 @@ class MismatchConfig(Strict):
     gap: Annotated[float, Field(gt=0.0, le=0.01)] = 1e-4  # upper − lower bound at the end
 
 
-class LinkTheoryConfig(Strict):
+class LinkTheoryConfig(ExperimentConfig):
     """WEINCE §2.1–2.2, Table 1, Thm 2.4, Prop. C.3: link theory that needs no encoder."""
+
+    RUNS = "link_theory:run_link_theory"
 
     score_low: Annotated[float, Field(gt=-1.0, lt=1.0)] = -0.5
     score_high: Annotated[float, Field(gt=-1.0, lt=1.0)] = 0.95
@@ -278,20 +319,33 @@ class LinkTheoryConfig(Strict):
         return self
 
 
-Experiment = Literal["s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap",
-                     "link_theory"]
+def _an_experiment(name: str) -> str:
+    if name not in experiment_names():
+        raise ValueError(f"unknown experiment: expected one of {', '.join(experiment_names())}")
+    return name
 
 
 class SimulationConfig(Strict):
     """The simulate stage: one DVC stage instance per listed experiment (the annealing and
-    geometry papers, Wang–Isola's Theorem 1)."""
+    geometry papers, Wang–Isola's Theorem 1, WEINCE's link theory). Every other field is an
+    experiment, in the order the default list runs them."""
 
-    experiments: Annotated[list[Experiment], Unique] = [
-        "s0", "s1", "hessian", "large_batch", "gibbs", "modality_gap", "link_theory"]
+    experiments: Annotated[list[Annotated[str, AfterValidator(_an_experiment)]], Unique] = Field(
+        default_factory=lambda: list(experiment_names()))
     s0: S0Config = S0Config()
     s1: S1Config = S1Config()
     hessian: HessianConfig = HessianConfig()
+    prop_c2: PropC2Config = PropC2Config()
+    negatives: NegativesConfig = NegativesConfig()
     large_batch: LargeBatchConfig = LargeBatchConfig()
     gibbs: GibbsConfig = GibbsConfig()
     modality_gap: ModalityGapConfig = ModalityGapConfig()
+    lifted_energy: LiftedEnergyConfig = LiftedEnergyConfig()
     link_theory: LinkTheoryConfig = LinkTheoryConfig()
+
+
+def experiment_names() -> tuple[str, ...]:
+    """Every simulation experiment: the :class:`ExperimentConfig` fields of
+    :class:`SimulationConfig`, in order."""
+    return tuple(name for name, f in SimulationConfig.model_fields.items()
+                 if isinstance(f.annotation, type) and issubclass(f.annotation, ExperimentConfig))

@@ -6,8 +6,13 @@ angle coordinates of (S¹)^N, ``circle``), its watershed barriers and quenches (
 S1 trapping run (``s1``); Riemannian Hessians (``hessian``), Prop. C.2's minimizers (``minimizers``)
 and barriers against the number of negatives (``negatives``); large-N limits (``large_batch``);
 Gibbs equilibrium and the modality gap (``population``); the lifted energy (``lifted_energy``) and
-the link theory (``link_theory``). Every function takes numbers and returns numbers; the simulate
-stage's layer above this package maps each experiment to its call."""
+the link theory (``link_theory``). Every function takes numbers and returns numbers; each
+experiment's params section names the function that runs it (:func:`runner`)."""
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from typing import Any
 
 from infonce_lab.simulation.barriers import barrier_height, quench, s1_barrier
 from infonce_lab.simulation.double_well import (
@@ -35,7 +40,22 @@ from infonce_lab.simulation.trapping import (
     wilson_interval,
 )
 
+# Discovered, not listed: an experiment's function may live in any module (and the dvc.yaml deps
+# of the simulate stage, read off its imports, then cover the whole package).
+MODULES = tuple(m.name for m in pkgutil.iter_modules(__path__))
+
+
+def runner(spec: str) -> Callable[..., dict[str, Any]]:
+    """The function ``spec`` = "<module>:<function>" of this package (an experiment's ``RUNS``)."""
+    module, _, function = spec.partition(":")
+    if module not in MODULES:
+        raise ValueError(f"{spec!r}: no module {module!r} in {__name__} ({', '.join(MODULES)})")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), function)
+
+
 __all__ = [
+    "MODULES",
+    "runner",
     "barrier_height",
     "quench",
     "riemannian_hessian",

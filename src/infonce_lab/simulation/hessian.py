@@ -454,19 +454,10 @@ def run_hessian(
     seed: int = 0,
     margin_factor: float = 30.0,
     beta_cap: float = 1e4,
-    c2_starts: int = 200,
-    c2_uniform: int = 20_000,
-    negatives_pairs: Sequence[int] = (2, 3, 4),
-    negatives_beta_bar: float = 50.0,
 ) -> dict:
     """Our test of the Hessian lemma (annealing paper §5): (i) the S1 trap, (ii) random non-optimal
-    (S²)^6, (iii) minimizers; with the finite-difference step halved as a check of the FD reference,
-    the random configurations' asymptotic slopes (:func:`asymptotic_scaling`), Prop. C.2 against
-    quenched minimizers (``minimizers``) and the escape barrier against the number of negatives
-    (``negatives``)."""
-    from infonce_lab.simulation.minimizers import run_prop_c2
-    from infonce_lab.simulation.negatives import run_negatives
-
+    (S²)^6, (iii) minimizers; with the finite-difference step halved as a check of the FD reference
+    and the random configurations' asymptotic slopes (:func:`asymptotic_scaling`)."""
     rng = np.random.default_rng(seed)
     special = [s1_trap(), s1_trap_perturbed(), s1_minimizer(), random_minimizer(rng=rng)]
     randoms = random_configs(n_random, rng=rng)
@@ -519,8 +510,6 @@ def run_hessian(
             "step": "0.02/max(1, β·max|s|), Richardson-extrapolated central differences",
             "configs": len(all_res), "betas": [float(b) for b in betas],
         },
-        "prop_c2": run_prop_c2(starts=c2_starts, uniform=c2_uniform, seed=seed),
-        "negatives": run_negatives(negatives_pairs, negatives_beta_bar, seed=seed),
     }
 
 

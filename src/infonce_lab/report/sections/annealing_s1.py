@@ -407,18 +407,18 @@ def hessian_rows(h: dict[str, Any]) -> list[ClaimRow]:
     return rows
 
 
-def landscape_rows(h: dict[str, Any] | None) -> list[ClaimRow]:
+def landscape_rows(c2: dict[str, Any] | None, neg: dict[str, Any] | None) -> list[ClaimRow]:
+    """Prop. C.2 (``sims["prop_c2"]``) and the barrier against the negatives (``sims["negatives"]``)."""
     rows: list[ClaimRow] = []
     c2_text = ("Prop. C.2: Z* is a global minimizer of U₀ if and only if sim(z_i, z_j) = S_max "
                "for every positive pair (i, j)")
     c2_quantity = ("certified minimizers (every positive its anchor's strict nearest candidate, "
                    "so U₀ = 0 exactly) reached by quenching F_β̄ from random starts, and their "
                    "smallest positive similarity; collapsed pairs for the 'if' direction")
-    c2 = (h or {}).get("prop_c2")
     if c2 is None:
         rows.append(not_run_row(PAPER, TOPIC_LANDSCAPE, c2_text, c2_quantity,
                                 RULES["prop_c2"].text,
-                                "re-run simulate@hessian (its file has no prop_c2 part)"))
+                                "simulation.experiments: prop_c2 (`dvc repro simulate@prop_c2`)"))
     else:
         cases = []
         for name, x in c2["settings"].items():
@@ -442,7 +442,6 @@ def landscape_rows(h: dict[str, Any] | None) -> list[ClaimRow]:
                  "— the proof's step 'this equality can only be satisfied if sim(z_i, z_j) = "
                  "S_max' does not follow."))
 
-    neg = (h or {}).get("negatives")
     a2_text = ("App. A.2: ΔE_max is expected to increase with the number of negative samples "
                "(they make the landscape more rugged)")
     a2_quantity = ("escape barrier of U₀ out of the interleaved trap (pairs antipodal, pairs "
@@ -452,7 +451,7 @@ def landscape_rows(h: dict[str, Any] | None) -> list[ClaimRow]:
     if neg is None:
         rows.append(not_run_row(PAPER, TOPIC_LANDSCAPE, a2_text, a2_quantity,
                                 RULES["negatives_barrier"].text,
-                                "re-run simulate@hessian (its file has no negatives part)"))
+                                "simulation.experiments: negatives (`dvc repro simulate@negatives`)"))
     else:
         members = []
         parts = []
@@ -484,7 +483,8 @@ def landscape_rows(h: dict[str, Any] | None) -> list[ClaimRow]:
 
 def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     """Every row of this module from the simulate stage's files (``sims["s1"]``,
-    ``sims["hessian"]``); a missing file makes its rows *not run*."""
+    ``sims["hessian"]``, ``sims["prop_c2"]``, ``sims["negatives"]``); a missing file makes its
+    rows *not run*."""
     rows: list[ClaimRow] = []
     s1, h = sims.get("s1"), sims.get("hessian")
     if s1 is not None:
@@ -497,7 +497,7 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     else:
         rows.append(not_run_row(PAPER, TOPIC_HESSIAN, "Lemma C.3 and the D.6 formula",
                                 "‖H‖ vs β", "—", "simulation.experiments: hessian"))
-    rows += landscape_rows(h)
+    rows += landscape_rows(sims.get("prop_c2"), sims.get("negatives"))
     return rows
 
 
@@ -528,13 +528,13 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
                           "asymptotic": {k: v for k, v in (h.get("asymptotic") or {}).items()
                                          if k != "slopes"},
                           "fd": h.get("fd")}
-        if "prop_c2" in h:
-            out["prop_c2"] = h["prop_c2"]
-        if "negatives" in h:
-            out["negatives"] = [{"n_pairs": r["n_pairs"], "negatives": r["negatives"],
-                                 **{f"{k}_{res}": r[res].get(k) for res in ("step", "half_step")
-                                    for k in ("u0_barrier", "f_barrier", "is_minimum")}}
-                                for r in h["negatives"]["rows"]]
+    if "prop_c2" in sims:
+        out["prop_c2"] = sims["prop_c2"]
+    if "negatives" in sims:
+        out["negatives"] = [{"n_pairs": r["n_pairs"], "negatives": r["negatives"],
+                             **{f"{k}_{res}": r[res].get(k) for res in ("step", "half_step")
+                                for k in ("u0_barrier", "f_barrier", "is_minimum")}}
+                            for r in sims["negatives"]["rows"]]
     return out
 
 
@@ -568,10 +568,9 @@ def s1_trap_curves(s1: dict[str, Any]) -> bytes:
     return finish(fig, axes[0], xlabel="time t", legend=None)
 
 
-def negatives_barrier(h: dict[str, Any]) -> bytes:
+def negatives_barrier(neg: dict[str, Any]) -> bytes:
     """App. A.2: the interleaved trap's escape barrier of U₀ (along minimum-energy paths of F_β̄,
     at β̄ and 2β̄) against the number of negatives per anchor; 0 where it is no trap."""
-    neg = h["negatives"]
     fig, ax = plt.subplots(figsize=(4.6, 3.4))
     for res, marker, label in (("step", "o", f"β̄ = {neg['beta_bar']:g}"),
                                ("half_step", "s", f"β̄ = {neg['beta_bar_check']:g}")):
@@ -632,11 +631,13 @@ def hessian_scaling(h: dict[str, Any]) -> bytes:
 
 # the simulate stage's experiment → {figure name: drawer}
 SIM_FIGURES = {"s1": {"sim_s1_trap": s1_trap_curves},
-               "hessian": {"sim_hessian": hessian_scaling, "sim_negatives": negatives_barrier}}
+               "hessian": {"sim_hessian": hessian_scaling},
+               "negatives": {"sim_negatives": negatives_barrier}}
 
 
 SECTION = Section(
     id="s1", paper="annealing", title="S1, the Hessian and the landscape of U₀",
-    evidence=Evidence.THEORY, reads=("sims.s1", "sims.hessian"), rules=RULES,
+    evidence=Evidence.THEORY, reads=("sims.s1", "sims.hessian", "sims.prop_c2", "sims.negatives"),
+    rules=RULES,
     rows=lambda i: claim_rows(dict(i.sims)), context=lambda i: context(dict(i.sims)),
     sim_figures=SIM_FIGURES)

@@ -40,6 +40,24 @@ def finish(fig: plt.Figure, axes: Iterable[plt.Axes], xlabel: str | None = None,
     return png(fig)
 
 
+def dress(ax: plt.Axes, title: str | None = None, x: str | None = None, y: str | None = None,
+          xscale: str | None = None, yscale: str | None = None, size: float = 10) -> plt.Axes:
+    """An axis's title (``size`` points), axis labels and scales in one call; a scale "log2" is a
+    log scale of base 2."""
+    if title is not None:
+        ax.set_title(title, fontsize=size)
+    if x is not None:
+        ax.set_xlabel(x)
+    if y is not None:
+        ax.set_ylabel(y)
+    for scale, setter in ((xscale, ax.set_xscale), (yscale, ax.set_yscale)):
+        if scale == "log2":
+            setter("log", base=2)
+        elif scale is not None:
+            setter(scale)
+    return ax
+
+
 def group_mean(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """Mean over seeds of step-aligned curves (runs of one configuration share their steps)."""
     merged = pd.concat([f.set_index("step")[f.columns[-1]] for f in frames], axis=1)

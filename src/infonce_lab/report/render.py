@@ -28,7 +28,7 @@ from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import holm
 from infonce_lab.io import read_json
 from infonce_lab.params import Params, configurations, params_hash
-from infonce_lab.report.findings import counted, findings, short
+from infonce_lab.report.findings import counted, counts, findings, short
 from infonce_lab.report.sections import Paper, Section, markdown_anchor, papers
 from infonce_lab.report.verdicts import (
     GROUPS,
@@ -227,14 +227,6 @@ def contents(papers: Sequence[Paper]) -> list[tuple[str, str, str]]:
             *((i, t, markdown_anchor(t)) for i, t in CLOSING)]
 
 
-def _count(rows: list[ClaimRow]) -> dict[str, int]:
-    kinds = [r.verdict.outcome for r in rows]
-    return {"n": len(kinds), "reproduced": kinds.count(Outcome.REPRODUCED),
-            "not_reproduced": kinds.count(Outcome.NOT_REPRODUCED),
-            "inconclusive": kinds.count(Outcome.INCONCLUSIVE),
-            "not_run": kinds.count(Outcome.NOT_RUN)}
-
-
 def by_section(rows: list[ClaimRow], papers: Sequence[Paper]) -> dict[str, list[ClaimRow]]:
     """Each paper's rows (its claims and its context rows), in page order and grouped by topic (a
     topic's rows stay together in the order they came); self-checks are left out (see
@@ -258,9 +250,9 @@ def scoreboard(rows: list[ClaimRow], papers: Sequence[Paper]) -> dict[str, Any]:
     never count); the self-checks (our own derivations) are counted apart."""
     sections = by_section(rows, papers)
     return {"sections": [{"id": p.id, "title": p.title, "source": p.source, "anchor": p.anchor,
-                          **_count([r for r in sections.get(p.id, []) if counted(r)])}
+                          **counts([r for r in sections.get(p.id, []) if counted(r)])}
                          for p in papers],
-            "self_checks": _count(self_checks(rows))}
+            "self_checks": counts(self_checks(rows))}
 
 
 def clip(text: Any, limit: int = 300) -> str:

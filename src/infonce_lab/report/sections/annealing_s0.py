@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from infonce_lab.report.plotting import ci_bar, finish, plt, png, trap_band, trap_curve
+from infonce_lab.report.plotting import ci_bar, dress, finish, plt, png, trap_band, trap_curve
 from infonce_lab.report.sections import Section
 from infonce_lab.report.verdicts import (
     Above,
@@ -364,16 +364,14 @@ def s0_annealing(s0: dict[str, Any]) -> bytes:
             ax.plot(t, e["gibbs_curve"][-len(t):], color=colour, lw=0.9, ls=":")
         ax.plot([], [], "k--", lw=0.9, label=f"half step (dt = {conv['dt_half']:g})")
         ax.plot([], [], "k:", lw=0.9, label="Gibbs trap mass at β(t)")
-        ax.set_xscale("log")
-        ax.set_xlabel("time t")
+        dress(ax, x="time t", xscale="log")
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7, ncol=2 if loglog else 1)
-    axes[0].set_yscale("log")
+    dress(axes[0], title=f"log schedules β = c·ln(t+K), c* = {s0['c_star']:.3f}",
+          y=f"P_trap(t) (Wilson 95% band, dt = {conv['dt']:g})", yscale="log")
     axes[0].set_ylim(1e-3, 1.05)
     axes[1].set_ylim(-0.02, 1.02)
-    axes[0].set_ylabel(f"P_trap(t) (Wilson 95% band, dt = {conv['dt']:g})")
-    axes[0].set_title(f"log schedules β = c·ln(t+K), c* = {s0['c_star']:.3f}", fontsize=10)
-    axes[1].set_title("fast schedules (held once no crossing is expected)", fontsize=10)
+    dress(axes[1], title="fast schedules (held once no crossing is expected)")
     fig.suptitle(f"S0, {s0['chains']} chains per schedule, {s0['dynamics']} dynamics", fontsize=9)
     fig.tight_layout()
     return png(fig)
@@ -394,9 +392,7 @@ def s0_rates(s0: dict[str, Any]) -> bytes:
     bs = [float(b) for b in arr["rates"]["step"]]
     ax.plot(bs, [arr["rates"]["step"][f"{b:g}"]["kramers"] for b in bs], "k:",
             label="Kramers A·exp(−β·ΔE)")
-    ax.set_yscale("log")
-    ax.set_xlabel("β (fixed)")
-    ax.set_ylabel("escape rate out of the trap")
+    dress(ax, x="β (fixed)", y="escape rate out of the trap", yscale="log")
     ax.legend(fontsize=7)
     logs = [e for e in s0["schedules"].values() if e["kind"] == "log"]
     for ax, key, line, title in ((axes[1], "follow", 0.5, "φ: share of the Gibbs decline followed"),
@@ -411,12 +407,10 @@ def s0_rates(s0: dict[str, Any]) -> bytes:
             ax.plot([], [], "o", color=colour, label=which.replace("_", " "))
         ax.axhline(line, color="k", lw=0.8, ls=":")
         ax.axvline(1.0, color="#999999", lw=0.8)
-        ax.set_xscale("log")
+        dress(ax, title=title, x="c/c*", xscale="log")
         ratios = [e["c_ratio"] for e in logs]
         ax.set_xticks(ratios, [f"{r:g}" for r in ratios])
         ax.minorticks_off()
-        ax.set_xlabel("c/c*")
-        ax.set_title(title, fontsize=10)
         ax.legend(fontsize=7)
     axes[2].axhspan(0.85, 1.15, color="#cccccc", alpha=0.4, lw=0)
     return finish(fig, axes, legend=None)
@@ -437,8 +431,8 @@ def s0_fixed_beta(s0: dict[str, Any]) -> bytes:
                         for c in cases.values()], fontsize=7)
     ax.axhspan(-0.02, 0.02, color="#cccccc", alpha=0.4, lw=0)
     ax.axhline(0.0, color="k", lw=0.8, ls=":")
-    ax.set_ylabel("time average − Gibbs trap mass")
-    ax.set_title("fixed-β ergodicity (blue: dt, orange: dt/2)", fontsize=10)
+    dress(ax, title="fixed-β ergodicity (blue: dt, orange: dt/2)",
+          y="time average − Gibbs trap mass")
     ax = axes[1]
     sgd = s0["sgd"]
     for k, r in sgd["runs"].items():
@@ -452,9 +446,8 @@ def s0_fixed_beta(s0: dict[str, Any]) -> bytes:
         ci_bar(ax, x, sgd["limit"][which], fmt="D", color=colour, ms=5)
     ax.axhspan(-0.02, 0.02, color="#cccccc", alpha=0.4, lw=0)
     ax.axhline(0.0, color="k", lw=0.8, ls=":")
-    ax.set_xlabel("η (diamonds at 0: Richardson limits)")
-    ax.set_ylabel("SGD trap mass − Gibbs mass of exp(−β²U)")
-    ax.set_title(f"SGD with injected noise, β = {sgd['beta']:g}", fontsize=10)
+    dress(ax, title=f"SGD with injected noise, β = {sgd['beta']:g}",
+          x="η (diamonds at 0: Richardson limits)", y="SGD trap mass − Gibbs mass of exp(−β²U)")
     ax.legend(fontsize=7)
     return finish(fig, axes, which="major", legend=None)
 

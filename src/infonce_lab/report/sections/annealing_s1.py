@@ -17,7 +17,7 @@ from itertools import pairwise
 from typing import Any
 
 from infonce_lab.report import verdicts as _v
-from infonce_lab.report.plotting import finish, plt, trap_band, trap_curve
+from infonce_lab.report.plotting import dress, finish, plt, trap_band, trap_curve
 from infonce_lab.report.sections import Section
 from infonce_lab.report.verdicts import (
     Above,
@@ -558,10 +558,9 @@ def s1_trap_curves(s1: dict[str, Any]) -> bytes:
                 ax.plot(*trap_curve(hrow)[:2], "--", color=f"C{i}", lw=1.1,
                         label=f"{dyn}, half step")
         if log_t:
-            ax.set_xscale("log")
-        ax.set_title(name, fontsize=10)
+            dress(ax, title=name, xscale="log")
         ax.set_ylim(-0.02, 1.02)
-    axes[0, 0].set_ylabel("P_trap(t) (Wilson 95% band)")
+    dress(axes[0, 0], y="P_trap(t) (Wilson 95% band)")
     axes[0, 0].legend(fontsize=7)
     fig.suptitle(f"S1, {s1['chains']} chains per setting, c* = {s1['barrier']['c_star']:.2f}",
                  fontsize=9)
@@ -582,9 +581,8 @@ def negatives_barrier(neg: dict[str, Any]) -> bytes:
         if r["step"].get("is_minimum") is False:
             ax.annotate("no trap", (r["negatives"], 0.0), textcoords="offset points",
                         xytext=(0, 8), ha="center", fontsize=7)
-    ax.set_xlabel("negatives per anchor (2n − 2, n pairs on S¹)")
-    ax.set_ylabel("escape barrier of U₀ (κ_s = 1)")
-    ax.set_title("App. A.2: ΔE of the interleaved trap", fontsize=10)
+    dress(ax, title="App. A.2: ΔE of the interleaved trap",
+          x="negatives per anchor (2n − 2, n pairs on S¹)", y="escape barrier of U₀ (κ_s = 1)")
     return finish(fig, [ax], which="major")
 
 
@@ -603,7 +601,7 @@ def hessian_scaling(h: dict[str, Any]) -> bytes:
         ends = [c["norm_full"][-1] for c in fixed]
         ax.loglog(b, [min(ends) * x / b[-1] for x in b], "k:", lw=1, label="∝ β")
         ax.loglog(b, [max(ends) * (x / b[-1]) ** 2 for x in b], "k--", lw=0.8, label="∝ β²")
-    ax.set_title("non-optimal configurations", fontsize=10)
+    dress(ax, title="non-optimal configurations")
     ax = axes[1]
     per = h["random"]["per_config"]
     top, whole = [r["slope_full_top"] for r in per], [r["slope_full"] for r in per]
@@ -616,16 +614,15 @@ def hessian_scaling(h: dict[str, Any]) -> bytes:
         ax.hist(asym, bins=bins, alpha=0.8, histtype="step", lw=1.5, color="k",
                 label="β₁→2β₁ (β₁ = max(200, 30/margin))")
     ax.axvline(1.0, color="k", ls=":", lw=1.2)
-    ax.set_xlabel("slope of log‖H‖ vs log β")
-    ax.set_title(f"{h['random']['count']} random non-optimal configurations", fontsize=10)
+    dress(ax, title=f"{h['random']['count']} random non-optimal configurations",
+          x="slope of log‖H‖ vs log β")
     ax = axes[2]
     for i, c in enumerate(minima):  # ‖H‖ ≈ β²·e^{−β·margin}: near-straight on a log-linear plot
         ax.semilogy(c["betas"], c["norm_full"], "o-", ms=3, color=f"C{i + len(fixed)}",
                     label=f"{c['name']} (margin {c['min_margin']:.2f})")
-    ax.set_title("global minimizers: ‖H‖ → 0", fontsize=10)
+    dress(ax, title="global minimizers: ‖H‖ → 0")
     for ax in (axes[0], axes[2]):
-        ax.set_xlabel("β")
-        ax.set_ylabel("‖H‖₂ of L(·, β)")
+        dress(ax, x="β", y="‖H‖₂ of L(·, β)")
     return finish(fig, axes)
 
 

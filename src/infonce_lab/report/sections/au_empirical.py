@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from infonce_lab.evaluation import metrics
-from infonce_lab.report.plotting import plt, png
+from infonce_lab.report.plotting import dress, plt, png
 from infonce_lab.report.sections import Section
 from infonce_lab.report.sections._paired import decide_pooled_and_per_schedule, oriented_pairs
 from infonce_lab.report.verdicts import (
@@ -124,8 +124,8 @@ def alignment_uniformity_plane(encoders: pd.DataFrame) -> bytes:
                         s=52, edgecolor="k", linewidth=0.5, label=kind.replace("_", " "))
     if sc is not None:
         fig.colorbar(sc, ax=ax, label="linear probe test accuracy")
-    ax.set_xlabel("alignment of two augmented test views (lower = better)")
-    ax.set_ylabel("uniformity of test features (lower = better)")
+    dress(ax, x="alignment of two augmented test views (lower = better)",
+          y="uniformity of test features (lower = better)")
     legend = ax.legend(fontsize=9, title="marker: loss or baseline", title_fontsize=9)
     for handle in legend.legend_handles:
         handle.set_facecolor("#cccccc")

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from infonce_lab.report.plotting import finish, plt, value_and_yerr
+from infonce_lab.report.plotting import dress, finish, plt, value_and_yerr
 from infonce_lab.report.sections import Section
 from infonce_lab.report.verdicts import (
     Above,
@@ -585,8 +585,8 @@ def wang_isola_gaps(lb: dict[str, Any]) -> bytes:
         sd = w["sd_per_anchor"]
         axes[1].loglog(m, [sd[-1] * (x / m[-1]) ** -0.5 for x in m], ":", color=f"C{i}", lw=1.2)
     axes[1].plot([], [], "k:", label="∝ M^−1/2")
-    axes[0].set_title("|E[L(M)] − log M − limit|", fontsize=10)
-    axes[1].set_title("SD over anchors of L(M) − log M − limit", fontsize=10)
+    dress(axes[0], title="|E[L(M)] − log M − limit|")
+    dress(axes[1], title="SD over anchors of L(M) − log M − limit")
     return finish(fig, axes, xlabel="negatives M")
 
 
@@ -599,9 +599,8 @@ def large_batch_consistency(lb: dict[str, Any]) -> bytes:
             ax.errorbar(g["n"], g[f"{key}_mean"], yerr=g[f"{key}_std"], fmt="o-", ms=3, capsize=2,
                         color=f"C{i}", label=f"{g['critic']} (τ = {g['tau']:g})")
     axes[0].axhline(1.0, color="k", ls=":", lw=1)
-    axes[0].set_title("cos(g_N, g_ref)", fontsize=10)
-    axes[1].set_title("‖g_N − g_ref‖ / ‖g_ref‖", fontsize=10)
-    axes[1].set_yscale("log")
+    dress(axes[0], title="cos(g_N, g_ref)")
+    dress(axes[1], title="‖g_N − g_ref‖ / ‖g_ref‖", yscale="log")
     styles = {"with_positive": "-", "decoupled": "--"}
     for i, v in enumerate(lb["value_gap"]):
         for variant, ls in styles.items():
@@ -611,9 +610,9 @@ def large_batch_consistency(lb: dict[str, Any]) -> bytes:
         n = lb["value_gap"][0]["n"]
         ref = max(v["decoupled"]["abs_gap_mean"][0] for v in lb["value_gap"])
         axes[2].loglog(n, [ref * (x / n[0]) ** -0.5 for x in n], "k:", lw=1, label="∝ N^−1/2")
-    axes[2].set_title("|value gap| (mean over seeds)", fontsize=10)
+    dress(axes[2], title="|value gap| (mean over seeds)")
     for ax in axes:
-        ax.set_xscale("log", base=2)
+        dress(ax, xscale="log2")
     return finish(fig, axes, xlabel="negatives N")
 
 
@@ -644,10 +643,9 @@ def gibbs_convergence(g: dict[str, Any]) -> bytes:
             seeds = t["per_seed"]["half_step"]
             ax.plot([t["tau"] * 1.03] * len(seeds), seeds, ".", ms=3, color=colour, alpha=0.4)
     ax.axhline(g["uniform_mass"], color="#999999", lw=0.8, label="uniform law")
-    ax.set_xscale("log")
+    dress(ax, x="temperature τ", y=f"mass within geodesic radius {g['radius']:g} of a well",
+          xscale="log")
     ax.invert_xaxis()  # colder to the right
-    ax.set_xlabel("temperature τ")
-    ax.set_ylabel(f"mass within geodesic radius {g['radius']:g} of a well")
     return finish(fig, [ax], legend=6.5, tight=False)
 
 
@@ -681,9 +679,7 @@ def modality_gap_controls(mg: dict[str, Any]) -> bytes:
     pub = sym["half_step"]
     ax.errorbar([s - 0.016 for s in sig], pub["d_sym_mean"], yerr=pub["d_sym_sem"], fmt="x--",
                 ms=4, capsize=2, color="C1", alpha=0.7, label="symmetric, mean ± SEM (as published)")
-    ax.set_yscale("log")
-    ax.set_xlabel("σ_mis (compatibility perturbation)")
-    ax.set_ylabel("D_sym = KL(p‖q) + KL(q‖p)")
+    dress(ax, x="σ_mis (compatibility perturbation)", y="D_sym = KL(p‖q) + KL(q‖p)", yscale="log")
     return finish(fig, [ax], legend=6.5, tight=False)
 
 
@@ -703,13 +699,10 @@ def lifted_energy_check(le: dict[str, Any]) -> bytes:
     axes[0].axhline(0.0, color="k", lw=0.8)
     axes[0].axhspan(-FSYM_MARGIN, FSYM_MARGIN, color="#999999", alpha=0.2,
                     label=f"the check's margin ± {FSYM_MARGIN:g}")
-    axes[0].set_xscale("log", base=2)
-    axes[0].set_xlabel("batch size N")
-    axes[0].set_title("J_MC − energy by quadrature (nats)", fontsize=10)
+    dress(axes[0], title="J_MC − energy by quadrature (nats)", x="batch size N", xscale="log2")
     quad = le["quadrature"]
     axes[1].loglog([q["tau"] for q in quad], [abs(q["lifting_error"]) for q in quad], "o-", ms=4)
-    axes[1].set_xlabel("τ")
-    axes[1].set_title("|F^Sym(ρ) − J^Sym| (quadrature, nats)", fontsize=10)
+    dress(axes[1], title="|F^Sym(ρ) − J^Sym| (quadrature, nats)", x="τ")
     axes[0].legend(fontsize=6.5)
     return finish(fig, axes, legend=None)
 

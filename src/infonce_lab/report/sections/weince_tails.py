@@ -28,6 +28,7 @@ from infonce_lab.evaluation.tail_estimates import (
 from infonce_lab.params import Configuration
 from infonce_lab.report.plotting import (
     by_group,
+    dress,
     epoch_series,
     floats,
     group_styles,
@@ -620,8 +621,7 @@ def tails_over_training(tails: dict[str, Any], placement: str) -> bytes:
             ax.axhspan(*paper, color="#999999", alpha=0.2, label="paper's range")
         else:
             ax.axhline(paper, color="k", ls=":", lw=1.2, label="paper's value")
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("epoch")
+        dress(ax, title=title, x="epoch")
         ax.grid(alpha=0.3)
     # every configuration once, then the paper's line (first panel) and band (second)
     seen: dict[str, Any] = {}
@@ -647,18 +647,14 @@ def gpd_fit(pot: dict[str, Any], title: str) -> bytes:
     ax.plot(d["x"], empirical, "o", ms=3, color="#333333", label="empirical")
     ax.plot(d["x"], d["gpd"], lw=1.5, color="#1f77b4", label="GPD fit")
     ax.plot(d["x"], d["exponential"], lw=1.2, ls="--", color="#d62728", label="exponential (ξ = 0)")
-    ax.set_yscale("log")
-    ax.set_xlabel(f"exceedance s − u  (u = {pot['u']:.3f})")
-    ax.set_title("exceedance density", fontsize=10)
+    dress(ax, title="exceedance density", x=f"exceedance s − u  (u = {pot['u']:.3f})", yscale="log")
     ax.legend(fontsize=7)
     ax = axes[1]
     qq = pot["qq"]
     ax.plot(qq["gpd"], qq["empirical"], "o", ms=3, color="#1f77b4")
     top = max(max(qq["gpd"]), max(qq["empirical"]))
     ax.plot([0, top], [0, top], color="k", lw=0.8, ls=":")
-    ax.set_xlabel("GPD quantile")
-    ax.set_ylabel("empirical quantile")
-    ax.set_title("QQ plot of exceedances", fontsize=10)
+    dress(ax, title="QQ plot of exceedances", x="GPD quantile", y="empirical quantile")
     ax = axes[2]
     stab = pot["stability"]
     ax.plot(floats(stab, "q"), floats(stab, "xi"), marker="o", color="#1f77b4", label="ξ̂")
@@ -667,8 +663,7 @@ def gpd_fit(pot: dict[str, Any], title: str) -> bytes:
                     textcoords="offset points")
     ax.axhline(PAPER_XI, color="k", ls=":", lw=1.2, label="paper's ξ̂")
     ax.axhline(0.0, color="#999999", lw=0.8)
-    ax.set_xlabel("threshold quantile q")
-    ax.set_title("ξ̂ stability across thresholds", fontsize=10)
+    dress(ax, title="ξ̂ stability across thresholds", x="threshold quantile q")
     ax.legend(fontsize=7)
     for ax in axes:
         ax.grid(alpha=0.3)
@@ -691,13 +686,12 @@ def link_ablations(seeds: dict[str, dict[str, Any]]) -> bytes:
                 points = block.get(section, [])
                 ax.plot(floats(points, x), floats(points, y), marker="o",
                         label=f"seed {run.rsplit('-', 1)[-1]}")
-            ax.set_xscale("log", base=2)
+            dress(ax, y=ylabel, xscale="log2")
             if row == 1:
                 ax.set_xlabel(xlabel, fontsize=8)
-            ax.set_ylabel(ylabel)
             ax.grid(alpha=0.3)
-    axes[0, 0].set_title(r"hardness ablation (paper: λ̂, $\bar{\Delta}$ fall with k)", fontsize=10)
-    axes[0, 1].set_title("pool-size ablation (paper: λ̂ rises with pool)", fontsize=10)
+    dress(axes[0, 0], title=r"hardness ablation (paper: λ̂, $\bar{\Delta}$ fall with k)")
+    dress(axes[0, 1], title="pool-size ablation (paper: λ̂ rises with pool)")
     placement = next(iter(seeds.values())).get("ablation_placement", "?")
     axes[0, 0].legend(fontsize=7, title=f"1/τ {placement}", title_fontsize=7)
     fig.tight_layout()
@@ -720,9 +714,8 @@ def allocation_shares(alloc: dict[str, Any], title: str) -> bytes:
                               ("weibit_grad", "Weibit gradient mass", "C0-")):
         ax.plot(centres, alloc[key], style, marker="o", ms=3, lw=1.3, label=label)
     ax.set_xlim(*_active_bins(edges, alloc["risk"], alloc["softmax_grad"], alloc["weibit_grad"]))
-    ax.set_xlabel("negative score s (bin centre)")
-    ax.set_ylabel("share per bin")
-    ax.set_title(f"{title} · failure rate {alloc['failure_rate']:.2f}", fontsize=9)
+    dress(ax, title=f"{title} · failure rate {alloc['failure_rate']:.2f}",
+          x="negative score s (bin centre)", y="share per bin", size=9)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     return png(fig)
@@ -737,8 +730,7 @@ def noise_floor_curves(noise: dict[str, Any]) -> bytes:
               label="Weibit theory c/n")
     ax.loglog(noise["n"], noise["mse_softmax"], "s-", color="C3", label="softmax MLE")
     ax.axhline(noise["softmax_floor"], color="C3", ls="--", lw=1, label="softmax floor")
-    ax.set_xlabel("n observed winners")
-    ax.set_ylabel("MSE of the log-odds")
+    dress(ax, x="n observed winners", y="MSE of the log-odds")
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3, which="both")
     return png(fig)
@@ -770,10 +762,8 @@ def repulsion_curves(tails: dict[str, Any]) -> bytes | None:
     if uniform is not None:
         ax.axhline(uniform, color="#999999", ls="--", lw=1, label="uniform share k/M")
     ax.axhline(REPULSION_MAJORITY, color="k", ls=":", lw=1, label="majority (the rule's bound)")
-    ax.set_xscale("log")
-    ax.set_xlabel("τ")
-    ax.set_ylabel("share on the hardest 1% of negatives")
-    ax.set_title("InfoNCE repulsion concentrates as τ falls", fontsize=10)
+    dress(ax, title="InfoNCE repulsion concentrates as τ falls", x="τ",
+          y="share on the hardest 1% of negatives", xscale="log")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()

@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from infonce_lab.evaluation.stats import TInference
-from infonce_lab.report.plotting import by_group, dot_interval, plt, png, zoomed
+from infonce_lab.report.plotting import by_group, dot_interval, dress, plt, png, zoomed
 from infonce_lab.report.sections import Inputs, Section
 from infonce_lab.report.verdicts import (
     Above,
@@ -391,16 +391,14 @@ def text_figure(text: dict[str, Any], curves: dict[str, dict[str, pd.DataFrame]]
     ax.set_xlim(*zoomed(xs))
     ax.set_yticks(range(len(names)), names, fontsize=8)
     ax.set_ylim(len(names) - 0.5, -0.5)
-    ax.set_xlabel("Spearman × 100 (cosine vs gold)")
-    ax.set_title("STS test Spearman", fontsize=10)
+    dress(ax, title="STS test Spearman", x="Spearman × 100 (cosine vs gold)")
     ax.grid(axis="x", alpha=0.3)
     for label, series in by_group(curves, "loss").items():
         ax2.plot(series["step"], series["value"], label=label.split("-", 1)[-1])
-    ax2.set_xlabel("step")
-    ax2.set_ylabel("training loss")
-    ax2.set_title("Unsupervised SimCSE: loss per step (mean over seeds)", fontsize=10)
+    dress(ax2, title="Unsupervised SimCSE: loss per step (mean over seeds)", x="step",
+          y="training loss")
     if curves:  # InfoNCE at τ = 0.05 sits orders of magnitude below WEINCE
-        ax2.set_yscale("log")
+        dress(ax2, yscale="log")
         ax2.legend(fontsize=7)
     ax2.grid(alpha=0.3)
     return png(fig)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from infonce_lab.report.plotting import plt, png, value_and_yerr
+from infonce_lab.report.plotting import dress, plt, png, value_and_yerr
 from infonce_lab.report.sections import Section
 from infonce_lab.report.verdicts import (
     Above,
@@ -387,10 +387,9 @@ def link_theory_panels(lt: dict[str, Any], margin: float = MATCH_MARGIN) -> byte
             err = [[x[0][0] for x in errs], [x[1][0] for x in errs]]
             ax.bar(xs, ys, width, yerr=err, color=color, label=label, capsize=2)
     ax.axhline(margin, color="k", ls="--", lw=1, label=f"margin {margin:g}")
-    ax.set_yscale("log")
+    dress(ax, title="(a) Table 1: winners vs closed-form link", y="worst-set Kolmogorov distance",
+          yscale="log", size=9)
     ax.set_xticks(range(len(names)), names)
-    ax.set_ylabel("worst-set Kolmogorov distance")
-    ax.set_title("(a) Table 1: winners vs closed-form link", fontsize=9)
     ax.legend(fontsize=6, ncol=2, loc="lower right")
     ax.grid(alpha=0.3, axis="y")
     ax = axes[1]
@@ -400,10 +399,8 @@ def link_theory_panels(lt: dict[str, Any], margin: float = MATCH_MARGIN) -> byte
         ax.errorbar(ks, v, yerr=yerr, marker="o", ms=4, capsize=3, color=f"C{i}",
                     label=name.replace("_", " "))
     ax.axhline(margin, color="k", ls="--", lw=1, label=f"margin {margin:g}")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("candidates K")
-    ax.set_ylabel("distance from the tail-weight law")
-    ax.set_title("(b) Thm 2.4: large K → tail weights", fontsize=9)
+    dress(ax, title="(b) Thm 2.4: large K → tail weights", x="candidates K",
+          y="distance from the tail-weight law", xscale="log2", size=9)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3, which="both")
     ax = axes[2]
@@ -416,11 +413,9 @@ def link_theory_panels(lt: dict[str, Any], margin: float = MATCH_MARGIN) -> byte
         if c.get("tau_tilde"):  # the certified minimum, which the coarse curve may straddle
             ax.plot(c["tau_tilde"] / c["tau"], c["min_worst_tv"]["value"], "o", ms=4,
                     color=line.get_color())
-    ax.set_xscale("log")
-    ax.set_xlabel("τ̃ / τ")
-    ax.set_ylabel("worst-set TV to softmax(s/τ)")
+    dress(ax, title="(c) Prop. C.3: no τ̃ undoes a non-affine T", x="τ̃ / τ",
+          y="worst-set TV to softmax(s/τ)", xscale="log", size=9)
     ax.set_ylim(bottom=0)
-    ax.set_title("(c) Prop. C.3: no τ̃ undoes a non-affine T", fontsize=9)
     ax.legend(fontsize=6, ncol=2)
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()

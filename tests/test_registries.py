@@ -46,6 +46,8 @@ def test_every_experiment_is_a_params_section_whose_runner_exists():
         assert callable(runner(type(getattr(SimulationConfig(), name)).RUNS)), name
     with pytest.raises(ValueError, match="unknown experiment 'nope'"):
         run_experiment("nope", SimulationConfig())
+    with pytest.raises(ValueError, match="no module 'nope'"):
+        runner("nope:run")
     with pytest.raises(ValueError, match="unknown experiment"):
         SimulationConfig(experiments=["s0", "nope"])
 

@@ -1,11 +1,14 @@
-"""What every report figure shares: the PNG encoder, the multi-panel curve grid, per-configuration
-means over seeds, compact legends, interval bars. The figures themselves live beside the claims
-they illustrate, in :mod:`infonce_lab.report.sections`."""
+"""What every report figure shares. A figure is a declaration: a list of :class:`Panel`, each a
+list of :class:`Line` (points or curves, with error bars or a band) and :class:`Ref` (a reference
+line or band), with its title, labels and scales; :func:`figure` draws it. The figures themselves
+live beside the claims they illustrate, in :mod:`infonce_lab.report.sections`; a one-off (a
+histogram, tick labels, an annotation) goes in a panel's ``extra``."""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import matplotlib
@@ -23,21 +26,6 @@ def png(fig: plt.Figure) -> bytes:
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return buf.getvalue()
-
-
-def finish(fig: plt.Figure, axes: Iterable[plt.Axes], xlabel: str | None = None,
-           which: str = "both", legend: float | None = 7, tight: bool = True) -> bytes:
-    """The figures' common close: each axis gridded (and given ``xlabel`` and a legend of
-    ``legend`` points), the layout tightened, the PNG."""
-    for ax in axes:
-        if xlabel is not None:
-            ax.set_xlabel(xlabel)
-        ax.grid(alpha=0.3, which=which)
-        if legend is not None:
-            ax.legend(fontsize=legend)
-    if tight:
-        fig.tight_layout()
-    return png(fig)
 
 
 def dress(ax: plt.Axes, title: str | None = None, x: str | None = None, y: str | None = None,
@@ -72,7 +60,7 @@ def by_group(curves: dict[str, dict[str, pd.DataFrame]], name: str) -> dict[str,
     return {g: group_mean(fs) for g, fs in groups.items()}
 
 
-Series = dict[str, pd.DataFrame]  # label -> DataFrame(step, value)
+Curves = dict[str, pd.DataFrame]  # label -> DataFrame(step, value)
 
 
 def short_labels(labels: list[str]) -> dict[str, str]:
@@ -84,7 +72,7 @@ def short_labels(labels: list[str]) -> dict[str, str]:
     return {lab: "-".join(p[k:]) for lab, p in zip(labels, parts, strict=True)}
 
 
-def panels(panels: list[tuple[str, Series]], columns: int = 2) -> bytes:
+def panels(panels: list[tuple[str, Curves]], columns: int = 2) -> bytes:
     """One axis per (title, {label: curve}) on a grid of ``columns``; one shared legend below,
     its labels without the prefix they all share."""
     n_rows = -(-len(panels) // columns)
@@ -148,16 +136,6 @@ def epoch_series(group: dict[str, Any], key: str) -> tuple[list[int], list[float
     return xs, means, halves
 
 
-def ci_bar(ax: plt.Axes, x: float, est: dict[str, Any] | None, **style: Any) -> None:
-    """One estimate (results-file convention) as a point with its 95% interval; nothing if
-    undefined."""
-    if not est or est.get("value") is None:
-        return
-    lo, hi = est.get("low"), est.get("high")
-    yerr = None if lo is None or hi is None else [[est["value"] - lo], [hi - est["value"]]]
-    ax.errorbar([x], [est["value"]], yerr=yerr, capsize=3, **style)
-
-
 def trap_curve(curve: dict[str, Any], log_t: bool = True,
                ) -> tuple[list[float], list[float], list[float], list[float]]:
     """(t, P_trap, Wilson low, Wilson high) of a simulated trap curve; for a log time axis
@@ -166,14 +144,6 @@ def trap_curve(curve: dict[str, Any], log_t: bool = True,
     lo, hi = curve["trap_ci"]
     t, p, lo, hi = ([seq[i] for i in keep] for seq in (curve["t"], curve["p_trap"], lo, hi))
     return t, p, lo, hi
-
-
-def trap_band(ax: plt.Axes, curve: dict[str, Any], color: Any, label: str, *fmt: str,
-              log_t: bool = True, **style: Any) -> None:
-    """A trap curve's P_trap(t) with its Wilson 95% band."""
-    t, p, lo, hi = trap_curve(curve, log_t)
-    ax.plot(t, p, *fmt, color=color, label=label, **style)
-    ax.fill_between(t, lo, hi, color=color, alpha=0.15, lw=0)
 
 
 def value_and_yerr(ests: list[dict[str, Any] | None]) -> tuple[list[float], list[list[float]]]:
@@ -257,3 +227,123 @@ def reference_line(ax: plt.Axes, x: float, kind: str, limits: tuple[float, float
                 xy=(0.01 if left else 0.99, 0.01), xycoords="axes fraction",
                 ha="left" if left else "right", va="bottom", fontsize=7, color=style["color"],
                 bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
+
+
+# ------------------------------------------------------------------------ figures as declarations
+@dataclass(frozen=True)
+class Line:
+    """Points or a curve: ``fmt`` as matplotlib's; ``yerr`` (half-widths, or [below, above])
+    draws error bars; ``band`` (low, high) a shaded interval in the line's colour; ``style``:
+    further matplotlib keywords (color, ms, lw, mfc …)."""
+
+    x: Sequence[float]
+    y: Sequence[float]
+    fmt: str = "o-"
+    label: str | None = None
+    yerr: Any = None
+    band: tuple[Sequence[float], Sequence[float]] | None = None
+    style: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A reference: a horizontal line at ``at`` or a band over (low, high); vertical with
+    ``vertical``. Its default look is a thin dotted black line (a band: light grey)."""
+
+    at: float | tuple[float, float]
+    label: str | None = None
+    vertical: bool = False
+    style: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One axis: what it draws, its title, axis labels and scales ("log2": base 2), limits, a
+    legend of ``legend`` points (None: no legend) in ``legend_cols`` columns, its grid (``which``
+    ticks; None: no grid) and ``extra``, a function of the axis for what has no declaration."""
+
+    lines: Sequence[Line] = ()
+    refs: Sequence[Ref] = ()
+    title: str | None = None
+    x: str | None = None
+    y: str | None = None
+    xscale: str | None = None
+    yscale: str | None = None
+    xlim: tuple[float | None, float | None] | None = None
+    ylim: tuple[float | None, float | None] | None = None
+    legend: float | None = 7
+    legend_cols: int = 1
+    grid: str | None = "both"
+    title_size: float = 10
+    extra: Callable[[plt.Axes], None] | None = None
+
+
+def draw(ax: plt.Axes, panel: Panel) -> None:
+    """One panel on ``ax``."""
+    for line in panel.lines:
+        if line.yerr is not None:
+            drawn = ax.errorbar(line.x, line.y, yerr=line.yerr, fmt=line.fmt, capsize=2,
+                                label=line.label, **line.style)
+            colour = drawn.lines[0].get_color()
+        else:
+            (drawn,) = ax.plot(line.x, line.y, line.fmt, label=line.label, **line.style)
+            colour = drawn.get_color()
+        if line.band is not None:
+            ax.fill_between(line.x, *line.band, color=colour, alpha=0.15, lw=0)
+    for ref in panel.refs:
+        if isinstance(ref.at, tuple):
+            span = ax.axvspan if ref.vertical else ax.axhspan
+            span(*ref.at, label=ref.label, **{"color": "#999999", "alpha": 0.2, "lw": 0,
+                                              **ref.style})
+        else:
+            rule = ax.axvline if ref.vertical else ax.axhline
+            rule(ref.at, label=ref.label, **{"color": "k", "ls": ":", "lw": 1, **ref.style})
+    dress(ax, panel.title, panel.x, panel.y, panel.xscale, panel.yscale, panel.title_size)
+    if panel.xlim is not None:
+        ax.set_xlim(*panel.xlim)
+    if panel.ylim is not None:
+        ax.set_ylim(*panel.ylim)
+    if panel.extra is not None:
+        panel.extra(ax)
+    if panel.grid is not None:
+        ax.grid(alpha=0.3, which=panel.grid)
+    if panel.legend is not None and ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=panel.legend, ncol=panel.legend_cols)
+
+
+def figure(panels: Sequence[Panel], size: tuple[float, float], *, rows: int = 1,
+           title: str | None = None, shared_legend: bool = False, tight: bool = True,
+           **subplots: Any) -> bytes:
+    """The PNG of ``panels`` on a grid of ``rows`` (filled row by row). ``shared_legend``: every
+    label once, below the panels (the panels' own legends off); ``subplots``: matplotlib's
+    (sharex, sharey …)."""
+    cols = -(-len(panels) // rows)
+    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False, **subplots)
+    for ax, panel in zip(axes.flat, panels, strict=True):
+        draw(ax, panel)
+    if title is not None:
+        fig.suptitle(title, fontsize=9)
+    bottom = 0.0
+    if shared_legend:  # in declared order: the lines, then the references
+        handles: dict[str, Any] = {}
+        for ax in axes.flat:
+            for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+                handles.setdefault(label, handle)
+            if ax.get_legend() is not None:
+                ax.get_legend().remove()
+        labels = list(dict.fromkeys(
+            [m.label for p in panels for m in p.lines if m.label in handles]
+            + [m.label for p in panels for m in p.refs if m.label in handles]))
+        ncol = min(4, len(labels)) or 1
+        fig.legend([handles[k] for k in labels], labels, fontsize=9, loc="lower center",
+                   ncol=ncol, frameon=False)
+        bottom = 0.075 * (-(-len(labels) // ncol)) + 0.02
+    if tight:
+        fig.tight_layout(rect=(0, bottom, 1, 1))
+    return png(fig)
+
+
+def interval(ests: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
+    """``y`` and ``yerr`` of results-file estimates, for a :class:`Line` (nan where undefined)."""
+    y, yerr = value_and_yerr(list(ests))
+    return {"y": y, "yerr": yerr}

@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from infonce_lab.report.plotting import ci_bar, dress, finish, plt, png, trap_band, trap_curve
+from infonce_lab.report.plotting import Line, Panel, Ref, figure, interval, plt, trap_curve
 from infonce_lab.report.sections import Section
 from infonce_lab.report.verdicts import (
     Above,
@@ -342,114 +342,109 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
 
 
 # ---------------------------------------------------------------------------- figures
+STEPS = (("step", "C0"), ("half_step", "C1"))  # the run at dt (blue) and at dt/2 (orange)
+BAND = (Ref((-GIBBS_MARGIN, GIBBS_MARGIN), style={"color": "#cccccc", "alpha": 0.4}),
+        Ref(0.0, style={"lw": 0.8}))
+
+
 def s0_annealing(s0: dict[str, Any]) -> bytes:
     """S0 under annealing: P_trap(t) per schedule (Wilson 95% band) at dt (solid) and dt/2
     (dashed), beside the Gibbs trap mass at β(t) (dotted): log schedules on log–log axes — a
     decay that follows the Gibbs mass is a straight line there — and the fast schedules."""
-    scheds = s0["schedules"]
-    conv = s0["convergence"]
-    log_names = [n for n, e in scheds.items() if e["kind"] == "log"]
-    fast_names = [n for n, e in scheds.items() if e["kind"] == "fast"]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
-    cmap = plt.get_cmap("viridis")
-    panels = ((axes[0], log_names, True), (axes[1], fast_names, False))
-    for ax, names, loglog in panels:
+    scheds, conv = s0["schedules"], s0["convergence"]
+
+    def lines(kind: str) -> list[Line]:
+        names = [n for n, e in scheds.items() if e["kind"] == kind]
+        out = []
         for i, name in enumerate(names):
             e = scheds[name]
-            colour = cmap(i / max(len(names) - 1, 1)) if loglog else f"C{i}"
-            label = f"c/c* = {e['c_ratio']:g}" if loglog else name
-            trap_band(ax, e["curve"]["step"], colour, label, lw=1.2)
-            ax.plot(*trap_curve(e["curve"]["half_step"])[:2], color=colour, lw=0.9, ls="--")
-            t = [x for x in e["curve"]["step"]["t"] if x > 0]
-            ax.plot(t, e["gibbs_curve"][-len(t):], color=colour, lw=0.9, ls=":")
-        ax.plot([], [], "k--", lw=0.9, label=f"half step (dt = {conv['dt_half']:g})")
-        ax.plot([], [], "k:", lw=0.9, label="Gibbs trap mass at β(t)")
-        dress(ax, x="time t", xscale="log")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7, ncol=2 if loglog else 1)
-    dress(axes[0], title=f"log schedules β = c·ln(t+K), c* = {s0['c_star']:.3f}",
-          y=f"P_trap(t) (Wilson 95% band, dt = {conv['dt']:g})", yscale="log")
-    axes[0].set_ylim(1e-3, 1.05)
-    axes[1].set_ylim(-0.02, 1.02)
-    dress(axes[1], title="fast schedules (held once no crossing is expected)")
-    fig.suptitle(f"S0, {s0['chains']} chains per schedule, {s0['dynamics']} dynamics", fontsize=9)
-    fig.tight_layout()
-    return png(fig)
+            colour = plt.get_cmap("viridis")(i / max(len(names) - 1, 1)) if kind == "log" else f"C{i}"
+            t, p, lo, hi = trap_curve(e["curve"]["step"])
+            out += [Line(t, p, "-", f"c/c* = {e['c_ratio']:g}" if kind == "log" else name,
+                         band=(lo, hi), style={"color": colour, "lw": 1.2}),
+                    Line(*trap_curve(e["curve"]["half_step"])[:2], "--",
+                         style={"color": colour, "lw": 0.9}),
+                    Line(t, e["gibbs_curve"][-len(t):], ":", style={"color": colour, "lw": 0.9})]
+        return [*out, Line([], [], "k--", f"half step (dt = {conv['dt_half']:g})", style={"lw": 0.9}),
+                Line([], [], "k:", "Gibbs trap mass at β(t)", style={"lw": 0.9})]
+
+    return figure(
+        [Panel(lines("log"), title=f"log schedules β = c·ln(t+K), c* = {s0['c_star']:.3f}",
+               x="time t", y=f"P_trap(t) (Wilson 95% band, dt = {conv['dt']:g})", xscale="log",
+               yscale="log", ylim=(1e-3, 1.05), legend_cols=2),
+         Panel(lines("fast"), title="fast schedules (held once no crossing is expected)",
+               x="time t", xscale="log", ylim=(-0.02, 1.02))],
+        (12, 4.4), title=f"S0, {s0['chains']} chains per schedule, {s0['dynamics']} dynamics")
 
 
 def s0_rates(s0: dict[str, Any]) -> bytes:
     """S0 escape rates: at fixed β against Kramers' A·e^{−βΔE}; and the regime statistics per
     log schedule — φ (share of the Gibbs mass's decline followed), the hazard slope over −c/c* —
     at dt and dt/2 with 95% intervals, against their rules' boundaries."""
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.0))
-    arr = s0["arrhenius"]
-    ax = axes[0]
-    for which, mk in (("step", "o"), ("half_step", "s")):
-        rates = arr["rates"][which]
-        bs = [float(b) for b, r in rates.items() if r["rate"]]
-        ax.plot(bs, [rates[f"{b:g}"]["rate"] for b in bs], mk, mfc="none",
-                label=f"measured ({which.replace('_', ' ')})")
-    bs = [float(b) for b in arr["rates"]["step"]]
-    ax.plot(bs, [arr["rates"]["step"][f"{b:g}"]["kramers"] for b in bs], "k:",
-            label="Kramers A·exp(−β·ΔE)")
-    dress(ax, x="β (fixed)", y="escape rate out of the trap", yscale="log")
-    ax.legend(fontsize=7)
+    arr = s0["arrhenius"]["rates"]
+    rates = []
+    for which, marker in (("step", "o"), ("half_step", "s")):
+        measured = {float(b): r["rate"] for b, r in arr[which].items() if r["rate"]}
+        rates.append(Line(list(measured), list(measured.values()), marker,
+                          f"measured ({which.replace('_', ' ')})", style={"mfc": "none"}))
+    rates.append(Line([float(b) for b in arr["step"]], [r["kramers"] for r in arr["step"].values()],
+                      "k:", "Kramers A·exp(−β·ΔE)"))
     logs = [e for e in s0["schedules"].values() if e["kind"] == "log"]
-    for ax, key, line, title in ((axes[1], "follow", 0.5, "φ: share of the Gibbs decline followed"),
-                                 (axes[2], "hazard", 1.0, "hazard slope / (−c/c*)")):
-        for which, dx, colour in (("step", -0.03, "C0"), ("half_step", 0.03, "C1")):
-            for e in logs:
-                pair = e.get(key) or {}
-                est = pair.get(which)
-                if key == "hazard":
-                    est = (est or {}).get("ratio")
-                ci_bar(ax, e["c_ratio"] * (1 + dx), est, fmt="o", color=colour, ms=4)
-            ax.plot([], [], "o", color=colour, label=which.replace("_", " "))
-        ax.axhline(line, color="k", lw=0.8, ls=":")
-        ax.axvline(1.0, color="#999999", lw=0.8)
-        dress(ax, title=title, x="c/c*", xscale="log")
-        ratios = [e["c_ratio"] for e in logs]
+    ratios = [e["c_ratio"] for e in logs]
+
+    def regime(key: str) -> list[Line]:
+        def est(e: dict[str, Any], which: str) -> dict[str, Any] | None:
+            x = (e.get(key) or {}).get(which)
+            return (x or {}).get("ratio") if key == "hazard" else x
+        return [Line([r * (1 + dx) for r in ratios], **interval([est(e, which) for e in logs]),
+                     fmt="o", label=which.replace("_", " "), style={"color": colour, "ms": 4})
+                for (which, colour), dx in zip(STEPS, (-0.03, 0.03), strict=True)]
+
+    def ticks(ax: plt.Axes) -> None:
         ax.set_xticks(ratios, [f"{r:g}" for r in ratios])
         ax.minorticks_off()
-        ax.legend(fontsize=7)
-    axes[2].axhspan(0.85, 1.15, color="#cccccc", alpha=0.4, lw=0)
-    return finish(fig, axes, legend=None)
+
+    critical = Ref(1.0, vertical=True, style={"color": "#999999", "ls": "-", "lw": 0.8})
+    axis = {"x": "c/c*", "xscale": "log", "extra": ticks}
+    return figure(
+        [Panel(rates, x="β (fixed)", y="escape rate out of the trap", yscale="log"),
+         Panel(regime("follow"), [Ref(FOLLOW_MIDPOINT, style={"lw": 0.8}), critical],
+               title="φ: share of the Gibbs decline followed", **axis),
+         Panel(regime("hazard"), [Ref((1 - HAZARD_MARGIN, 1 + HAZARD_MARGIN), style=BAND[0].style),
+                                  Ref(1.0, style={"lw": 0.8}), critical],
+               title="hazard slope / (−c/c*)", **axis)], (14, 4.0))
 
 
 def s0_fixed_beta(s0: dict[str, Any]) -> bytes:
     """S0 at fixed β: time-averaged trap occupancy minus the Gibbs mass of each dynamics' law
     (both starts, dt and dt/2, with the ±margin band); and SGD's error against η with the
     Richardson limits at η → 0."""
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.0))
-    ax = axes[0]
-    cases = s0["ergodicity"]["cases"]
-    for i, c in enumerate(cases.values()):
-        for which, dx, colour in (("step", -0.1, "C0"), ("half_step", 0.1, "C1")):
-            ci_bar(ax, i + dx, c["difference"][which], fmt="o", color=colour, ms=4)
-    ax.set_xticks(range(len(cases)))
-    ax.set_xticklabels([f"{c['dynamics']} β={c['beta']:g}\nfrom {c['start']}"
-                        for c in cases.values()], fontsize=7)
-    ax.axhspan(-0.02, 0.02, color="#cccccc", alpha=0.4, lw=0)
-    ax.axhline(0.0, color="k", lw=0.8, ls=":")
-    dress(ax, title="fixed-β ergodicity (blue: dt, orange: dt/2)",
-          y="time average − Gibbs trap mass")
-    ax = axes[1]
+    cases = list(s0["ergodicity"]["cases"].values())
+    ergodicity = [Line([i + dx for i in range(len(cases))],
+                       **interval([c["difference"][which] for c in cases]), fmt="o",
+                       style={"color": colour, "ms": 4})
+                  for (which, colour), dx in zip(STEPS, (-0.1, 0.1), strict=True)]
+
+    def labels(ax: plt.Axes) -> None:
+        ax.set_xticks(range(len(cases)), [f"{c['dynamics']} β={c['beta']:g}\nfrom {c['start']}"
+                                          for c in cases], fontsize=7)
+
     sgd = s0["sgd"]
-    for k, r in sgd["runs"].items():
-        colour = "C1" if "half-step" in k else "C0"
-        ci_bar(ax, r["eta"], r["error"], fmt="o", color=colour, ms=4)
-    etas = sorted({r["eta"] for r in sgd["runs"].values()})
-    ax.plot(etas, [next(r for r in sgd["runs"].values() if r["eta"] == e)
-                   ["predicted_error_gradient_noise"] for e in etas], "k:",
-            label="gradient-noise heating alone")
-    for which, x, colour in (("step", -0.002, "C0"), ("half_step", 0.002, "C1")):
-        ci_bar(ax, x, sgd["limit"][which], fmt="D", color=colour, ms=5)
-    ax.axhspan(-0.02, 0.02, color="#cccccc", alpha=0.4, lw=0)
-    ax.axhline(0.0, color="k", lw=0.8, ls=":")
-    dress(ax, title=f"SGD with injected noise, β = {sgd['beta']:g}",
-          x="η (diamonds at 0: Richardson limits)", y="SGD trap mass − Gibbs mass of exp(−β²U)")
-    ax.legend(fontsize=7)
-    return finish(fig, axes, which="major", legend=None)
+    runs = [(("half-step" in k), r) for k, r in sgd["runs"].items()]
+    etas = sorted({r["eta"] for _, r in runs})
+    lines = [Line([r["eta"] for h, r in runs if h == half], **interval([r["error"] for h, r in runs
+                                                                         if h == half]),
+                  fmt="o", style={"color": "C1" if half else "C0", "ms": 4}) for half in (False, True)]
+    lines.append(Line(etas, [next(r for _, r in runs if r["eta"] == e)["predicted_error_gradient_noise"]
+                             for e in etas], "k:", "gradient-noise heating alone"))
+    lines += [Line([x], **interval([sgd["limit"][which]]), fmt="D", style={"color": colour, "ms": 5})
+              for (which, colour), x in zip(STEPS, (-0.002, 0.002), strict=True)]
+    return figure(
+        [Panel(ergodicity, BAND, title="fixed-β ergodicity (blue: dt, orange: dt/2)",
+               y="time average − Gibbs trap mass", extra=labels, grid="major"),
+         Panel(lines, BAND, title=f"SGD with injected noise, β = {sgd['beta']:g}",
+               x="η (diamonds at 0: Richardson limits)", grid="major",
+               y="SGD trap mass − Gibbs mass of exp(−β²U)")], (12, 4.0))
 
 
 # the simulate stage's experiment → {figure name: drawer}

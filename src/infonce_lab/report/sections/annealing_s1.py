@@ -17,7 +17,7 @@ from itertools import pairwise
 from typing import Any
 
 from infonce_lab.report import verdicts as _v
-from infonce_lab.report.plotting import dress, finish, plt, trap_band, trap_curve
+from infonce_lab.report.plotting import Line, Panel, Ref, figure, plt, trap_curve
 from infonce_lab.report.sections import Section
 from infonce_lab.report.verdicts import (
     Above,
@@ -543,47 +543,49 @@ def s1_trap_curves(s1: dict[str, Any]) -> bytes:
     """S1: P_trap(t) under P1 (literal SDE) and P2 (normalised drift), one panel per schedule; the
     run at the step (solid, Wilson band) and at half the step (dashed); P1 ends at its own
     horizon. Log-time axis from the first check (the checks are log-spaced)."""
-    runs = s1["dynamics"]
-    half = s1.get("half_step") or {}
+    runs, half = s1["dynamics"], s1.get("half_step") or {}
     names = [r["name"] for r in next(iter(runs.values()))]
-    fig, axes = plt.subplots(1, len(names), figsize=(3.3 * len(names), 3.4), sharey=True,
-                             squeeze=False)
     log_t = "half_step" in s1  # the fixed-step files checked on a linear grid from t = 0
-    for ax, name in zip(axes[0], names, strict=True):
+
+    def lines(name: str) -> list[Line]:
+        out = []
         for i, (dyn, rows) in enumerate(runs.items()):
-            curve = next(r for r in rows if r["name"] == name)
-            trap_band(ax, curve, f"C{i}", f"{dyn}, step", "o-", log_t=log_t, ms=2.5, lw=1.3)
-            hrow = next((r for r in half.get(dyn, []) if r["name"] == name), None)
-            if hrow is not None:
-                ax.plot(*trap_curve(hrow)[:2], "--", color=f"C{i}", lw=1.1,
-                        label=f"{dyn}, half step")
-        if log_t:
-            dress(ax, title=name, xscale="log")
-        ax.set_ylim(-0.02, 1.02)
-    dress(axes[0, 0], y="P_trap(t) (Wilson 95% band)")
-    axes[0, 0].legend(fontsize=7)
-    fig.suptitle(f"S1, {s1['chains']} chains per setting, c* = {s1['barrier']['c_star']:.2f}",
-                 fontsize=9)
-    return finish(fig, axes[0], xlabel="time t", legend=None)
+            t, p, lo, hi = trap_curve(next(r for r in rows if r["name"] == name), log_t)
+            out.append(Line(t, p, "o-", f"{dyn}, step", band=(lo, hi),
+                            style={"color": f"C{i}", "ms": 2.5, "lw": 1.3}))
+            if (h := next((r for r in half.get(dyn, []) if r["name"] == name), None)) is not None:
+                out.append(Line(*trap_curve(h)[:2], "--", f"{dyn}, half step",
+                                style={"color": f"C{i}", "lw": 1.1}))
+        return out
+
+    return figure([Panel(lines(n), title=n, x="time t", xscale="log" if log_t else None,
+                         ylim=(-0.02, 1.02), y=None if k else "P_trap(t) (Wilson 95% band)",
+                         legend=None if k else 7) for k, n in enumerate(names)],
+                  (3.3 * len(names), 3.4), sharey=True,
+                  title=f"S1, {s1['chains']} chains per setting, c* = {s1['barrier']['c_star']:.2f}")
 
 
 def negatives_barrier(neg: dict[str, Any]) -> bytes:
     """App. A.2: the interleaved trap's escape barrier of U₀ (along minimum-energy paths of F_β̄,
     at β̄ and 2β̄) against the number of negatives per anchor; 0 where it is no trap."""
-    fig, ax = plt.subplots(figsize=(4.6, 3.4))
+    lines = []
     for res, marker, label in (("step", "o", f"β̄ = {neg['beta_bar']:g}"),
                                ("half_step", "s", f"β̄ = {neg['beta_bar_check']:g}")):
         pts = [(r["negatives"], r[res]["u0_barrier"]) for r in neg["rows"]
                if r[res].get("u0_barrier") is not None]
         if pts:
-            ax.plot(*zip(*pts, strict=True), marker + "-", ms=5, mfc="none", label=label)
-    for r in neg["rows"]:
-        if r["step"].get("is_minimum") is False:
-            ax.annotate("no trap", (r["negatives"], 0.0), textcoords="offset points",
-                        xytext=(0, 8), ha="center", fontsize=7)
-    dress(ax, title="App. A.2: ΔE of the interleaved trap",
-          x="negatives per anchor (2n − 2, n pairs on S¹)", y="escape barrier of U₀ (κ_s = 1)")
-    return finish(fig, [ax], which="major")
+            lines.append(Line(*zip(*pts, strict=True), marker + "-", label,
+                              style={"ms": 5, "mfc": "none"}))
+
+    def no_trap(ax: plt.Axes) -> None:
+        for r in neg["rows"]:
+            if r["step"].get("is_minimum") is False:
+                ax.annotate("no trap", (r["negatives"], 0.0), textcoords="offset points",
+                            xytext=(0, 8), ha="center", fontsize=7)
+
+    return figure([Panel(lines, title="App. A.2: ΔE of the interleaved trap", grid="major",
+                         x="negatives per anchor (2n − 2, n pairs on S¹)",
+                         y="escape barrier of U₀ (κ_s = 1)", extra=no_trap)], (4.6, 3.4))
 
 
 def hessian_scaling(h: dict[str, Any]) -> bytes:
@@ -591,39 +593,37 @@ def hessian_scaling(h: dict[str, Any]) -> bytes:
     fitted slopes; global minimizers, where ‖H‖ → 0."""
     fixed = [c for c in h["configs"] if c["u0"] > 0]
     minima = [c for c in h["configs"] if c["u0"] <= 0]
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
-    ax = axes[0]
-    for i, c in enumerate(fixed):
-        ax.loglog(c["betas"], c["norm_full"], "o-", ms=3, color=f"C{i}", label=c["name"])
+    norms = [Line(c["betas"], c["norm_full"], label=c["name"], style={"ms": 3, "color": f"C{i}"})
+             for i, c in enumerate(fixed)]
     if fixed:
         # guides through the lowest and the highest curve's last point, so that neither hides one
         b = fixed[0]["betas"]
         ends = [c["norm_full"][-1] for c in fixed]
-        ax.loglog(b, [min(ends) * x / b[-1] for x in b], "k:", lw=1, label="∝ β")
-        ax.loglog(b, [max(ends) * (x / b[-1]) ** 2 for x in b], "k--", lw=0.8, label="∝ β²")
-    dress(ax, title="non-optimal configurations")
-    ax = axes[1]
-    per = h["random"]["per_config"]
-    top, whole = [r["slope_full_top"] for r in per], [r["slope_full"] for r in per]
-    asym = (h.get("asymptotic") or {}).get("slopes", [])
-    lo, hi = min(top + whole + asym), max(top + whole + asym)
-    bins = [lo + (hi - lo) * k / 40 for k in range(41)]  # shared bins: the two overlay fairly
-    ax.hist(top, bins=bins, alpha=0.7, label="β 100→200")
-    ax.hist(whole, bins=bins, alpha=0.5, label="whole β range")
-    if asym:
-        ax.hist(asym, bins=bins, alpha=0.8, histtype="step", lw=1.5, color="k",
-                label="β₁→2β₁ (β₁ = max(200, 30/margin))")
-    ax.axvline(1.0, color="k", ls=":", lw=1.2)
-    dress(ax, title=f"{h['random']['count']} random non-optimal configurations",
-          x="slope of log‖H‖ vs log β")
-    ax = axes[2]
-    for i, c in enumerate(minima):  # ‖H‖ ≈ β²·e^{−β·margin}: near-straight on a log-linear plot
-        ax.semilogy(c["betas"], c["norm_full"], "o-", ms=3, color=f"C{i + len(fixed)}",
-                    label=f"{c['name']} (margin {c['min_margin']:.2f})")
-    dress(ax, title="global minimizers: ‖H‖ → 0")
-    for ax in (axes[0], axes[2]):
-        dress(ax, x="β", y="‖H‖₂ of L(·, β)")
-    return finish(fig, axes)
+        norms += [Line(b, [min(ends) * x / b[-1] for x in b], "k:", "∝ β", style={"lw": 1}),
+                  Line(b, [max(ends) * (x / b[-1]) ** 2 for x in b], "k--", "∝ β²",
+                       style={"lw": 0.8})]
+
+    def histograms(ax: plt.Axes) -> None:
+        per = h["random"]["per_config"]
+        top, whole = [r["slope_full_top"] for r in per], [r["slope_full"] for r in per]
+        asym = (h.get("asymptotic") or {}).get("slopes", [])
+        lo, hi = min(top + whole + asym), max(top + whole + asym)
+        bins = [lo + (hi - lo) * k / 40 for k in range(41)]  # shared bins: the two overlay fairly
+        ax.hist(top, bins=bins, alpha=0.7, label="β 100→200")
+        ax.hist(whole, bins=bins, alpha=0.5, label="whole β range")
+        if asym:
+            ax.hist(asym, bins=bins, alpha=0.8, histtype="step", lw=1.5, color="k",
+                    label="β₁→2β₁ (β₁ = max(200, 30/margin))")
+
+    # ‖H‖ ≈ β²·e^{−β·margin} at a minimizer: near-straight on a log-linear plot
+    at_minima = [Line(c["betas"], c["norm_full"], label=f"{c['name']} (margin {c['min_margin']:.2f})",
+                      style={"ms": 3, "color": f"C{i + len(fixed)}"}) for i, c in enumerate(minima)]
+    axis = {"x": "β", "y": "‖H‖₂ of L(·, β)", "yscale": "log"}
+    return figure([Panel(norms, title="non-optimal configurations", xscale="log", **axis),
+                   Panel(refs=[Ref(1.0, vertical=True, style={"lw": 1.2})], extra=histograms,
+                         title=f"{h['random']['count']} random non-optimal configurations",
+                         x="slope of log‖H‖ vs log β"),
+                   Panel(at_minima, title="global minimizers: ‖H‖ → 0", **axis)], (13, 3.8))
 
 
 # the simulate stage's experiment → {figure name: drawer}

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from infonce_lab.report.plotting import dress, finish, plt, value_and_yerr
+from infonce_lab.report.plotting import Line, Panel, Ref, figure, interval
 from infonce_lab.report.sections import Section
 from infonce_lab.report.verdicts import (
     Above,
@@ -574,46 +574,41 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
 def wang_isola_gaps(lb: dict[str, Any]) -> bytes:
     """Wang–Isola: the gap of E[L(M)] − log M to the limit (with its leading term c₁/M) and one
     anchor's spread around it (with an M^−1/2 guide), against M, per τ."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharex=True)
+    gaps, spreads = [], [Line([], [], "k:", "∝ M^−1/2")]
     for i, w in enumerate(lb["wang_isola"]):
-        m = w["m"]
-        axes[0].loglog(m, [abs(g) for g in w["gap_of_expectation"]], "o-", ms=3, color=f"C{i}",
-                       label=f"τ = {w['tau']:g}")
-        axes[0].loglog(m, w["gap_theory_leading"], ":", color=f"C{i}", lw=1.2,
-                       label=f"c₁/M (τ = {w['tau']:g})")
-        axes[1].loglog(m, w["sd_per_anchor"], "o-", ms=3, color=f"C{i}", label=f"τ = {w['tau']:g}")
-        sd = w["sd_per_anchor"]
-        axes[1].loglog(m, [sd[-1] * (x / m[-1]) ** -0.5 for x in m], ":", color=f"C{i}", lw=1.2)
-    axes[1].plot([], [], "k:", label="∝ M^−1/2")
-    dress(axes[0], title="|E[L(M)] − log M − limit|")
-    dress(axes[1], title="SD over anchors of L(M) − log M − limit")
-    return finish(fig, axes, xlabel="negatives M")
+        m, sd, tau = w["m"], w["sd_per_anchor"], f"τ = {w['tau']:g}"
+        dots, guide = {"color": f"C{i}", "ms": 3}, {"color": f"C{i}", "lw": 1.2}
+        gaps += [Line(m, [abs(g) for g in w["gap_of_expectation"]], label=tau, style=dots),
+                 Line(m, w["gap_theory_leading"], ":", f"c₁/M ({tau})", style=guide)]
+        spreads[-1:-1] = [Line(m, sd, label=tau, style=dots),
+                          Line(m, [sd[-1] * (x / m[-1]) ** -0.5 for x in m], ":", style=guide)]
+    axes = {"x": "negatives M", "xscale": "log", "yscale": "log"}
+    return figure([Panel(gaps, title="|E[L(M)] − log M − limit|", **axes),
+                   Panel(spreads, title="SD over anchors of L(M) − log M − limit", **axes)],
+                  (11, 3.8), sharex=True)
 
 
 def large_batch_consistency(lb: dict[str, Any]) -> bytes:
     """Large batch: gradient cosine and relative error against the N_ref gradient (mean ± std over
     seeds), and the value gap |L_NCE(N) − log N − log V − Ĵ_τ|, against N, per critic."""
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    grads: dict[str, list[Line]] = {"cos": [], "rel_err": []}
     for i, g in enumerate(lb["grad_consistency"]):
-        for ax, key in zip(axes, ("cos", "rel_err"), strict=False):
-            ax.errorbar(g["n"], g[f"{key}_mean"], yerr=g[f"{key}_std"], fmt="o-", ms=3, capsize=2,
-                        color=f"C{i}", label=f"{g['critic']} (τ = {g['tau']:g})")
-    axes[0].axhline(1.0, color="k", ls=":", lw=1)
-    dress(axes[0], title="cos(g_N, g_ref)")
-    dress(axes[1], title="‖g_N − g_ref‖ / ‖g_ref‖", yscale="log")
-    styles = {"with_positive": "-", "decoupled": "--"}
-    for i, v in enumerate(lb["value_gap"]):
-        for variant, ls in styles.items():
-            axes[2].loglog(v["n"], v[variant]["abs_gap_mean"], marker="o", ms=3, ls=ls,
-                           color=f"C{i}", label=f"{v['critic']}, {variant.replace('_', ' ')}")
+        for key, lines in grads.items():
+            lines.append(Line(g["n"], g[f"{key}_mean"], label=f"{g['critic']} (τ = {g['tau']:g})",
+                              yerr=g[f"{key}_std"], style={"color": f"C{i}", "ms": 3}))
+    gap = [Line(v["n"], v[variant]["abs_gap_mean"], "o" + ls,
+                f"{v['critic']}, {variant.replace('_', ' ')}", style={"color": f"C{i}", "ms": 3})
+           for i, v in enumerate(lb["value_gap"])
+           for variant, ls in (("with_positive", "-"), ("decoupled", "--"))]
     if lb["value_gap"]:
         n = lb["value_gap"][0]["n"]
         ref = max(v["decoupled"]["abs_gap_mean"][0] for v in lb["value_gap"])
-        axes[2].loglog(n, [ref * (x / n[0]) ** -0.5 for x in n], "k:", lw=1, label="∝ N^−1/2")
-    dress(axes[2], title="|value gap| (mean over seeds)")
-    for ax in axes:
-        dress(ax, xscale="log2")
-    return finish(fig, axes, xlabel="negatives N")
+        gap.append(Line(n, [ref * (x / n[0]) ** -0.5 for x in n], "k:", "∝ N^−1/2", style={"lw": 1}))
+    axes = {"x": "negatives N", "xscale": "log2"}
+    return figure([Panel(grads["cos"], [Ref(1.0)], title="cos(g_N, g_ref)", **axes),
+                   Panel(grads["rel_err"], title="‖g_N − g_ref‖ / ‖g_ref‖", yscale="log", **axes),
+                   Panel(gap, title="|value gap| (mean over seeds)", yscale="log", **axes)],
+                  (13, 3.8))
 
 
 def gibbs_convergence(g: dict[str, Any]) -> bytes:
@@ -621,32 +616,29 @@ def gibbs_convergence(g: dict[str, Any]) -> bytes:
     trained particles — the published curve (circles) and the bandwidth test's run (squares) — at
     the steps (open) and at twice the steps (filled), each with its 95% interval over seeds; the
     seeds of the doubled run as dots."""
-    conv = g["convergence"]
-    fig, ax = plt.subplots(figsize=(7.2, 4.3))
-    gib = g["gibbs"]
-    ax.errorbar(gib["tau"], gib["mass"], yerr=[2 * s for s in gib["se"]], fmt="k-", lw=1.6,
-                capsize=2, label="Gibbs law ρ* ∝ exp(−U/τ) (± 2 MC s.e.)", zorder=3)
+    conv, gib = g["convergence"], g["gibbs"]
+    lines = [Line(gib["tau"], gib["mass"], "k-", "Gibbs law ρ* ∝ exp(−U/τ) (± 2 MC s.e.)",
+                  yerr=[2 * s for s in gib["se"]], style={"lw": 1.6, "zorder": 3})]
     blocks = [(g["published"], g["published"]["particles"], "o")]
     if g.get("bandwidth_test"):
         blocks += [(b, g["bandwidth_test"]["particles"], "s")
                    for b in g["bandwidth_test"]["by_bandwidth"]]
     for i, (b, particles, marker) in enumerate(blocks):
         colour = f"C{i}"
-        taus = [t["tau"] for t in b["taus"]]
         for key, mfc, ls, shift in (("step", "none", ":", 0.97), ("half_step", colour, "--", 1.03)):
-            val, err = value_and_yerr([t["mass"][key] for t in b["taus"]])
             steps = conv["steps"] if key == "step" else conv["steps_doubled"]
-            ax.errorbar([t * shift for t in taus], val, yerr=err, fmt=marker, ls=ls, ms=4,
-                        mfc=mfc, capsize=2, color=colour,
-                        label=f"trained, h = {b['h']:g}, {particles} particles, {steps} steps")
-        for t in b["taus"]:
-            seeds = t["per_seed"]["half_step"]
-            ax.plot([t["tau"] * 1.03] * len(seeds), seeds, ".", ms=3, color=colour, alpha=0.4)
-    ax.axhline(g["uniform_mass"], color="#999999", lw=0.8, label="uniform law")
-    dress(ax, x="temperature τ", y=f"mass within geodesic radius {g['radius']:g} of a well",
-          xscale="log")
-    ax.invert_xaxis()  # colder to the right
-    return finish(fig, [ax], legend=6.5, tight=False)
+            lines.append(Line([t["tau"] * shift for t in b["taus"]],
+                              **interval([t["mass"][key] for t in b["taus"]]), fmt=marker + ls,
+                              label=f"trained, h = {b['h']:g}, {particles} particles, {steps} steps",
+                              style={"ms": 4, "mfc": mfc, "color": colour}))
+        lines += [Line([t["tau"] * 1.03] * len(t["per_seed"]["half_step"]),
+                       t["per_seed"]["half_step"], ".", style={"ms": 3, "color": colour, "alpha": 0.4})
+                  for t in b["taus"]]
+    uniform = Ref(g["uniform_mass"], "uniform law", style={"color": "#999999", "ls": "-", "lw": 0.8})
+    return figure([Panel(lines, [uniform], x="temperature τ", xscale="log", legend=6.5,
+                         y=f"mass within geodesic radius {g['radius']:g} of a well",
+                         extra=lambda ax: ax.invert_xaxis())],  # colder to the right
+                  (7.2, 4.3), tight=False)
 
 
 def modality_gap_controls(mg: dict[str, Any]) -> bytes:
@@ -654,57 +646,52 @@ def modality_gap_controls(mg: dict[str, Any]) -> bytes:
     at the steps and twice the steps, of the one-directional control and of the identity encoders
     (the inputs' own gap); the published mean ± SEM; every seed of the symmetric runs as a dot,
     outliers circled by their diagnosis."""
-    sig = mg["sigma_mis"]
-    conv = mg["convergence"]
-    fig, ax = plt.subplots(figsize=(7.4, 4.4))
+    sig, conv = mg["sigma_mis"], mg["convergence"]
     sym = mg["by_loss"]["symmetric"]
-    for s, seeds in zip(sig, sym["half_step"]["d_sym_per_seed"], strict=True):
-        ax.plot([s] * len(seeds), seeds, ".", ms=4, color="#777777", alpha=0.6)
-    ax.plot([], [], ".", color="#777777", label=f"seeds, symmetric ({conv['steps_doubled']} steps)")
+    grey = {"ms": 4, "color": "#777777", "alpha": 0.6}
+    lines = [Line([s] * len(seeds), seeds, ".", style=grey)
+             for s, seeds in zip(sig, sym["half_step"]["d_sym_per_seed"], strict=True)]
+    lines.append(Line([], [], ".", f"seeds, symmetric ({conv['steps_doubled']} steps)",
+                      style={"color": "#777777"}))
     for collapsed, marker, colour, label in ((True, "o", "C3", "outlier, collapsed encoder"),
                                              (False, "D", "C4", "outlier, not collapsed")):
         pts = [(o["sigma_mis"], o["d_sym"]) for o in mg["diagnosis"]["outliers"]["half_step"]
                if o["collapsed"] == collapsed]
         if pts:
-            ax.plot(*zip(*pts, strict=True), marker, ms=9, mfc="none", color=colour, label=label)
+            lines.append(Line(*zip(*pts, strict=True), marker, label,
+                              style={"ms": 9, "mfc": "none", "color": colour}))
     curves = [(mg["identity"]["d_sym_trimmed"], "k", "s-", "identity encoders (inputs' own gap)", 0.0),
               (sym["step"]["d_sym_trimmed"], "C0", "o:", f"symmetric, {conv['steps']} steps", -0.008),
               (sym["half_step"]["d_sym_trimmed"], "C0", "o-", f"symmetric, {conv['steps_doubled']} steps", 0.004),
               (mg["by_loss"]["x_to_y"]["half_step"]["d_sym_trimmed"], "C2", "^-",
                f"one-directional x → y, {conv['steps_doubled']} steps", 0.012)]
-    for ests, colour, fmt, label, dx in curves:
-        val, err = value_and_yerr(ests)
-        ax.errorbar([s + dx for s in sig], val, yerr=err, fmt=fmt, ms=4, capsize=2, color=colour,
-                    label=f"{label}, trimmed mean")
+    lines += [Line([s + dx for s in sig], **interval(ests), fmt=fmt, label=f"{label}, trimmed mean",
+                   style={"ms": 4, "color": colour}) for ests, colour, fmt, label, dx in curves]
     pub = sym["half_step"]
-    ax.errorbar([s - 0.016 for s in sig], pub["d_sym_mean"], yerr=pub["d_sym_sem"], fmt="x--",
-                ms=4, capsize=2, color="C1", alpha=0.7, label="symmetric, mean ± SEM (as published)")
-    dress(ax, x="σ_mis (compatibility perturbation)", y="D_sym = KL(p‖q) + KL(q‖p)", yscale="log")
-    return finish(fig, [ax], legend=6.5, tight=False)
+    lines.append(Line([s - 0.016 for s in sig], pub["d_sym_mean"], "x--",
+                      "symmetric, mean ± SEM (as published)", yerr=pub["d_sym_sem"],
+                      style={"ms": 4, "color": "C1", "alpha": 0.7}))
+    return figure([Panel(lines, x="σ_mis (compatibility perturbation)", yscale="log", legend=6.5,
+                         y="D_sym = KL(p‖q) + KL(q‖p)")], (7.4, 4.4), tight=False)
 
 
 def lifted_energy_check(le: dict[str, Any]) -> bytes:
     """Left: Monte-Carlo symmetric InfoNCE − log(N·V) minus the lifted energy with the smoothed
     densities (± 95%), against N per τ, inside the check's margin; beside it, the same without the
     coupling term. Right: the lifting error F^Sym(ρ) − J^Sym (quadrature) against τ."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.9))
-    for i, m in enumerate(le["monte_carlo"]):
-        n = [e["n"] for e in m["by_n"]]
-        for key, fmt, label in (("minus_smoothed", "o-", "with −½[KL+KL]"),
-                                ("minus_no_coupling", "x:", "without the coupling")):
-            val, err = value_and_yerr([e.get(key) for e in m["by_n"]])
-            axes[0].errorbar(n, val, yerr=err, fmt=fmt, ms=4, capsize=2, color=f"C{i}",
-                             label=f"τ = {m['tau']:g}, {label}")
-
-    axes[0].axhline(0.0, color="k", lw=0.8)
-    axes[0].axhspan(-FSYM_MARGIN, FSYM_MARGIN, color="#999999", alpha=0.2,
-                    label=f"the check's margin ± {FSYM_MARGIN:g}")
-    dress(axes[0], title="J_MC − energy by quadrature (nats)", x="batch size N", xscale="log2")
+    mc = [Line([e["n"] for e in m["by_n"]], **interval([e.get(key) for e in m["by_n"]]), fmt=fmt,
+               label=f"τ = {m['tau']:g}, {label}", style={"ms": 4, "color": f"C{i}"})
+          for i, m in enumerate(le["monte_carlo"])
+          for key, fmt, label in (("minus_smoothed", "o-", "with −½[KL+KL]"),
+                                  ("minus_no_coupling", "x:", "without the coupling"))]
+    refs = [Ref(0.0, style={"ls": "-", "lw": 0.8}),
+            Ref((-FSYM_MARGIN, FSYM_MARGIN), f"the check's margin ± {FSYM_MARGIN:g}")]
     quad = le["quadrature"]
-    axes[1].loglog([q["tau"] for q in quad], [abs(q["lifting_error"]) for q in quad], "o-", ms=4)
-    dress(axes[1], title="|F^Sym(ρ) − J^Sym| (quadrature, nats)", x="τ")
-    axes[0].legend(fontsize=6.5)
-    return finish(fig, axes, legend=None)
+    return figure([Panel(mc, refs, title="J_MC − energy by quadrature (nats)", x="batch size N",
+                         xscale="log2", legend=6.5),
+                   Panel([Line([q["tau"] for q in quad], [abs(q["lifting_error"]) for q in quad],
+                               style={"ms": 4})], title="|F^Sym(ρ) − J^Sym| (quadrature, nats)",
+                         x="τ", xscale="log", yscale="log", legend=None)], (11, 3.9))
 
 
 # the simulate stage's experiment → {figure name: drawer}

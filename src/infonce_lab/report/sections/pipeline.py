@@ -12,7 +12,7 @@ import pandas as pd
 from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import TInference
 from infonce_lab.params import RunId
-from infonce_lab.report.plotting import Series, by_group, panels
+from infonce_lab.report.plotting import Curves, by_group, panels
 from infonce_lab.report.sections import Section
 from infonce_lab.report.sections._paired import POINTS
 from infonce_lab.report.verdicts import (
@@ -67,7 +67,7 @@ def training_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes:
 
 def temperature_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes:
     """τ(step) of each schedule as training used it (one line per schedule)."""
-    per_schedule: Series = {}
+    per_schedule: Curves = {}
     for run, frames in curves.items():
         schedule = RunId.parse(run).config.schedule
         if "tau" in frames and schedule not in per_schedule:

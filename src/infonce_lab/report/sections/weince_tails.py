@@ -27,14 +27,16 @@ from infonce_lab.evaluation.tail_estimates import (
 )
 from infonce_lab.params import Configuration
 from infonce_lab.report.plotting import (
+    Line,
+    Panel,
+    Ref,
     by_group,
-    dress,
     epoch_series,
+    figure,
     floats,
     group_styles,
     panels,
     plt,
-    png,
     short_label,
 )
 from infonce_lab.report.sections import Inputs, Section
@@ -598,104 +600,89 @@ def lambda_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes | None:
     return panels([(title, by_group(weince, name)) for name, title in names])
 
 
+def _paper(value: float | tuple[float, float]) -> Ref:
+    if isinstance(value, tuple):
+        return Ref(value, "paper's range")
+    return Ref(value, "paper's value", style={"lw": 1.2})
+
+
 def tails_over_training(tails: dict[str, Any], placement: str) -> bytes:
     """ξ̂, λ̂ and held-out Δ̄ per configuration over training, ±95% t-interval over seeds as error
     bars (dodged per configuration), against the paper's values (a line for ξ, bands for λ, Δ̄)."""
-
     groups = list(tails)
     styles = group_styles(groups)
-    panels = [("pot.xi", "GPD shape ξ̂ of negative cosines", PAPER_XI),
-              (f"link.{placement}.lambda_hat", f"λ̂, H1 blend (1/τ {placement})", PAPER_LAMBDA),
-              (f"link.{placement}.delta_mean", r"held-out $\bar{\Delta}$ (nats/anchor)", PAPER_DELTA)]
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.9))
-    epochs = sorted({e for g in groups for e in epoch_series(tails[g], panels[0][0])[0]})
+    specs = [("pot.xi", "GPD shape ξ̂ of negative cosines", PAPER_XI),
+             (f"link.{placement}.lambda_hat", f"λ̂, H1 blend (1/τ {placement})", PAPER_LAMBDA),
+             (f"link.{placement}.delta_mean", r"held-out $\bar{\Delta}$ (nats/anchor)", PAPER_DELTA)]
+    epochs = sorted({e for g in groups for e in epoch_series(tails[g], specs[0][0])[0]})
     gap = min((b - a for a, b in zip(epochs, epochs[1:], strict=False)), default=10.0)
-    for ax, (key, title, paper) in zip(axes, panels, strict=True):
+
+    def lines(key: str) -> list[Line]:
+        out = []
         for i, g in enumerate(groups):
             xs, means, halves = epoch_series(tails[g], key)
             # Error bars dodged sideways, not shaded bands: nine overlapping bands hid the lines.
             dx = (i - (len(groups) - 1) / 2) * 0.2 * gap / max(len(groups), 1)
-            ax.errorbar([x + dx for x in xs], means, yerr=halves, marker="o", ms=3.5, lw=1.3,
-                        elinewidth=0.9, capsize=2, label=short_label(g, groups), **styles[g])
-        if isinstance(paper, tuple):
-            ax.axhspan(*paper, color="#999999", alpha=0.2, label="paper's range")
-        else:
-            ax.axhline(paper, color="k", ls=":", lw=1.2, label="paper's value")
-        dress(ax, title=title, x="epoch")
-        ax.grid(alpha=0.3)
-    # every configuration once, then the paper's line (first panel) and band (second)
-    seen: dict[str, Any] = {}
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            seen.setdefault(lab, h)
-    labels = sorted(seen, key=lambda lab: (lab.startswith("paper"), lab))
-    handles = [seen[lab] for lab in labels]
-    fig.legend(handles, labels, fontsize=9, loc="lower center", ncol=min(4, len(labels)),
-               frameon=False)
-    fig.tight_layout(rect=(0, 0.075 * ((len(labels) + 3) // 4) + 0.02, 1, 1))
-    return png(fig)
+            out.append(Line([x + dx for x in xs], means, "", short_label(g, groups), yerr=halves,
+                            style={"marker": "o", "ms": 3.5, "lw": 1.3, "elinewidth": 0.9,
+                                   **styles[g]}))
+        return out
+
+    return figure([Panel(lines(key), [_paper(paper)], title=title, x="epoch", grid="major")
+                   for key, title, paper in specs], (13, 3.9), shared_legend=True)
 
 
 def gpd_fit(pot: dict[str, Any], title: str) -> bytes:
     """One run's POT fit: exceedance density against the GPD and the ξ = 0 (exponential) fit,
     the QQ plot, and ξ̂ across threshold quantiles."""
-
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-    d = pot["density"]
-    ax = axes[0]
-    empirical = [v if v > 0 else float("nan") for v in d["empirical"]]  # log axis: no zeros
-    ax.plot(d["x"], empirical, "o", ms=3, color="#333333", label="empirical")
-    ax.plot(d["x"], d["gpd"], lw=1.5, color="#1f77b4", label="GPD fit")
-    ax.plot(d["x"], d["exponential"], lw=1.2, ls="--", color="#d62728", label="exponential (ξ = 0)")
-    dress(ax, title="exceedance density", x=f"exceedance s − u  (u = {pot['u']:.3f})", yscale="log")
-    ax.legend(fontsize=7)
-    ax = axes[1]
-    qq = pot["qq"]
-    ax.plot(qq["gpd"], qq["empirical"], "o", ms=3, color="#1f77b4")
+    d, qq, stab = pot["density"], pot["qq"], pot["stability"]
     top = max(max(qq["gpd"]), max(qq["empirical"]))
-    ax.plot([0, top], [0, top], color="k", lw=0.8, ls=":")
-    dress(ax, title="QQ plot of exceedances", x="GPD quantile", y="empirical quantile")
-    ax = axes[2]
-    stab = pot["stability"]
-    ax.plot(floats(stab, "q"), floats(stab, "xi"), marker="o", color="#1f77b4", label="ξ̂")
-    for r in stab:
-        ax.annotate(f"n={r['n']}", (r["q"], r["xi"]), fontsize=6, xytext=(2, 4),
-                    textcoords="offset points")
-    ax.axhline(PAPER_XI, color="k", ls=":", lw=1.2, label="paper's ξ̂")
-    ax.axhline(0.0, color="#999999", lw=0.8)
-    dress(ax, title="ξ̂ stability across thresholds", x="threshold quantile q")
-    ax.legend(fontsize=7)
-    for ax in axes:
-        ax.grid(alpha=0.3)
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    return png(fig)
+
+    def sizes(ax: plt.Axes) -> None:
+        for r in stab:
+            ax.annotate(f"n={r['n']}", (r["q"], r["xi"]), fontsize=6, xytext=(2, 4),
+                        textcoords="offset points")
+
+    density = [Line(d["x"], [v if v > 0 else float("nan") for v in d["empirical"]], "o",  # log axis
+                    "empirical", style={"ms": 3, "color": "#333333"}),
+               Line(d["x"], d["gpd"], "-", "GPD fit", style={"lw": 1.5, "color": "#1f77b4"}),
+               Line(d["x"], d["exponential"], "--", "exponential (ξ = 0)",
+                    style={"lw": 1.2, "color": "#d62728"})]
+    return figure(
+        [Panel(density, title="exceedance density", yscale="log", grid="major",
+               x=f"exceedance s − u  (u = {pot['u']:.3f})"),
+         Panel([Line(qq["gpd"], qq["empirical"], "o", style={"ms": 3, "color": "#1f77b4"}),
+                Line([0, top], [0, top], ":", style={"color": "k", "lw": 0.8})],
+               title="QQ plot of exceedances", x="GPD quantile", y="empirical quantile",
+               grid="major"),
+         Panel([Line(floats(stab, "q"), floats(stab, "xi"), label="ξ̂", style={"color": "#1f77b4"})],
+               [Ref(PAPER_XI, "paper's ξ̂", style={"lw": 1.2}),
+                Ref(0.0, style={"color": "#999999", "ls": "-", "lw": 0.8})],
+               title="ξ̂ stability across thresholds", x="threshold quantile q", extra=sizes,
+               grid="major")],
+        (13, 3.6), title=title)
 
 
 def link_ablations(seeds: dict[str, dict[str, Any]]) -> bytes:
     """λ̂ and held-out Δ̄ against the hardness k (easier negatives added) and the mining pool size,
     one line per seed (``seeds``: run id -> final-epoch plot data)."""
-    fig, axes = plt.subplots(2, 2, figsize=(10, 6.4), sharex="col")
-    specs = [("hardness", "k", "choice set: positive + k hardest negatives"),
-             ("pool_size", "pool", "hard set mined from a pool of this size")]
-    ys = [("lambda_hat", "λ̂"), ("delta_mean", r"held-out $\bar{\Delta}$ (nats/anchor)")]
-    for col, (section, x, xlabel) in enumerate(specs):
-        for row, (y, ylabel) in enumerate(ys):
-            ax = axes[row, col]
-            for run, block in seeds.items():
-                points = block.get(section, [])
-                ax.plot(floats(points, x), floats(points, y), marker="o",
-                        label=f"seed {run.rsplit('-', 1)[-1]}")
-            dress(ax, y=ylabel, xscale="log2")
-            if row == 1:
-                ax.set_xlabel(xlabel, fontsize=8)
-            ax.grid(alpha=0.3)
-    dress(axes[0, 0], title=r"hardness ablation (paper: λ̂, $\bar{\Delta}$ fall with k)")
-    dress(axes[0, 1], title="pool-size ablation (paper: λ̂ rises with pool)")
     placement = next(iter(seeds.values())).get("ablation_placement", "?")
-    axes[0, 0].legend(fontsize=7, title=f"1/τ {placement}", title_fontsize=7)
-    fig.tight_layout()
-    return png(fig)
+    specs = [("hardness", "k", "choice set: positive + k hardest negatives",
+              r"hardness ablation (paper: λ̂, $\bar{\Delta}$ fall with k)"),
+             ("pool_size", "pool", "hard set mined from a pool of this size",
+              "pool-size ablation (paper: λ̂ rises with pool)")]
+    ys = [("lambda_hat", "λ̂"), ("delta_mean", r"held-out $\bar{\Delta}$ (nats/anchor)")]
+    return figure(
+        [Panel([Line(floats(b.get(part, []), x), floats(b.get(part, []), y),
+                     "", f"seed {run.rsplit('-', 1)[-1]}", style={"marker": "o"})
+                for run, b in seeds.items()], y=ylabel, xscale="log2",
+               title=title if row == 0 else None, x=xlabel if row == 1 else None,
+               legend=None, grid="major",
+               extra=(lambda ax: ax.legend(fontsize=7, title=f"1/τ {placement}", title_fontsize=7))
+               if (row, col) == (0, 0) else None)
+         for row, (y, ylabel) in enumerate(ys)
+         for col, (part, x, xlabel, title) in enumerate(specs)],
+        (10, 6.4), rows=2, sharex="col")
 
 
 def _active_bins(edges: list[float], *masses: list[float], floor: float = 1e-3) -> tuple[float, float]:
@@ -708,32 +695,29 @@ def allocation_shares(alloc: dict[str, Any], title: str) -> bytes:
     """Share of failures (risk) and of softmax / Weibit gradient mass per negative-score bin."""
     edges = alloc["bin_edges"]
     centres = [0.5 * (a + b) for a, b in zip(edges[:-1], edges[1:], strict=True)]
-    fig, ax = plt.subplots(figsize=(7.2, 3.8))
-    for key, label, style in (("risk", "risk: where the failures' culprits sit", "k-"),
-                              ("softmax_grad", "softmax gradient mass", "C3--"),
-                              ("weibit_grad", "Weibit gradient mass", "C0-")):
-        ax.plot(centres, alloc[key], style, marker="o", ms=3, lw=1.3, label=label)
-    ax.set_xlim(*_active_bins(edges, alloc["risk"], alloc["softmax_grad"], alloc["weibit_grad"]))
-    dress(ax, title=f"{title} · failure rate {alloc['failure_rate']:.2f}",
-          x="negative score s (bin centre)", y="share per bin", size=9)
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
-    return png(fig)
+    shares = [Line(centres, alloc[key], fmt, label, style={"marker": "o", "ms": 3, "lw": 1.3})
+              for key, label, fmt in (("risk", "risk: where the failures' culprits sit", "k-"),
+                                      ("softmax_grad", "softmax gradient mass", "C3--"),
+                                      ("weibit_grad", "Weibit gradient mass", "C0-"))]
+    return figure([Panel(shares, title=f"{title} · failure rate {alloc['failure_rate']:.2f}",
+                         x="negative score s (bin centre)", y="share per bin", title_size=9,
+                         grid="major", xlim=_active_bins(edges, alloc["risk"],
+                                                         alloc["softmax_grad"], alloc["weibit_grad"]))],
+                  (7.2, 3.8), tight=False)
 
 
 def noise_floor_curves(noise: dict[str, Any]) -> bytes:
     """Synthetic MSE of the log-odds estimate vs sample size: Weibit on c/n, softmax at a floor."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    ax.loglog(noise["n"], noise["mse_weibit"], "o-", color="C0", label="Weibit MLE")
-    # drawn on top in black: the Weibit points sit on it and would hide it
-    ax.loglog(noise["n"], noise["theory_weibit"], ":", color="k", lw=1.5, zorder=3,
-              label="Weibit theory c/n")
-    ax.loglog(noise["n"], noise["mse_softmax"], "s-", color="C3", label="softmax MLE")
-    ax.axhline(noise["softmax_floor"], color="C3", ls="--", lw=1, label="softmax floor")
-    dress(ax, x="n observed winners", y="MSE of the log-odds")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3, which="both")
-    return png(fig)
+    n = noise["n"]
+    return figure([Panel(
+        [Line(n, noise["mse_weibit"], "o-", "Weibit MLE", style={"color": "C0"}),
+         # drawn on top in black: the Weibit points sit on it and would hide it
+         Line(n, noise["theory_weibit"], ":", "Weibit theory c/n",
+              style={"color": "k", "lw": 1.5, "zorder": 3}),
+         Line(n, noise["mse_softmax"], "s-", "softmax MLE", style={"color": "C3"})],
+        [Ref(noise["softmax_floor"], "softmax floor", style={"color": "C3", "ls": "--"})],
+        x="n observed winners", y="MSE of the log-odds", xscale="log", yscale="log")],
+        (6.4, 4.0), tight=False)
 
 
 def repulsion_curves(tails: dict[str, Any]) -> bytes | None:
@@ -741,33 +725,26 @@ def repulsion_curves(tails: dict[str, Any]) -> bytes | None:
     of negatives against τ, per configuration at its final epoch (mean over seeds, ±95%
     t-interval over seeds), with the uniform share k/M and the majority line of the rule.
     None when the diagnose files carry no repulsion shares."""
-
     finals = {g: t["by_epoch"][str(max(t["epochs"]))] for g, t in tails.items()}
     groups = [g for g, m in finals.items() if any(k.startswith("repulsion.share.") for k in m)]
     if not groups:
         return None
     styles = group_styles(groups)
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    uniform = None
+    lines, uniform = [], None
     for g in groups:
         m = finals[g]
         keys = sorted((k for k in m if k.startswith("repulsion.share.")),
                       key=lambda k: float(k.rsplit("tau_", 1)[1]))
-        taus = [float(k.rsplit("tau_", 1)[1]) for k in keys]
-        means = [m[k]["mean"] for k in keys]
-        halves = [m[k]["ci95"] or 0.0 for k in keys]
-        ax.errorbar(taus, means, yerr=halves, marker="o", ms=3, lw=1.2, capsize=2,
-                    label=short_label(g, groups), **styles[g])
+        lines.append(Line([float(k.rsplit("tau_", 1)[1]) for k in keys], [m[k]["mean"] for k in keys],
+                          "", short_label(g, groups), yerr=[m[k]["ci95"] or 0.0 for k in keys],
+                          style={"marker": "o", "ms": 3, "lw": 1.2, **styles[g]}))
         uniform = (m.get("repulsion.uniform_share") or {}).get("mean", uniform)
+    refs = [Ref(REPULSION_MAJORITY, "majority (the rule's bound)")]
     if uniform is not None:
-        ax.axhline(uniform, color="#999999", ls="--", lw=1, label="uniform share k/M")
-    ax.axhline(REPULSION_MAJORITY, color="k", ls=":", lw=1, label="majority (the rule's bound)")
-    dress(ax, title="InfoNCE repulsion concentrates as τ falls", x="τ",
-          y="share on the hardest 1% of negatives", xscale="log")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    return png(fig)
+        refs.insert(0, Ref(uniform, "uniform share k/M", style={"color": "#999999", "ls": "--"}))
+    return figure([Panel(lines, refs, title="InfoNCE repulsion concentrates as τ falls", x="τ",
+                         y="share on the hardest 1% of negatives", xscale="log", legend=6,
+                         legend_cols=2)], (6.4, 3.8))
 
 
 def tail_figures(tails: dict[str, Any], placement: str, representative: dict[str, Any] | None,

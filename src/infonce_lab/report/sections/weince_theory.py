@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from infonce_lab.report.plotting import dress, plt, png, value_and_yerr
+from infonce_lab.report.plotting import Line, Panel, Ref, figure, interval, plt
 from infonce_lab.report.sections import Section
 from infonce_lab.report.verdicts import (
     Above,
@@ -365,61 +365,51 @@ def link_theory_panels(lt: dict[str, Any], margin: float = MATCH_MARGIN) -> byte
     """WEINCE link theory: (a) Table 1 — each index model's winners against its own link and the
     controls; (b) Thm 2.4 — distance from the tail-weight law against K; (c) Prop. C.3 — the
     worst-set TV against τ̃/τ (an affine T touches 0, the others bottom out above it)."""
-    fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.9))
-    ax = axes[0]
     pl = lt["plackett_luce"]
     names = list(pl)
-    series = [("match", "own link", "C0")] + [
-        (k, k.replace("_", " "), f"C{i + 1}") for i, k in enumerate(
-            dict.fromkeys(c for b in pl.values() for c in b["controls"]))]
-    width = 0.8 / len(series)
-    for j, (key, label, color) in enumerate(series):
-        xs, ys, errs = [], [], []
-        for i, name in enumerate(names):
-            e = pl[name]["match"] if key == "match" else pl[name]["controls"].get(key)
-            if e is None or e.get("value") is None:
-                continue
-            xs.append(i + (j - (len(series) - 1) / 2) * width)
-            ys.append(max(e["value"], 1e-4))
-            errs.append([[max(e["value"], 1e-4) - max(e["low"], 1e-4)],
-                         [e["high"] - max(e["value"], 1e-4)]])
-        if xs:
-            err = [[x[0][0] for x in errs], [x[1][0] for x in errs]]
-            ax.bar(xs, ys, width, yerr=err, color=color, label=label, capsize=2)
-    ax.axhline(margin, color="k", ls="--", lw=1, label=f"margin {margin:g}")
-    dress(ax, title="(a) Table 1: winners vs closed-form link", y="worst-set Kolmogorov distance",
-          yscale="log", size=9)
-    ax.set_xticks(range(len(names)), names)
-    ax.legend(fontsize=6, ncol=2, loc="lower right")
-    ax.grid(alpha=0.3, axis="y")
-    ax = axes[1]
-    for i, (name, block) in enumerate(lt["large_k"].items()):
-        ks = sorted(int(k) for k in block["distance"])
-        v, yerr = value_and_yerr([block["distance"][str(k)] for k in ks])
-        ax.errorbar(ks, v, yerr=yerr, marker="o", ms=4, capsize=3, color=f"C{i}",
-                    label=name.replace("_", " "))
-    ax.axhline(margin, color="k", ls="--", lw=1, label=f"margin {margin:g}")
-    dress(ax, title="(b) Thm 2.4: large K → tail weights", x="candidates K",
-          y="distance from the tail-weight law", xscale="log2", size=9)
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3, which="both")
-    ax = axes[2]
-    for key, c in lt["coordinate_mismatch"].items():
-        curve = c.get("curve")
-        if not curve:
-            continue
-        line, = ax.plot(curve["tau_tilde_over_tau"], curve["worst_tv"],
-                        ls="--" if c["control"] else "-", lw=1.2, label=key)
+
+    def bars(ax: plt.Axes) -> None:  # grouped bars on a log axis: values floored at 1e-4
+        series = [("match", "own link", "C0")] + [
+            (k, k.replace("_", " "), f"C{i + 1}") for i, k in enumerate(
+                dict.fromkeys(c for b in pl.values() for c in b["controls"]))]
+        width = 0.8 / len(series)
+        for j, (key, label, color) in enumerate(series):
+            found = [(i, e) for i, n in enumerate(names)
+                     if (e := pl[n]["match"] if key == "match" else pl[n]["controls"].get(key))
+                     and e.get("value") is not None]
+            if found:
+                ys = [max(e["value"], 1e-4) for _, e in found]
+                err = [[y - max(e["low"], 1e-4) for y, (_, e) in zip(ys, found, strict=True)],
+                       [e["high"] - y for y, (_, e) in zip(ys, found, strict=True)]]
+                ax.bar([i + (j - (len(series) - 1) / 2) * width for i, _ in found], ys, width,
+                       yerr=err, color=color, label=label, capsize=2)
+        ax.set_xticks(range(len(names)), names)
+        ax.legend(fontsize=6, ncol=2, loc="lower right")
+        ax.grid(alpha=0.3, axis="y")
+
+    large_k = [Line(ks := sorted(int(k) for k in b["distance"]),
+                    **interval([b["distance"][str(k)] for k in ks]), fmt="o-",
+                    label=name.replace("_", " "), style={"ms": 4, "color": f"C{i}"})
+               for i, (name, b) in enumerate(lt["large_k"].items())]
+    mismatch = []
+    for i, (key, c) in enumerate((k, c) for k, c in lt["coordinate_mismatch"].items()
+                                 if c.get("curve")):
+        mismatch.append(Line(c["curve"]["tau_tilde_over_tau"], c["curve"]["worst_tv"],
+                             "--" if c["control"] else "-", key, style={"lw": 1.2, "color": f"C{i}"}))
         if c.get("tau_tilde"):  # the certified minimum, which the coarse curve may straddle
-            ax.plot(c["tau_tilde"] / c["tau"], c["min_worst_tv"]["value"], "o", ms=4,
-                    color=line.get_color())
-    dress(ax, title="(c) Prop. C.3: no τ̃ undoes a non-affine T", x="τ̃ / τ",
-          y="worst-set TV to softmax(s/τ)", xscale="log", size=9)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=6, ncol=2)
-    ax.grid(alpha=0.3, which="both")
-    fig.tight_layout()
-    return png(fig)
+            mismatch.append(Line([c["tau_tilde"] / c["tau"]], [c["min_worst_tv"]["value"]], "o",
+                                 style={"ms": 4, "color": f"C{i}"}))
+    margin_line = Ref(margin, f"margin {margin:g}", style={"ls": "--"})
+    return figure(
+        [Panel(refs=[margin_line], title="(a) Table 1: winners vs closed-form link", grid=None,
+               y="worst-set Kolmogorov distance", yscale="log", title_size=9, legend=None,
+               extra=bars),
+         Panel(large_k, [margin_line], title="(b) Thm 2.4: large K → tail weights",
+               x="candidates K", y="distance from the tail-weight law", xscale="log2",
+               title_size=9),
+         Panel(mismatch, title="(c) Prop. C.3: no τ̃ undoes a non-affine T", x="τ̃ / τ",
+               y="worst-set TV to softmax(s/τ)", xscale="log", ylim=(0, None), title_size=9,
+               legend=6, legend_cols=2)], (13.5, 3.9))
 
 
 # the simulate stage's experiment → {figure name: drawer}

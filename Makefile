@@ -13,7 +13,7 @@ export MKL_NUM_THREADS ?= 2
 export DVC_NO_ANALYTICS := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: setup browser repro test test-fast bench lint plots clean-venv
+.PHONY: setup browser repro smoke test test-fast bench lint plots clean-venv
 
 setup: $(STAMP)
 
@@ -46,6 +46,11 @@ repro: setup
 	$(BIN)/python -m infonce_lab.devtools.deps
 	$(BIN)/python -m infonce_lab.devtools.lock
 	PATH="$(PATHBIN):$$PATH" $(BIN)/dvc repro
+
+# Every stage kind on profiles/tiny.yaml (≤ 5 minutes on 2 cores), in a temporary copy of the
+# repository: this checkout's params.yaml and reports/ stay as they are. It prints the report's path.
+smoke: setup
+	$(BIN)/python -m infonce_lab.devtools.smoke
 
 # Test files run on PYTEST_WORKERS processes (pytest-xdist), each file whole on one worker: the
 # pipeline tests share one session fixture per file. PYTEST_WORKERS=0 runs them in this process.

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import typer
+from infonce_lab.cli import params_or_exit, stage, stage_app
 
-from infonce_lab.cli import params_or_exit, stage
-
-app = typer.Typer(add_completion=False)
+app = stage_app()
 
 
-@app.command()
+@app.command(help=__doc__)
 @stage
 def main() -> None:
     params = params_or_exit()  # before the heavy imports: a bad file is refused in a second

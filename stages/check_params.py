@@ -10,15 +10,13 @@ stage still validates on its own start (``cli.params_or_exit``), whatever starte
 
 from __future__ import annotations
 
-import typer
-
-from infonce_lab.cli import params_or_exit, stage
+from infonce_lab.cli import params_or_exit, stage, stage_app
 from infonce_lab.pipeline.params_check import record_valid
 
-app = typer.Typer(add_completion=False)
+app = stage_app()
 
 
-@app.command()
+@app.command(help=__doc__)
 @stage
 def main() -> None:
     record_valid(params_or_exit())

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import typer
 
-from infonce_lab.cli import fail, params_or_exit, stage, stage_instance
+from infonce_lab.cli import fail, params_or_exit, stage, stage_app, stage_instance
 
-app = typer.Typer(add_completion=False)
+app = stage_app()
 
 
-@app.command()
+@app.command(help=__doc__)
 @stage
-def main(dataset: str | None = typer.Option(None, help="a name under 'text.datasets:' in params.yaml"),
+def main(dataset: str | None = typer.Option(None, metavar="NAME", help="a name under 'text.datasets:' in params.yaml"),
          out: Path = typer.Option(Path("data/raw/text"), help="parent folder of the corpus"),
          downloads: Path = typer.Option(Path("data/downloads/text"),
                                         help="where downloaded archives are kept")) -> None:

@@ -4,16 +4,14 @@ depend on any run."""
 
 from __future__ import annotations
 
-import typer
-
-from infonce_lab.cli import params_or_exit, stage
+from infonce_lab.cli import params_or_exit, stage, stage_app
 from infonce_lab.io import write_json_atomic
 from infonce_lab.pipeline import paths
 
-app = typer.Typer(add_completion=False)
+app = stage_app()
 
 
-@app.command()
+@app.command(help=__doc__)
 @stage
 def main() -> None:
     cfg = params_or_exit().tails.noise_floor

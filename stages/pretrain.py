@@ -15,16 +15,18 @@ import json
 
 import typer
 
-from infonce_lab.cli import params_or_exit, stage, stage_instance
+from infonce_lab.cli import params_or_exit, stage, stage_app, stage_instance
 from infonce_lab.params import Configuration
 
-app = typer.Typer(add_completion=False)
+app = stage_app()
 
 
-@app.command()
+@app.command(help=__doc__)
 @stage
-def main(dataset: str | None = typer.Option(None), backbone: str | None = typer.Option(None),
-         loss: str | None = typer.Option(None), schedule: str | None = typer.Option(None)) -> None:
+def main(dataset: str | None = typer.Option(None, metavar="NAME", help="a dataset of study.datasets"),
+         backbone: str | None = typer.Option(None, metavar="NAME", help="a backbone of study.backbones"),
+         loss: str | None = typer.Option(None, metavar="NAME", help="a loss of study.losses"),
+         schedule: str | None = typer.Option(None, metavar="NAME", help="a schedule of study.schedules")) -> None:
     params = params_or_exit()
     from infonce_lab.pipeline.launch import relaunch_if_needed
     from infonce_lab.pipeline.pretrain import pretrain

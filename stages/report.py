@@ -9,14 +9,14 @@ from pathlib import Path
 
 import typer
 
-from infonce_lab.cli import params_or_exit, stage
+from infonce_lab.cli import params_or_exit, stage, stage_app
 
-app = typer.Typer(add_completion=False)
+app = stage_app()
 
 
-@app.command()
+@app.command(help=__doc__)
 @stage(timed=False)
-def main(out: Path = typer.Option(Path("reports"))) -> None:
+def main(out: Path = typer.Option(Path("reports"), help="the reports folder: read, then written")) -> None:
     params = params_or_exit()
     from infonce_lab.pipeline.dvc_plots import refresh
     from infonce_lab.pipeline.report import write_report

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import typer
 
-from infonce_lab.cli import params_or_exit, stage, stage_instance
+from infonce_lab.cli import params_or_exit, stage, stage_app, stage_instance
 
-app = typer.Typer(add_completion=False)
+app = stage_app()
 
 
-@app.command()
+@app.command(help=__doc__)
 @stage
-def main(experiment: str | None = typer.Option(None, help="an experiment of simulation.experiments")) -> None:
+def main(experiment: str | None = typer.Option(None, metavar="NAME", help="an experiment of simulation.experiments")) -> None:
     params = params_or_exit()
     from infonce_lab.pipeline.simulate import simulate
 

@@ -12,16 +12,19 @@ import json
 
 import typer
 
-from infonce_lab.cli import params_or_exit, stage, stage_instance
+from infonce_lab.cli import params_or_exit, stage, stage_app, stage_instance
 from infonce_lab.params import Configuration
 
-app = typer.Typer(add_completion=False)
+app = stage_app()
 
 
-@app.command()
+@app.command(help=__doc__)
 @stage
-def main(dataset: str | None = typer.Option(None), encoder: str | None = typer.Option(None),
-         loss: str | None = typer.Option(None), schedule: str | None = typer.Option(None)) -> None:
+def main(dataset: str | None = typer.Option(None, metavar="NAME", help="a dataset of text.study.datasets"),
+         encoder: str | None = typer.Option(None, metavar="NAME", help="an encoder of text.study.encoders"),
+         loss: str | None = typer.Option(None, metavar="NAME", help="a loss of text.study.losses"),
+         schedule: str | None = typer.Option(None, metavar="NAME", help="a schedule of text.study.schedules"),
+         ) -> None:
     params = params_or_exit()
     from infonce_lab.pipeline.text_pretrain import text_pretrain
 

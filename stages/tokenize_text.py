@@ -10,15 +10,15 @@ import json
 
 import typer
 
-from infonce_lab.cli import params_or_exit, stage, stage_instance
+from infonce_lab.cli import params_or_exit, stage, stage_app, stage_instance
 
-app = typer.Typer(add_completion=False)
+app = stage_app()
 
 
-@app.command()
+@app.command(help=__doc__)
 @stage
-def main(dataset: str | None = typer.Option(None, help="a name under 'text.datasets:' in params.yaml"),
-         encoder: str | None = typer.Option(None, help="a name under 'text.encoders:'")) -> None:
+def main(dataset: str | None = typer.Option(None, metavar="NAME", help="a name under 'text.datasets:' in params.yaml"),
+         encoder: str | None = typer.Option(None, metavar="NAME", help="a name under 'text.encoders:'")) -> None:
     params = params_or_exit()
     from infonce_lab.pipeline.text_tokens import tokenize_text
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import shutil
 import signal
 import subprocess
 import time
@@ -50,14 +49,9 @@ def copy_worktree() -> Callable[..., Path]:
     starts with one of ``skip``."""
 
     def copy(dest: Path, skip: tuple[str, ...] = ()) -> Path:
-        files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
-                               capture_output=True, text=True, check=True).stdout.split()
-        for rel in files:
-            src = REPO / rel
-            if not rel.startswith(skip) and src.is_file():
-                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, dest / rel)
-        return dest
+        from infonce_lab.devtools.smoke import copy_worktree as copy_tree
+
+        return copy_tree(REPO, dest, skip)
 
     return copy
 

@@ -3,6 +3,8 @@ stage script without importing torch (help must answer in well under a second)."
 
 from __future__ import annotations
 
+import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +40,37 @@ def test_help_imports_no_torch(target: str, repo_root: Path):
     assert proc.returncode == 0, proc.stderr
     assert "Usage" in proc.stdout
     assert proc.stdout.strip().endswith("HEAVY:"), proc.stdout[-200:]
+    # click's plain conventions: the command's description, each option's help, no type column
+    assert "<str>" not in proc.stdout and "<bool>" not in proc.stdout, proc.stdout
+    if target.endswith(".py"):
+        doc = ast.get_docstring(ast.parse(Path(path).read_text())) or ""
+        first = " ".join(doc.split()[:4])
+        assert first and first in " ".join(proc.stdout.split()), proc.stdout
+        options = [line for line in proc.stdout.splitlines() if line.strip().startswith("--")
+                   and not line.strip().startswith("--help")]
+        assert all(len(line.split(maxsplit=2)) == 3 for line in options), proc.stdout
+
+
+def test_version_and_profile_subcommands(tmp_path: Path, repo_root: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.metadata import version
+
+    assert runner.invoke(app, ["--version"]).output.strip() == f"infonce-lab {version('infonce-lab')}"
+    monkeypatch.chdir(repo_root)
+    listed = runner.invoke(app, ["profiles", "list"])
+    names = [line.split()[0] for line in listed.output.splitlines()]
+    assert listed.exit_code == 0 and names == sorted(p.stem for p in (repo_root / "profiles").glob("*.yaml"))
+    shown = runner.invoke(app, ["profiles", "show", "tiny"])
+    assert shown.output == (repo_root / "profiles/tiny.yaml").read_text()
+    unknown = runner.invoke(app, ["profiles", "show", "nope"])
+    assert unknown.exit_code == 2 and "no such profile (known: paper_simcse" in unknown.output
+    params = tmp_path / "params.yaml"
+    params.write_text((repo_root / "params.yaml").read_text())
+    applied = runner.invoke(app, ["profiles", "apply", "tiny", "--params", str(params)])
+    assert applied.exit_code == 0, applied.output
+    merged = yaml.safe_load(params.read_text())
+    assert merged["study"]["backbones"] == ["tiny"] and merged["training"]["epochs"] == 2
+    assert "#" in params.read_text()  # params.yaml's comments kept
 
 
 def test_check_summarises_and_rejects(repo_root: Path, tmp_path: Path):
@@ -78,3 +111,47 @@ def test_encode_an_image_model(tmp_path: Path):
                               str(tmp_path / "g.npz")])
     assert bad.exit_code == 2 and "(N, C, H, W)" in bad.output
     assert not (tmp_path / "g.npz").exists()
+
+
+STAGE = """import json, yaml
+p = yaml.safe_load(open("params.yaml"))
+acc = 80 + p["training"]["epochs"] + len(p["study"]["seeds"]) / 10
+json.dump({"verdicts.reproduced": 3, "grid.infonce-fixed_t02.few.probe_test_acc": acc},
+          open("headline.json", "w"))
+"""
+
+
+def test_exps_shows_only_what_differs_within_120_columns(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for key, value in {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                       "GIT_COMMITTER_EMAIL": "t@t", "DVC_NO_ANALYTICS": "1"}.items():
+        monkeypatch.setenv(key, value)
+    (tmp_path / "params.yaml").write_text(
+        "training: {epochs: 3, lr: 0.1}\nstudy: {seeds: [1, 2], datasets: [digits]}\n")
+    (tmp_path / "make.py").write_text(STAGE)
+    (tmp_path / "dvc.yaml").write_text(
+        "stages:\n  train:\n    cmd: python make.py\n    deps: [make.py]\n    params: [training, study]\n"
+        "    metrics:\n      - headline.json:\n          cache: false\n")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+
+    def sh(*cmd: str) -> None:
+        subprocess.run(list(cmd), cwd=tmp_path, env=env, check=True, capture_output=True, timeout=300)
+
+    dvc = (sys.executable, "-m", "dvc")
+    for cmd in (("git", "init", "-q"), (*dvc, "init", "-q"), (*dvc, "repro"), ("git", "add", "-A"),
+                ("git", "commit", "-qm", "study"), (*dvc, "exp", "run", "-S", "training.epochs=5",
+                                                      "-n", "longer")):
+        sh(*cmd)
+    result = runner.invoke(app, ["exps"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(map(len, lines)) <= 120
+    assert lines[0].split()[1:] == ["longer", "workspace"]  # after the branch's own column
+    rows = {line.split()[0]: line.split()[1:] for line in lines[1:] if not line.startswith("──")}
+    assert rows["training.epochs"] == ["3", "5", "5"]
+    assert rows["grid.infonce-fixed_t02.few.probe_test_acc"] == ["83.20", "85.20", "85.20"]
+    assert "training.lr" not in rows and "study.datasets" not in rows  # unchanged params
+    assert "verdicts.reproduced" not in rows  # unchanged metric
+    every = runner.invoke(app, ["exps", "--all-metrics"])
+    assert "verdicts.reproduced" in every.output

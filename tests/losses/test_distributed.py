@@ -16,23 +16,26 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from infonce_lab.losses import gather_with_grad
-from infonce_lab.params import DirectAUConfig, InfoNCEConfig, SymmetricInfoNCEConfig, WeinceConfig
+from infonce_lab.params import DirectAUConfig, InfoNCEConfig, WeinceConfig
+from infonce_lab.pipeline.registry import LOSSES as REGISTERED
 from infonce_lab.pipeline.registry import build_loss
 
+# Every registered loss at its defaults (a loss added to the registry is tested here unasked),
+# then the knobs that change what crosses processes: WEINCE's tail sets on a batch this small,
+# the top-M terms, DCL, and SimCSE's cross-view candidates (every process scores the gathered
+# view 1 against the gathered view 2).
 LOSSES = {
-    "info_nce": InfoNCEConfig(),
+    **{config().kind: config() for config in REGISTERED},
     "info_nce_dcl_topm": InfoNCEConfig(decoupled=True, topm_weight=0.5, top_m=5),
-    "weince": WeinceConfig(min_tail_points=8),
+    "weince_tail8": WeinceConfig(min_tail_points=8),
     "weince_recipe": WeinceConfig(min_tail_points=8, beta="per_anchor", weib_topm_weight=0.5,
                                   pl_topm_weight=0.5, top_m=5),
-    # SimCSE's candidates: every process scores the gathered view 1 against the gathered view 2.
     "info_nce_cross_view": InfoNCEConfig(candidates="cross_view", topm_weight=0.5, top_m=5),
     "weince_cross_view": WeinceConfig(min_tail_points=8, candidates="cross_view"),
     "weince_recipe_cross_view": WeinceConfig(min_tail_points=8, beta="per_anchor",
                                              weib_topm_weight=0.5, pl_topm_weight=0.5, top_m=5,
                                              candidates="cross_view"),
-    "direct_au": DirectAUConfig(schedule_drives="t"),
-    "symmetric_info_nce": SymmetricInfoNCEConfig(),
+    "direct_au_t": DirectAUConfig(schedule_drives="t"),
 }
 N, D_IN, D_OUT = 16, 10, 6
 

@@ -41,6 +41,21 @@ def test_a_large_study_is_cut_at_the_limit_and_says_what():
     primary = {f"d-b/l{i}_vs_ref@t/few.probe_test_acc": _comparison(0.01, 0.0, 0.02)
                for i in range(20)}
     out, left = headline(COUNTS, primary, {}, [], None, ["few.probe_test_acc"], {})
-    assert len(out) == LIMIT == 40
+    assert len(out) == LIMIT == 48
     assert len(left) == 4 + 3 * 20 - LIMIT
     assert left[-1] == "primary.l9_vs_ref.few.probe_test_acc.ci_high"  # sorted: l19 before l9
+
+
+def test_every_grid_configuration_has_its_figure_named_by_loss_and_schedule():
+    groups = {f"d-b-{loss}-{sched}": {"loss": loss, "few.probe_test_acc": {"mean": 0.8 + i / 100}}
+              for i, (loss, sched) in enumerate([("infonce", "fixed"), ("weince", "cosine")])}
+    out, left = headline(COUNTS, {}, groups, [], None, ["few.probe_test_acc", "few.knn_test_acc"],
+                         {}, list(groups))
+    assert left == []
+    assert out["grid.infonce-fixed.few.probe_test_acc"] == pytest.approx(80.0)
+    assert out["grid.weince-cosine.few.probe_test_acc"] == pytest.approx(81.0)
+    assert not any("knn" in k for k in out)  # one figure per configuration
+    # two settings: the configuration's whole id keeps them apart
+    two = {**groups, "e-b-infonce-fixed": {"few.probe_test_acc": {"mean": 0.5}}}
+    out, _ = headline(COUNTS, {}, two, [], None, ["few.probe_test_acc"], {}, list(two))
+    assert out["grid.e-b-infonce-fixed.few.probe_test_acc"] == pytest.approx(50.0)

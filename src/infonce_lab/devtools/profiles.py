@@ -70,11 +70,19 @@ def apply(name: str, params: Path = Path("params.yaml"), profiles: Path = PROFIL
     return str(path)
 
 
+def listing(profiles: Path = PROFILES) -> list[tuple[str, str]]:
+    """(name, the first line of its leading comment) of every profile."""
+    out = []
+    for p in sorted(profiles.glob("*.yaml")):
+        first = next((line for line in p.read_text().splitlines() if line.startswith("#")), "")
+        out.append((p.stem, first.lstrip("# ")))
+    return out
+
+
 def main(argv: list[str]) -> int:
     if len(argv) == 1 and argv[0] == "list":
-        for p in sorted(PROFILES.glob("*.yaml")):
-            first = next((line for line in p.read_text().splitlines() if line.startswith("#")), "")
-            print(f"{p.stem:20s} {first.lstrip('# ')}")
+        for name, what in listing():
+            print(f"{name:20s} {what}")
         return 0
     if len(argv) == 2 and argv[0] == "apply":
         try:

@@ -1,16 +1,17 @@
 """Loss objects ``(z1, z2, tau) -> (loss, stats)``: the loss functions with their knobs bound.
 
-They take numbers (the pipeline's registry builds them from the params sections). Most are tiny stateless
-callables; WEINCE's recipe holds an EMA of the global tail index β_t, and a loss with learnable
-parameters (SigLIP's temperature and bias) is an ``nn.Module`` whose parameters the training loop
-hands to the optimizer. ``state_dict`` carries either kind of state through a checkpoint;
-``candidates`` names the candidate set a loss scores (telemetry describes the same set).
+They take numbers (the pipeline's registry builds them from the params sections). Most are tiny
+stateless objects (:class:`StatelessLoss`); WEINCE's recipe holds an EMA of the global tail index
+β_t, and a loss with learnable parameters (SigLIP's temperature and bias) is an ``nn.Module``
+whose parameters the training loop hands to the optimizer. ``state_dict`` carries either kind of
+state through a checkpoint; ``candidates`` names the candidate set a loss scores (telemetry
+describes the same set). :class:`Loss` is the contract, :func:`protocol_gaps` checks it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args
 
 import torch
 
@@ -21,7 +22,23 @@ from infonce_lab.losses.weince import global_tail_index, weince
 
 
 class Loss(Protocol):
-    candidates: str
+    """What the training loop calls, once per step, on the two views' projections.
+
+    - ``loss(z1, z2, tau)``: ``z1, z2`` (N, d), not yet normalised, row i of each a positive
+      pair; ``tau`` the schedule's temperature at this step. Returns a scalar tensor to
+      minimise and ``stats``, a dict of detached scalar tensors (logged under their names).
+    - ``candidates``: what each anchor is scored against — ``"all_views"`` (the other 2N − 1
+      views, SimCLR's NT-Xent) or ``"cross_view"`` (the N views of the other side, SimCSE's);
+      the telemetry measures the same set.
+    - ``state_dict()`` / ``load_state_dict(state)``: the loss's own state through a checkpoint
+      (``{}`` when it has none).
+
+    A loss with learnable parameters is an ``nn.Module`` (``forward`` as above; the loop hands
+    its parameters to the optimizer); one without derives from :class:`StatelessLoss`. Under
+    ``torchrun`` the loop all-gathers ``z1, z2`` first, so a loss always sees the global batch.
+    """
+
+    candidates: Candidates
 
     def __call__(
         self, z1: torch.Tensor, z2: torch.Tensor, tau: float
@@ -32,8 +49,27 @@ class Loss(Protocol):
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
 
-class _Stateless:
-    candidates = "all_views"
+def protocol_gaps(loss: object) -> list[str]:
+    """What ``loss`` lacks of :class:`Loss` (empty when it conforms): a plain function has no
+    ``candidates`` and no state, and would fail only once training starts."""
+    gaps = [name for name in ("candidates", "state_dict", "load_state_dict")
+            if not hasattr(loss, name)]
+    if not callable(loss):
+        gaps.insert(0, "__call__")
+    elif getattr(loss, "candidates", "all_views") not in get_args(Candidates):
+        gaps.append(f"candidates in {get_args(Candidates)}")
+    return gaps
+
+
+class StatelessLoss:
+    """The base of a loss without state: scores every other view (``candidates``), and carries
+    nothing through a checkpoint. A subclass defines ``__call__(z1, z2, tau) -> (loss, stats)``."""
+
+    candidates: Candidates = "all_views"
+
+    def __call__(self, z1: torch.Tensor, z2: torch.Tensor, tau: float
+                 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        raise NotImplementedError
 
     def state_dict(self) -> dict[str, Any]:
         return {}
@@ -42,7 +78,7 @@ class _Stateless:
         return None
 
 
-class InfoNCELoss(_Stateless):
+class InfoNCELoss(StatelessLoss):
     """``tau_scale`` ≠ 1 runs InfoNCE at ``tau_scale`` × the schedule's τ (a temperature control
     that shares its schedule with the losses it controls)."""
 
@@ -63,12 +99,12 @@ class InfoNCELoss(_Stateless):
         return loss, stats
 
 
-class SymmetricInfoNCELoss(_Stateless):
+class SymmetricInfoNCELoss(StatelessLoss):
     def __call__(self, z1, z2, tau):  # noqa: ANN001, ANN204
         return symmetric_info_nce(z1, z2, tau)
 
 
-class DirectAULoss(_Stateless):
+class DirectAULoss(StatelessLoss):
     """``schedule_drives: t`` maps the schedule's τ to the uniformity kernel's t = 1/(2τ).
 
     On the unit sphere exp(−t‖u − v‖²) = e^{−2t}·exp(2t·uᵀv): the kernel is a softmax-style weight

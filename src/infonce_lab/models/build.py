@@ -46,16 +46,25 @@ def save_encoder(encoder: nn.Module, path: Path, meta: dict[str, Any]) -> None:
     write_checksum(path)
 
 
+def missing_model(path: Path) -> str:
+    """What to do about an absent ``models/vision/<dataset>/<configuration>/<run>/model.pt``:
+    the stage that writes it, by name, and the remote that may hold it."""
+    config = path.parent.parent.name if path.name == "model.pt" else path.parent.name
+    stage = f"pretrain@{config}" if config else "pretrain"
+    return (f"{path}: no trained model here. Fetch it from the DVC remote (`dvc pull {stage}`; "
+            f"docs/sharing.md sets a remote up), or train it (`dvc repro {stage}`; a run of the "
+            f"primary block is `pretrain_primary@{config}`).")
+
+
 def load_encoder(path: str | Path, map_location: str | torch.device = "cpu"
                  ) -> tuple[nn.Module, dict[str, Any]]:
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no checkpoint; run the pretrain stage for this run")
+        raise FileNotFoundError(missing_model(path))
     fix = ("Delete it and re-run the stage that writes it (`dvc repro -f <stage>`), or restore it "
            "from the DVC cache (`dvc checkout`).")
     verify_checksum(path, fix)
-    with reading(path, "encoder checkpoint (torch.save of backbone, in_channels, state_dict)",
-                 "Delete it and re-run the stage that writes it (`dvc repro -f <stage>`), or restore it from the DVC cache (`dvc checkout`)."):
+    with reading(path, "encoder checkpoint (torch.save of backbone, in_channels, state_dict)", fix):
         blob = torch.load(path, map_location=map_location, weights_only=True)
         cfg = TypeAdapter(BackboneConfig).validate_python(blob["backbone"])
         encoder = build_encoder(cfg, int(blob["in_channels"]), blob.get("image_size"))

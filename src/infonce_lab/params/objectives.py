@@ -14,7 +14,16 @@ from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Probability, 
 CandidateSet = Literal["all_views", "cross_view"]
 
 
-class InfoNCEConfig(Strict):
+class LossSection(Strict):
+    """The base of every loss section. ``takes_temperature``: whether the loss reads the
+    schedule's τ; the study pairs one that does not with a schedule of kind ``none``."""
+
+    @property
+    def takes_temperature(self) -> bool:
+        return True
+
+
+class InfoNCEConfig(LossSection):
     """NT-Xent (SimCLR). ``decoupled`` drops the positive from the denominator (DCL, Yeh et al.);
     ``topm_weight`` > 0 adds the softmax top-M term of WEINCE's released recipe (the control);
     ``candidates`` picks SimCLR's or SimCSE's candidate set; ``tau_scale`` multiplies the
@@ -39,7 +48,7 @@ class AutoBetaConfig(Strict):
     init: PosFloat = 4.0
 
 
-class WeinceConfig(Strict):
+class WeinceConfig(LossSection):
     """WEINCE (§3, App. E). Defaults are the released code's; see params.yaml for the variants."""
 
     kind: Literal["weince"] = "weince"
@@ -68,7 +77,7 @@ class WeinceConfig(Strict):
         return self
 
 
-class DirectAUConfig(Strict):
+class DirectAUConfig(LossSection):
     """Alignment + weight·uniformity (Wang & Isola). No temperature, unless ``schedule_drives: t``
     lets the run's schedule set the uniformity kernel's t = 1/(2τ)."""
 
@@ -78,14 +87,18 @@ class DirectAUConfig(Strict):
     weight: NonNegFloat = 1.0
     schedule_drives: Literal["t"] | None = None
 
+    @property
+    def takes_temperature(self) -> bool:
+        return self.schedule_drives is not None
 
-class SymmetricInfoNCEConfig(Strict):
+
+class SymmetricInfoNCEConfig(LossSection):
     """CLIP-style symmetric InfoNCE between the two views (or two modalities)."""
 
     kind: Literal["symmetric_info_nce"] = "symmetric_info_nce"
 
 
-class SigLIPConfig(Strict):
+class SigLIPConfig(LossSection):
     """SigLIP's pairwise sigmoid loss (Zhai et al. 2023, Eq. 1) with a learnable temperature
     t = exp(t′) and bias b, initialised at t = 10, b = −10 (§3.2). It learns its temperature, so
     its runs take ``schedules.<name>.kind: none``."""
@@ -96,17 +109,15 @@ class SigLIPConfig(Strict):
     learn_scale: StrictBool = True
     learn_bias: StrictBool = True
 
+    @property
+    def takes_temperature(self) -> bool:
+        return False
+
 
 LossConfig = Annotated[
     InfoNCEConfig | WeinceConfig | DirectAUConfig | SymmetricInfoNCEConfig | SigLIPConfig,
     Field(discriminator="kind"),
 ]
-
-
-def loss_takes_temperature(cfg: LossConfig) -> bool:
-    if isinstance(cfg, SigLIPConfig):
-        return False
-    return not isinstance(cfg, DirectAUConfig) or cfg.schedule_drives is not None
 
 
 # ---------------------------------------------------------------------------------- schedules

@@ -23,7 +23,6 @@ from infonce_lab.params.objectives import (
     DirectAUConfig,
     LossConfig,
     ScheduleConfig,
-    loss_takes_temperature,
 )
 from infonce_lab.params.simulation import SimulationConfig
 from infonce_lab.params.tails import TailsConfig
@@ -160,7 +159,7 @@ class Params(Strict):
         pairs += [(lo, sc) for lo in text.losses for sc in text.schedules]
         pairs += self._check_primary()
         for loss, sched in pairs:
-            takes = loss_takes_temperature(self.losses[loss])
+            takes = self.losses[loss].takes_temperature
             gives = self.schedules[sched].kind != "none"
             if takes and not gives:
                 raise _KeyProblem(

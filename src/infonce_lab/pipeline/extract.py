@@ -25,7 +25,7 @@ import torch
 
 from infonce_lab.data.views import as_float, augment_one, make_views
 from infonce_lab.io import reading, save_npz_atomic
-from infonce_lab.models.build import extract_features, load_encoder
+from infonce_lab.models.build import extract_features, load_encoder, missing_model
 from infonce_lab.params import AugmentConfig, Params, TailsConfig
 from infonce_lab.tails.banks import link_draws, pot_draws
 
@@ -46,7 +46,7 @@ def checkpoints(model_dir: Path, epochs: list[int]) -> list[Path]:
     silently shorter diagnosis."""
     final = model_dir / "model.pt"
     if not final.is_file():
-        raise FileNotFoundError(f"{final}: no trained model; run the pretrain stage for this run")
+        raise FileNotFoundError(missing_model(final))
     kept = [model_dir / "checkpoints" / f"epoch_{e:04d}.pt" for e in sorted(epochs)]
     for path, e in zip(kept, sorted(epochs), strict=True):
         if not path.is_file():

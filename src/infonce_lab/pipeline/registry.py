@@ -16,6 +16,7 @@ from infonce_lab.losses.objects import (
     Loss,
     SymmetricInfoNCELoss,
     WeinceLoss,
+    protocol_gaps,
 )
 from infonce_lab.losses.siglip import SigmoidLoss
 from infonce_lab.params import (
@@ -78,7 +79,12 @@ SCHEDULES: dict[type, Callable[[Any, int], Schedule]] = {
 def build_loss(cfg: LossConfig) -> Loss:
     if type(cfg) not in LOSSES:
         raise ValueError(f"unknown loss config {type(cfg).__name__}")
-    return LOSSES[type(cfg)](cfg)
+    loss = LOSSES[type(cfg)](cfg)
+    if gaps := protocol_gaps(loss):
+        raise TypeError(f"loss kind {cfg.kind!r}: its builder made a {type(loss).__name__} "
+                        f"without {', '.join(gaps)}; a loss is a StatelessLoss subclass or an "
+                        "nn.Module with `candidates` (infonce_lab.losses.objects.Loss)")
+    return loss
 
 
 def build_schedule(cfg: ScheduleConfig, steps_per_epoch: int = 1) -> Schedule:

@@ -12,6 +12,7 @@ from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import TInference
 from infonce_lab.io import read_json
 from infonce_lab.params import Configuration, Params
+from infonce_lab.params.study import configurations
 from infonce_lab.pipeline import paths
 from infonce_lab.report import front
 from infonce_lab.report.headline import LIMIT, headline
@@ -50,7 +51,8 @@ def headline_record(rows: list[ClaimRow], inputs: Inputs, params: Params) -> dic
     numbers, left_out = headline(
         counts, full.get("primary") or {}, full["groups"], primary_groups,
         raw if raw in full["groups"] else None, list(pr.metrics),
-        (full.get("text") or {}).get("groups", {}))
+        (full.get("text") or {}).get("groups", {}),
+        [c.to_str() for c in configurations(params.grid_runs())])
     if left_out:
         print(f"note: headline.json keeps {LIMIT} numbers; left out: {', '.join(left_out)} "
               "(all in summary.json)")

@@ -1,34 +1,14 @@
-"""`make bench`: speed figures measured in one run, reported as ratios (machines are noisy).
+"""`make bench`: speed figures measured in one run, reported as ratios side by side (machines are
+noisy: what is compared is timed in the same run, interleaved where it can be).
 
-- train_step_over_bare_fwd_bwd: a full training step (two augmented views, forward, InfoNCE,
-  backward, Adam) against the backbone's bare forward+backward on the same batch.
-- deterministic_fill: the digits step (batch 256, forward, InfoNCE, backward, Adam) under
-  deterministic mode with torch's NaN fill of new tensors on against off, interleaved.
-- knn_sklearn_over_ours: scikit-learn NearestNeighbors (cosine, brute) against our chunked top-k.
-- weince_over_infonce: loss-stage time (forward + backward from the embeddings) of WEINCE against
-  InfoNCE at 2N = 512 (d = 64, 128) and 2N = 4096 (d = 128). Our InfoNCE is one matmul and a
-  masked cross-entropy; it is not slowed to flatter the ratio.
-- infonce loss forward+backward time at SimCLR's batch, and augmentation throughput.
-- tails: the GPD profile-likelihood fit at 20k exceedances against the notebook's ξ-grid route
-  (and one bootstrap replicate at 5k); one H1 link fit by Newton against L-BFGS-B; the link test
-  on the default bank (12 batches × 256 anchors × 255 candidates) with CV and with the LRT — the
-  budget figures for the diagnose stage.
-- sims: chain-steps per second of the Langevin simulator for S0 and S1 (2000 chains).
-- training_resnet18: the paper's step (CIFAR-shaped uint8 data on the device, SimCLR's two views
-  made there, torchvision ResNet-18 with the CIFAR stem, InfoNCE, Adam) against ResNet-18's bare
-  forward+backward on the same views; batch 256 on a GPU (bf16, channels_last), 32 on the CPU.
-  The issue's target: data + augmentation + loss + optimizer overhead ≤ 15%.
-- pipeline: the default study's fixed cost. From the last full run's reports/timings/ (as the
-  report's provenance computes them): stage work, first start to last end, the fixed fraction
-  1 − work / wall (target ≤ 0.15), the median gap DVC leaves between stages and the median
-  interpreter start-up per stage. Measured here, interleaved (3 rounds): `dvc status` and
-  `dvc repro --dry --allow-missing` (the checks of a no-op repro, never running a stage) on the
-  default DAG (target ≤ 5 s each), how many stages are not up to date (all of them in a fresh
-  clone), and a stage's start-up (`stages/noise_floor.py --help`: Python, typer, the params
-  schema and torch) against a bare `python -c pass`.
+    python benchmarks/bench.py [--out reports/bench.json] [--quick]
+    python benchmarks/bench.py --doc      # docs/benchmarks.md from reports/bench.json
 
-`--quick` runs every section at tiny sizes: the test suite's check that the bench works in a fresh
-clone. Its figures measure nothing.
+Each ``bench_<section>`` says in its docstring what it measures; ``SECTIONS`` lists them with
+their full and quick sizes. ``--quick`` runs every section at tiny sizes: the test suite's check
+that the bench works in a fresh clone; its figures measure nothing. The committed
+``reports/bench.json`` is the reference run that docs/benchmarks.md (``--doc``) and every figure
+quoted in the docs are read from.
 """
 
 from __future__ import annotations
@@ -46,7 +26,7 @@ import torch
 
 from infonce_lab.data.views import make_views
 from infonce_lab.evaluation.knn import topk_cosine
-from infonce_lab.io import write_json_atomic
+from infonce_lab.io import write_json_atomic, write_text_atomic
 from infonce_lab.losses import info_nce, weince
 from infonce_lab.models import build_encoder
 from infonce_lab.params import DigitsAugment, ResNetConfig
@@ -64,6 +44,9 @@ def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 2) -> f
 
 
 def bench_training(batch: int, repeats: int) -> dict[str, float]:
+    """A full digits training step (two augmented views, forward, InfoNCE, backward, Adam) against
+    the backbone's bare forward+backward on the same batch; the InfoNCE forward+backward alone
+    and the augmentation, as parts of the step."""
     torch.manual_seed(0)
     enc = build_encoder(ResNetConfig(), in_channels=1)
     opt = torch.optim.Adam(enc.parameters(), lr=1e-3)
@@ -141,7 +124,10 @@ def bench_deterministic_fill(batch: int = 256, rounds: int = 5, steps: int = 5) 
 
 def bench_training_resnet18(batch: int, repeats: int, gpu_batch: int = 256,
                             gpu_repeats: int = 10) -> dict[str, float]:
-    """On the GPU when there is one, with ``gpu_batch`` and ``gpu_repeats``."""
+    """The paper's step — CIFAR-shaped uint8 data on the device, SimCLR's two views made there,
+    torchvision ResNet-18 with the CIFAR stem, InfoNCE, Adam — against ResNet-18's bare
+    forward+backward on the same views (the overhead of data, augmentation, loss and optimizer;
+    target ≤ 15%). On the GPU when there is one (bf16, channels_last, ``gpu_batch``)."""
     from infonce_lab.data.views import make_views
     from infonce_lab.params import SimCLRAugmentConfig, TorchvisionResNetConfig
 
@@ -192,6 +178,9 @@ def bench_training_resnet18(batch: int, repeats: int, gpu_batch: int = 256,
 def bench_losses(repeats: int, shapes: tuple[tuple[int, int], ...] = ((512, 64), (512, 128),
                                                                      (4096, 128))
                  ) -> list[dict[str, float]]:
+    """Loss-stage time (forward + backward from the embeddings) of WEINCE against InfoNCE at
+    2N = 512 (d = 64, 128) and 2N = 4096 (d = 128). Our InfoNCE is one matmul and a masked
+    cross-entropy; it is not slowed to flatter the ratio."""
     rows = []
     for two_n, d in shapes:
         g = torch.Generator().manual_seed(0)
@@ -226,7 +215,10 @@ def _xi_grid_fit(y: np.ndarray) -> float:
 
 def bench_tails(exceedances: int = 20_000, batches: int = 12, anchors: int = 256,
                 lrt_replicates: int = 39) -> dict[str, float]:
-    """Named for the default sizes (20k exceedances, a 12 × 256 × 255 bank, 39 replicates)."""
+    """The GPD profile-likelihood fit at 20k exceedances against the WEINCE notebook's ξ-grid
+    route (and one bootstrap replicate at 5k); one H1 link fit by Newton against L-BFGS-B; the
+    link test on the default bank (12 batches × 256 anchors × 255 candidates) with CV and with
+    the LRT (39 replicates) — the budget figures of the diagnose stage."""
     from scipy import stats
 
     from infonce_lab.tails import bootstrap_xi, fit_gpd, fit_link, link_test
@@ -281,7 +273,45 @@ def bench_sims(chains: int = 2000, steps: int = 500) -> dict[str, float]:
             "s1_chain_steps_per_s": chains * steps / t_s1}
 
 
+def bench_augment(batch: int = 512, size: int = 32, rounds: int = 5) -> dict[str, float]:
+    """SimCLR's two views of a CIFAR-shaped uint8 batch: ours (data/simclr_augment.py, the whole
+    batch at once) against torchvision's v2 pipeline with the same parameters applied image by
+    image — both on one thread (torchvision's fastest setting for small images; a data loader
+    would give each worker one), rounds interleaved, medians."""
+    import torchvision.transforms.v2 as T
+
+    from infonce_lab.data.simclr_augment import SimCLRAugment, simclr_augment, to_float
+
+    x8 = torch.randint(0, 256, (batch, 3, size, size), dtype=torch.uint8,
+                       generator=torch.Generator().manual_seed(0))
+    cfg, gen = SimCLRAugment(size), torch.Generator().manual_seed(0)
+    tv = T.Compose([T.RandomResizedCrop(size), T.RandomHorizontalFlip(),
+                    T.RandomApply([T.ColorJitter(0.8, 0.8, 0.8, 0.2)], p=0.8),
+                    T.RandomGrayscale(0.2)])
+    images = to_float(torch.cat([x8, x8]))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        ours, theirs = [], []
+        for i in range(rounds + 1):  # the first round warms both up and is not counted
+            t0 = time.perf_counter()
+            simclr_augment(x8, cfg, gen), simclr_augment(x8, cfg, gen)
+            t1 = time.perf_counter()
+            [tv(img) for img in images]
+            t2 = time.perf_counter()
+            if i:
+                ours.append(t1 - t0)
+                theirs.append(t2 - t1)
+    finally:
+        torch.set_num_threads(threads)
+    t_ours, t_tv = statistics.median(ours), statistics.median(theirs)
+    return {"batch": batch, "size": size, "ours_two_views_ms": 1e3 * t_ours,
+            "torchvision_per_image_ms": 1e3 * t_tv, "torchvision_over_ours": t_tv / t_ours}
+
+
 def bench_knn(n_bank: int, n_query: int, dim: int, k: int) -> dict[str, float]:
+    """scikit-learn's ``NearestNeighbors`` (cosine, brute force) against our chunked top-k
+    (evaluation/knn.py), and how often the two agree on the neighbours."""
     from sklearn.neighbors import NearestNeighbors
 
     rng = np.random.default_rng(0)
@@ -310,6 +340,13 @@ def _wall(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
 
 
 def bench_pipeline(rounds: int = 3) -> dict[str, float | int | str | None]:
+    """The default study's fixed cost. From the last full run's reports/timings/ (as the
+    report's provenance computes them): stage work, first start to last end, the fixed fraction
+    1 − work / wall (target ≤ 0.15), the median gap DVC leaves between stages and the median
+    interpreter start-up per stage. Measured here, interleaved: `dvc status` and `dvc repro
+    --dry --allow-missing` (a no-op repro's checks, never running a stage; target ≤ 5 s each),
+    how many stages are not up to date, and a stage's start-up (`stages/noise_floor.py --help`:
+    Python, typer, the params schema) against a bare `python -c pass`."""
     import datetime as dt
     import json
     import shutil
@@ -544,6 +581,7 @@ SECTIONS: dict[str, tuple[Callable[..., object], dict[str, object], dict[str, ob
                            {"batch": 16, "rounds": 1, "steps": 1}),
     "training_resnet18": (bench_training_resnet18, {"batch": 32, "repeats": 3},
                           {"batch": 2, "repeats": 1, "gpu_batch": 8, "gpu_repeats": 1}),
+    "augment": (bench_augment, {}, {"batch": 8, "size": 16, "rounds": 1}),
     "knn": (bench_knn, {"n_bank": 20_000, "n_query": 5_000, "dim": 128, "k": 50},
             {"n_bank": 500, "n_query": 100, "dim": 16, "k": 5}),
     "losses": (bench_losses, {"repeats": 10}, {"repeats": 1, "shapes": ((64, 16),)}),
@@ -558,13 +596,62 @@ SECTIONS: dict[str, tuple[Callable[..., object], dict[str, object], dict[str, ob
 }
 
 
+DOC = Path("docs/benchmarks.md")
+
+
+def figure(value: object) -> str:
+    """A figure as the docs quote it: ratios and times to 3 significant digits, counts whole."""
+    if isinstance(value, bool) or not isinstance(value, float):
+        return "—" if value is None else str(value)
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
+def doc_page(bench: dict[str, object]) -> str:
+    """docs/benchmarks.md: each section's docstring and its figures from ``bench``."""
+    machine = bench["machine"]
+    assert isinstance(machine, dict)
+    out = ["# Benchmarks", "",
+           "`make bench` writes `reports/bench.json`: each section below times what it compares "
+           "side by side in one run. This page is generated from the committed reference run by "
+           "`python benchmarks/bench.py --doc`; a test fails when it, or a figure the other pages "
+           f"quote, lags that file. Reference machine: {machine['platform']}, "
+           f"{machine['threads']} torch threads, torch {machine['torch']}.", ""]
+    for name, (fn, _, _) in SECTIONS.items():
+        if name not in bench:
+            continue
+        doc = " ".join((fn.__doc__ or "").split())
+        out += [f"## {name}", "", doc, ""] if doc else [f"## {name}", ""]
+        rows = bench[name] if isinstance(bench[name], list) else [bench[name]]
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        if len(rows) == 1:
+            out += ["| figure | value |", "|---|---|"]
+            out += [f"| `{k}` | {figure(rows[0][k])} |" for k in keys]
+        else:
+            out += ["| " + " | ".join(f"`{k}`" for k in keys) + " |",
+                    "|" + "---|" * len(keys)]
+            out += ["| " + " | ".join(figure(r.get(k)) for k in keys) + " |" for r in rows]
+        out.append("")
+    return "\n".join(out)
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("reports/bench.json"))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--quick", action="store_true",
                     help="every section at tiny sizes: checks that the bench runs, measures nothing")
+    ap.add_argument("--doc", action="store_true",
+                    help=f"write {DOC} from --out (a full run's file) and exit")
     args = ap.parse_args()
+    if args.doc:
+        import json
+
+        bench = json.loads(args.out.read_text())
+        if bench["machine"].get("quick"):
+            raise SystemExit(f"{args.out}: a --quick run measures nothing; run `make bench` first")
+        write_text_atomic(DOC, doc_page(bench))
+        print(f"wrote {DOC} from {args.out}")
+        return
     torch.set_num_threads(args.threads)
     result: dict[str, object] = {
         "machine": {"platform": platform.platform(), "threads": args.threads,

@@ -19,10 +19,11 @@ also reproduces torchvision's (and PIL's) antialiased downsampling when the crop
 ``size``. For SimCLR at the native resolution (crop ≤ image = size) it only ever upsamples, where
 antialiasing changes nothing.
 
-Hand-written beside libraries for a measured reason: on 32 × 32 batches on the CPU it is ≈ 2.4×
-faster than kornia's batched augmentation and 11–15× faster than torchvision's per-image
-pipeline with the same parameters (measured when this was chosen; torchvision's per-image calls
-are the data loader bottleneck the batched form removes).
+Hand-written beside libraries for a measured reason: on 32 × 32 batches on the CPU it is faster
+than torchvision's per-image pipeline with the same parameters, on one thread each
+(``augment.torchvision_over_ours`` in reports/bench.json, docs/benchmarks.md) — torchvision's
+per-image calls are the data loader bottleneck the batched form removes — and than kornia's
+batched augmentation (measured when this was chosen; kornia is not a dependency).
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 
 scikit-learn's NearestNeighbors with the cosine metric materialises the full distance matrix per
 chunk in float64 and sorts it; a float32 matmul followed by ``torch.topk`` per chunk does the same
-job with O(chunk · bank) memory and is several times faster (see ``make bench``).
+job with O(chunk · bank) memory and is faster (``knn.sklearn_over_ours`` in reports/bench.json).
 
-faiss-cpu's exact inner-product search (``IndexFlatIP``) returns the same neighbours ≈ 1.45×
-faster (measured when this was chosen), but it is not used: a search on the default study's
+faiss-cpu's exact inner-product search (``IndexFlatIP``) returns the same neighbours somewhat
+faster (measured when this was chosen; ``make bench`` times scikit-learn, not faiss), but it is not
+used: a search on the default study's
 splits (1,100 × 450, 64-d, k = 50) takes ≈ 10 ms here, against ≈ 0.8 s of evaluate work per run;
 faiss would be one more compiled dependency (its own BLAS and threads) for that; and its tie order
 between equal similarities is not torch.topk's, so the kNN figures of a run would differ by

@@ -8,9 +8,9 @@ batch: every saved activation has the batch as its leading dimension, so the cou
 it and two points fix it (the per-channel statistics of batch norm are the intercept). A pass on
 torch's ``meta`` device would count the same without any data, but its first use imports the
 reference decompositions (≈ 2.5 s measured per process, on every pretrain stage). Measured
-against real CPU steps: the peak is 1.15× this count for ResNet-18 and 2.5× for the tiny-channel
-digits ResNet (convolution workspaces), so it is a sound lower bound for refusing a size, not a
-prediction of the peak.
+against real CPU steps, the peak exceeds this count (convolution workspaces; most for the
+tiny-channel digits ResNet), so it is a sound lower bound for refusing a size, not a prediction
+of the peak.
 """
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ class CircleInfoNCE:
 
         ``fast_trig``: cosines and sines of the angles in float32 (relative error ~6e-8),
         everything else in float64. numpy vectorises float32 trigonometry only, which makes
-        the gradient ~2× cheaper; the drift error (~1e-7·βκ_s) is orders of magnitude below one
+        the gradient cheaper; the drift error (~1e-7·βκ_s) is orders of magnitude below one
         step's noise √(2dt/β) and below the discretisation error that the half-step run
         measures. Off (exact float64) for the quench, which converges to a gradient of 1e-7.
         """

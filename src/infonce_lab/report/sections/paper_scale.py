@@ -50,7 +50,7 @@ def claim_rows() -> list[ClaimRow]:
                     "(SsnL/align_uniform, examples/stl10)",
                     "linear-probe validation accuracy of the fc7 features, over seeds",
                     RULES["stl10_au"],
-                    "STL-10 (the internet once: `python -m infonce_lab.devtools.profiles apply "
+                    "STL-10 (the internet once: `infonce-lab profiles apply "
                     "paper_vision` lists it), the AlexNet-variant encoder of the example (not "
                     "implemented; the study's backbones are ResNets and ViT-S) and a GPU"),
         not_run_row("au", "Number of negatives",

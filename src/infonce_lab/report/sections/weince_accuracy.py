@@ -57,7 +57,7 @@ CLAIMS = {
     "knn.test_acc": ("kNN accuracy (k = 50)",
                      "Table 6: +6.65 points on CIFAR-100/ResNet-18 (40.73 → 47.38)"),
 }
-PAPER_SETTINGS = ("`python -m infonce_lab.devtools.profiles apply paper_vision` (CIFAR-10/100, STL-10 × "
+PAPER_SETTINGS = ("`infonce-lab profiles apply paper_vision` (CIFAR-10/100, STL-10 × "
                   "ResNet-18/50; Tiny-ImageNet and ViT-S as params entries), the internet once "
                   "for the data, a GPU")
 # Selection: WEINCE's reported configuration is the best of 27 on validation (m × κ_ρ × κ_AIC,

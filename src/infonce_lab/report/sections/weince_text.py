@@ -80,7 +80,7 @@ RULES: dict[str, Rule] = {
     "paper_level_weince": LEVEL_WEINCE,
 }
 
-PAPER_SETTING = ("`python -m infonce_lab.devtools.profiles apply paper_simcse` (text.study.datasets: "
+PAPER_SETTING = ("`infonce-lab profiles apply paper_simcse` (text.study.datasets: "
                  "[wiki1m_stsb], encoders: [bert_base], one full epoch, STS-B dev every 250 steps "
                  "with best_val selection, four seeds): the internet once for the data and "
                  "weights, and a GPU (≈ 15.6k steps of batch 64 per run)")

@@ -196,3 +196,23 @@ def test_minimal_detectable_effect_has_the_power_it_claims():
         power = st.nct.sf(crit, t.df, nc) + st.nct.cdf(-crit, t.df, nc)
         assert power == pytest.approx(0.8, abs=1e-6)
     assert t_mean([0.0, 0.1]).minimal_detectable_effect() > 10 * np.std([0.0, 0.1], ddof=1)
+
+
+def test_claims_are_declared_with_their_rules_and_build_every_row() -> None:
+    from infonce_lab.report.verdicts import Check, Claim, claims
+
+    rules = {"up": Above(0.0, what="gain"), "ok": Check("flag set", lambda x: (
+        reproduced() if x else not_reproduced()))}
+    declared = claims("s", "t", rules, {"up": ("it rises (§1)", "gain"), "ok": ("a flag", "flag")})
+    assert all(isinstance(c, Claim) for c in declared.values())
+    with pytest.raises(KeyError, match="nope"):
+        claims("s", "t", rules, {"nope": ("a sentence", "q")})
+    row = declared["up"].family([Estimate(0.5, 0.2, 0.8), Estimate(0.3, -0.1, 0.7)], ["a", "b"])
+    assert (row.claim, row.rule, row.verdict.outcome) == (
+        "it rises (§1)", rules["up"].text, Outcome.INCONCLUSIVE)
+    with pytest.raises(TypeError):
+        declared["ok"].family([Estimate(0.5, 0.2, 0.8)], ["a"])
+    checked = declared["ok"].checked([("a", True, "set"), ("b", False, "unset")])
+    assert checked.verdict.outcome is Outcome.NOT_REPRODUCED and checked.rule == "flag set"
+    skipped = declared["up"].with_quantity(" (x)").not_run("run it")
+    assert (skipped.quantity, str(skipped.verdict)) == ("gain (x)", "not run: run it")

@@ -22,8 +22,8 @@ rule data that must fail and data that must pass).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -409,6 +409,53 @@ def not_run_row(section: str, topic: str, claim_text: str, quantity: str, rule: 
                 verdict=not_run(what_it_takes), self_check=self_check)
     row.evidence = evidence
     return row
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim as registered before the data: its part of the page and topic, the paper's
+    sentence (with its section or equation), the quantity we measure and the rule that decides
+    it. A section module declares its claims once and builds every row, run or not, from them."""
+
+    section: str
+    topic: str
+    text: str
+    quantity: str
+    rule: Rule | Check
+
+    def row(self, cases: Sequence[Case], **kw: Any) -> ClaimRow:
+        """The row from its cases (:func:`claim`'s keywords: ``combine``, ``result``, …)."""
+        return claim(self.section, self.topic, self.text, self.quantity, self.rule.text, cases,
+                     **kw)
+
+    def not_run(self, what_it_takes: str, **kw: Any) -> ClaimRow:
+        """The row of a claim this run could not decide (:func:`not_run_row`'s keywords)."""
+        return not_run_row(self.section, self.topic, self.text, self.quantity, self.rule.text,
+                           what_it_takes, **kw)
+
+    def family(self, estimates: Sequence[Estimate], names: Sequence[str], **kw: Any) -> ClaimRow:
+        """Every case decided by the rule together (:func:`decide_family`, Holm)."""
+        if not isinstance(self.rule, Rule):
+            raise TypeError(f"{self.text[:40]!r}: a Check decides case by case, not as a family")
+        return self.row(decide_family(self.rule, estimates, names), **kw)
+
+    def checked(self, cases: Sequence[tuple[str, Any, str]], **kw: Any) -> ClaimRow:
+        """Cases given as (name, the rule's input, the result shown), each decided alone."""
+        return self.row([Case(name, result, self.rule.decide(x)) for name, x, result in cases],
+                        **kw)
+
+    def with_quantity(self, suffix: str) -> Claim:
+        return replace(self, quantity=self.quantity + suffix)
+
+
+def claims(section: str, topic: str, rules: Mapping[str, Rule | Check],
+           specs: Mapping[str, tuple[str, str]]) -> dict[str, Claim]:
+    """A topic's claims keyed by their rule's id: ``specs`` maps the id to (the paper's sentence,
+    the quantity); an id without a rule is an error at import, not a row that silently lacks one."""
+    if missing := [k for k in specs if k not in rules]:
+        raise KeyError(f"claims without a rule: {missing}")
+    return {k: Claim(section, topic, text, quantity, rules[k])
+            for k, (text, quantity) in specs.items()}
 
 
 def md_cell(text: Any) -> str:

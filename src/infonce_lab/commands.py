@@ -106,6 +106,26 @@ def plots(check: bool = typer.Option(False, "--check", help="exit 1 if the list 
 
 
 @app.command()
+def pull(targets: list[str] = typer.Argument(None, help="stages or files (default: all)")) -> None:
+    """`dvc pull`, after checking that the default remote exists and, if it is a folder, that
+    the folder is there; when it is not, says how to point the remote at your storage."""
+    import subprocess
+    import sys
+
+    from infonce_lab.cli import fail
+    from infonce_lab.devtools.remote import SETUP, default_remote, problem
+
+    remote = default_remote(Path.cwd())
+    if why := problem(remote):
+        fail(why)
+    proc = subprocess.run([sys.executable, "-m", "dvc", "pull", *(targets or [])], check=False)
+    if proc.returncode != 0:
+        fail(f"dvc pull failed; if the remote lacks these files, push them from the machine that "
+             f"has them (`dvc push`), or {SETUP.format(name=remote[0] if remote else '<name>')}",
+             proc.returncode)
+
+
+@app.command()
 def exps(all_metrics: bool = typer.Option(False, "--all-metrics",
                                           help="every headline metric, not only those that differ"),
          width: int = typer.Option(120, min=60, help="the widest line, in characters")) -> None:

@@ -150,7 +150,7 @@ def test_exps_shows_only_what_differs_within_120_columns(tmp_path: Path,
     assert lines[0].split()[1:] == ["longer", "workspace"]  # after the branch's own column
     rows = {line.split()[0]: line.split()[1:] for line in lines[1:] if not line.startswith("──")}
     assert rows["training.epochs"] == ["3", "5", "5"]
-    assert rows["grid.infonce-fixed_t02.few.probe_test_acc"] == ["83.20", "85.20", "85.20"]
+    assert rows["grid.infonce-fixed_t02.few.probe_test_acc"] == ["83.2", "85.2", "85.2"]
     assert "training.lr" not in rows and "study.datasets" not in rows  # unchanged params
     assert "verdicts.reproduced" not in rows  # unchanged metric
     every = runner.invoke(app, ["exps", "--all-metrics"])

@@ -86,7 +86,7 @@ def _cell(value: Any) -> str:
     elif isinstance(value, int):
         text = str(value)
     else:
-        text = f"{value:.2f}" if abs(value) >= 0.01 or value == 0 else f"{value:.1e}"
+        text = f"{value:.4g}"  # four digits: an accuracy as 0.8649, a difference as -0.005393
     return text if len(text) <= COLUMN else text[:COLUMN - 1] + "…"
 
 

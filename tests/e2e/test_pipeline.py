@@ -418,6 +418,10 @@ def test_dvc_metrics_are_the_headline(repo):
         f"grid.{loss}-fixed_t05.few.probe_test_acc" for loss in ("infonce", "wnce")}
     assert numbers["verdicts.reproduced"] + numbers["verdicts.not_reproduced"] >= 1
     assert any(k.startswith("primary.wnce_vs_infonce.") for k in numbers)
+    groups = json.loads((repo.root / "reports/summary.json").read_text())["groups"]
+    infonce = next(g for gid, g in groups.items() if gid.endswith("-infonce-fixed_t05"))
+    assert numbers["grid.infonce-fixed_t05.few.probe_test_acc"] == pytest.approx(
+        infonce["few.probe_test_acc"]["mean"], abs=1e-6)  # summary.json's unit, not points
 
 
 def test_the_experiment_queue_runs_a_study_matrix(repo):

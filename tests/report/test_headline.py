@@ -1,5 +1,5 @@
-"""The headline metrics file: the verdict counts first, the primary comparisons in points, and
-never more than LIMIT numbers — what the limit cuts is named, not dropped silently."""
+"""The headline metrics file: the verdict counts first, the primary comparisons, in summary.json's
+units, and never more than LIMIT numbers — what the limit cuts is named, not dropped silently."""
 
 from __future__ import annotations
 
@@ -31,9 +31,9 @@ def test_known_values_and_order():
         "infonce.few.probe_test_acc", "weince.few.probe_test_acc",
         "raw_pixels.few.probe_test_acc", "text.minilm-untuned.sts_spearman"]
     assert out["verdicts.inconclusive"] == 7
-    assert out["primary.weince_vs_infonce.few.probe_test_acc.diff"] == pytest.approx(-0.37)
-    assert out["primary.weince_vs_infonce.few.probe_test_acc.ci_high"] == pytest.approx(0.63)
-    assert out["raw_pixels.few.probe_test_acc"] == pytest.approx(76.0)
+    assert out["primary.weince_vs_infonce.few.probe_test_acc.diff"] == pytest.approx(-0.0037)
+    assert out["primary.weince_vs_infonce.few.probe_test_acc.ci_high"] == pytest.approx(0.0063)
+    assert out["raw_pixels.few.probe_test_acc"] == pytest.approx(0.76)
     assert out["text.minilm-untuned.sts_spearman"] == pytest.approx(50.8)
 
 
@@ -52,10 +52,10 @@ def test_every_grid_configuration_has_its_figure_named_by_loss_and_schedule():
     out, left = headline(COUNTS, {}, groups, [], None, ["few.probe_test_acc", "few.knn_test_acc"],
                          {}, list(groups))
     assert left == []
-    assert out["grid.infonce-fixed.few.probe_test_acc"] == pytest.approx(80.0)
-    assert out["grid.weince-cosine.few.probe_test_acc"] == pytest.approx(81.0)
+    assert out["grid.infonce-fixed.few.probe_test_acc"] == pytest.approx(0.80)
+    assert out["grid.weince-cosine.few.probe_test_acc"] == pytest.approx(0.81)
     assert not any("knn" in k for k in out)  # one figure per configuration
     # two settings: the configuration's whole id keeps them apart
     two = {**groups, "e-b-infonce-fixed": {"few.probe_test_acc": {"mean": 0.5}}}
     out, _ = headline(COUNTS, {}, two, [], None, ["few.probe_test_acc"], {}, list(two))
-    assert out["grid.e-b-infonce-fixed.few.probe_test_acc"] == pytest.approx(50.0)
+    assert out["grid.e-b-infonce-fixed.few.probe_test_acc"] == pytest.approx(0.50)

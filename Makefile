@@ -13,7 +13,7 @@ export MKL_NUM_THREADS ?= 2
 export DVC_NO_ANALYTICS := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: setup browser repro smoke test test-fast bench lint plots clean-venv
+.PHONY: setup browser repro smoke test test-fast bench lint plots screenshot clean-venv
 
 setup: $(STAMP)
 
@@ -74,6 +74,10 @@ bench: setup
 plots: setup
 	$(BIN)/python -m infonce_lab.devtools.dvc_plots
 	$(BIN)/dvc plots show
+
+# The README's picture of the report's first screen (1400 × 900), from the committed report.
+screenshot: browser setup
+	$(BIN)/python -m infonce_lab.devtools.browser reports/index.html docs/first-screen.png
 
 lint: setup
 	$(BIN)/ruff check src stages tests benchmarks

@@ -12,61 +12,25 @@ apt-get as root). Without them the tests skip, except under CI, where they fail.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
+from infonce_lab.devtools.browser import MISSING, binaries, chromium, open_page, viewport
+
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = ("chromium", "chromium-browser", "google-chrome")
-
-
-def _binaries() -> tuple[str, str] | None:
-    browser = next((p for p in map(shutil.which, CHROMIUM) if p), None)
-    driver = shutil.which("chromedriver")
-    return (browser, driver) if browser and driver else None
 
 
 @pytest.fixture(scope="module")
 def browser():
-    found = _binaries()
+    found = binaries()
     if found is None:
-        reason = ("chromium/chromedriver not installed: `make browser` installs Debian's "
-                  "chromium and chromium-driver (apt-get, as root)")
         if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = found[0]
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1400,1000", "--hide-scrollbars",
-                # offline: every host name fails to resolve, so any fetch is a console error
-                "--host-resolver-rules=MAP * ~NOTFOUND", "--no-proxy-server"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    # An explicit chromedriver: Selenium Manager would try to download one.
-    driver = webdriver.Chrome(service=Service(found[1]), options=options)
-    try:
+            pytest.fail(MISSING)
+        pytest.skip(MISSING)
+    with chromium(found) as driver:
         yield driver
-    finally:
-        driver.quit()
-
-
-def _open(driver, html: Path, settle_s: float = 0.5) -> list[dict]:
-    """Load a page, wait for it, return its browser log (read once: reading clears it)."""
-    driver.get_log("browser")  # drop what an earlier page left
-    driver.get(html.resolve().as_uri())
-    deadline = time.monotonic() + 30
-    while driver.execute_script("return document.readyState") != "complete":
-        assert time.monotonic() < deadline, f"{html} did not finish loading"
-        time.sleep(0.1)
-    time.sleep(settle_s)  # vega renders asynchronously after load
-    return driver.get_log("browser")
 
 
 def _severe(log: list[dict]) -> list[str]:
@@ -93,7 +57,7 @@ def _screenshot(driver, path: Path) -> Path:
 def test_report_index_renders(browser, tmp_path):
     html = REPO / "reports" / "index.html"
     assert html.is_file(), "reports/index.html missing: run `dvc repro`"
-    log = _open(browser, html)
+    log = open_page(browser, html)
     assert _severe(log) == []
     n_images = browser.execute_script("return document.images.length")
     assert n_images >= 5  # the report's figures, embedded as data: URIs
@@ -109,7 +73,7 @@ def test_the_interactive_plane_draws_every_encoder_offline(browser):
     encoder of the table, and hovering is wired (a tooltip handler on the view)."""
     import csv
 
-    log = _open(browser, REPO / "reports" / "index.html", settle_s=1.0)
+    log = open_page(browser, REPO / "reports" / "index.html", settle_s=1.0)
     assert _severe(log) == []
     rows = list(csv.DictReader((REPO / "reports/tables/encoders.csv").open()))
     n = sum(1 for r in rows if r["geometry.alignment"] and r["geometry.uniformity"])
@@ -127,11 +91,8 @@ def test_the_first_screen_answers_with_pictures(browser, tmp_path):
     """At 1400 × 900, with no scrolling: the accuracy figure, the primary comparison's forest
     plot and every paper's line of verdict counts are whole on the first screen, the figures
     drawn; every contents link lands on a heading of the page. The screenshot is kept."""
-    _open(browser, REPO / "reports" / "index.html")
-    # the viewport itself at 1400 × 900 (a window of that size has less, under its own chrome)
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False})
-    try:
+    open_page(browser, REPO / "reports" / "index.html")
+    with viewport(browser):
         boxes = browser.execute_script(
             "const box = s => { const e = document.querySelector(s); if (!e) return null;"
             " const r = e.getBoundingClientRect(); return [r.top, r.bottom, r.width]; };"
@@ -155,8 +116,6 @@ def test_the_first_screen_answers_with_pictures(browser, tmp_path):
             ".map(a => a.getAttribute('href').slice(1)).filter(id => !document.getElementById(id));")
         assert missing == []
         assert shot.stat().st_size > 10_000
-    finally:
-        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def _vega_views(driver) -> dict[str, int]:
@@ -190,7 +149,7 @@ def plots_pages(tmp_path_factory):
 
 def test_dvc_plots_render_offline(browser, plots_pages, tmp_path):
     offline, _ = plots_pages
-    log = _open(browser, offline)
+    log = open_page(browser, offline)
     views = _wait_for_views(browser, 9)
     assert len(views) == 9 and all(views.values()), views
     assert browser.execute_script(
@@ -211,6 +170,26 @@ def test_dvc_plots_render_offline(browser, plots_pages, tmp_path):
 def test_cdn_page_fails_offline(browser, plots_pages):
     """The control: DVC's default page needs its CDN, and this harness notices."""
     _, cdn = plots_pages
-    log = _open(browser, cdn, settle_s=1.0)
+    log = open_page(browser, cdn, settle_s=1.0)
     assert any("jsdelivr" in m or "ERR_NAME_NOT_RESOLVED" in m for m in _severe(log)), log
     assert not any(_vega_views(browser).values())
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", path
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def test_make_screenshot_keeps_the_first_screen_the_readme_shows(browser, tmp_path):
+    """`make screenshot` writes the report's first screen at 1400 × 900; the README's first
+    picture is that file, committed."""
+    from infonce_lab.devtools.browser import FIRST_SCREEN, main
+
+    shot = tmp_path / "first.png"
+    assert main([str(REPO / "reports" / "index.html"), str(shot)]) == 0
+    assert _png_size(shot) == FIRST_SCREEN
+    readme = (REPO / "README.md").read_text()
+    first = readme[readme.index("!["):].split("(", 1)[1].split(")", 1)[0]
+    assert first == "docs/first-screen.png"
+    assert _png_size(REPO / first) == FIRST_SCREEN

@@ -430,8 +430,9 @@ def test_the_experiment_queue_runs_a_study_matrix(repo):
     are stopped whatever happens (tests/e2e/dvc_queue.py says why that takes care)."""
     repo.run("git", "add", "-A")
     repo.run("git", "commit", "-qm", "tiny study results")
-    for chains in (10, 12):
-        repo.run(*repo.dvc, "exp", "run", "--queue", "-S", f"simulation.s0.chains={chains}")
+    # One change the verdicts' simulations see, one the grid's headline figures see.
+    for change in ("simulation.s0.chains=10", "evaluation.few_labels.per_class=5"):
+        repo.run(*repo.dvc, "exp", "run", "--queue", "-S", change)
     queue = DvcQueue(repo.root, repo.env, repo.dvc)
     try:
         queue.start(2)
@@ -441,6 +442,16 @@ def test_the_experiment_queue_runs_a_study_matrix(repo):
         queue.stop()
     assert queue.processes() == {}
     rows = list(csv.DictReader(io.StringIO(repo.run(*repo.dvc, "exp", "show", "--csv").stdout)))
-    chains = {r.get("simulation.s0.chains") for r in rows if r.get("Experiment")}
-    assert chains == {"10", "12"}, rows
+    changed = sorted((r.get("simulation.s0.chains") == "10",
+                      r.get("evaluation.few_labels.per_class") == "5")
+                     for r in rows if r.get("Experiment"))
+    assert changed == [(False, True), (True, False)], rows
     assert all(r.get("verdicts.reproduced") not in (None, "", "-") for r in rows)
+    # The README's walk ends here: `infonce-lab exps` shows each changed param and the headline
+    # figures it moved, within 120 columns.
+    table = repo.run(str(Path(repo.dvc[0]).with_name("infonce-lab")), "exps").stdout
+    lines = table.splitlines()
+    assert max(map(len, lines)) <= 120, table
+    keys = {line.split()[0] for line in lines[1:] if line.strip() and not line.startswith("─")}
+    assert {"simulation.s0.chains", "evaluation.few_labels.per_class"} <= keys, table
+    assert any(k.startswith("grid.") for k in keys), table  # few-label figures moved

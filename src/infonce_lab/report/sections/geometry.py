@@ -169,7 +169,7 @@ def _contradicted(case: Case, pair: dict[str, Any], why: str) -> Case:
 
 
 # ---------------------------------------------------------------------------------- Gibbs
-GIBBS = claims(PAPER, TOPIC_GIBBS, RULES, {
+GIBBS_CLAIMS = claims(PAPER, TOPIC_GIBBS, RULES, {
     "gibbs_concentration": (
         "Low temperature concentrates the Gibbs equilibrium ρ* ∝ e^{−U/τ} on the minimisers of U: "
         "the mass near the wells rises as τ falls (E.3; E.5(2))",
@@ -185,7 +185,7 @@ GIBBS = claims(PAPER, TOPIC_GIBBS, RULES, {
 })
 # Decided by gibbs_match at the smallest h and gibbs_bandwidth_reduction from h = 0.35 (its row
 # prints both rules); not run, it prints gibbs_match's.
-GIBBS["bandwidth"] = Claim(
+GIBBS_CLAIMS["bandwidth"] = Claim(
     PAPER, TOPIC_GIBBS,
     "Our explanation of the parting: the fixed KDE bandwidth (h larger than the Gibbs width √τ) "
     "— a smaller h closes it (E.5(2); ours, not the paper's)",
@@ -196,8 +196,7 @@ GIBBS["bandwidth"] = Claim(
 def gibbs_rows(g: dict[str, Any]) -> list[ClaimRow]:
     conv, published, conc = g["convergence"], g["published"], g["concentration"]
     h_pub, taus = published["h"], published["taus"]
-    concentration, match, part = (GIBBS[k] for k in ("gibbs_concentration", "gibbs_match",
-                                                      "gibbs_part"))
+    concentration, match, part, bandwidth = GIBBS_CLAIMS.values()
     gibbs_est = _est(conc["gibbs"])
     rows = [concentration.row(
         [_one(concentration.rule, conc["trained"], conv, f"trained particles, h = {h_pub:g}"),
@@ -219,7 +218,7 @@ def gibbs_rows(g: dict[str, Any]) -> list[ClaimRow]:
 
     test = g.get("bandwidth_test")
     if not test:
-        return rows + [GIBBS["bandwidth"].not_run(
+        return rows + [bandwidth.not_run(
             "simulation.gibbs.extra_bandwidths: a bandwidth below 0.35", self_check=True)]
     _, *smaller = test["by_bandwidth"]
     h_min = min(smaller, key=lambda b: b["h"])
@@ -233,15 +232,14 @@ def gibbs_rows(g: dict[str, Any]) -> list[ClaimRow]:
     cases += converged_cases(RULES["gibbs_bandwidth_reduction"], red,
                              [f"parting reduced, h = {h_pub:g} → {r['h']:g} (τ = {r['tau']:g})"
                               for r in red], conv)
-    row = GIBBS["bandwidth"].row(cases, self_check=True, note=f"a separate run: {test['particles']} "
-                                 f"particles, {test['seeds']} seeds per bandwidth")
-    row.rule = (f"{match.rule.text} (smallest h); "
-                f"{RULES['gibbs_bandwidth_reduction'].text} (each smaller h)")
-    return rows + [row]
+    note = f"a separate run: {test['particles']} particles, {test['seeds']} seeds per bandwidth"
+    rule = (f"{match.rule.text} (smallest h); "
+            f"{RULES['gibbs_bandwidth_reduction'].text} (each smaller h)")
+    return rows + [replace(bandwidth.row(cases, self_check=True, note=note), rule=rule)]
 
 
 # --------------------------------------------------------------------------- modality gap
-MG = claims(PAPER, TOPIC_MG, RULES, {
+MG_CLAIMS = claims(PAPER, TOPIC_MG, RULES, {
     "mg_slope": (
         "The modality gap grows with the compatibility perturbation σ_mis (E.5(3); the summary: "
         "the marginals separate more as the modalities' compatibility is broken)",
@@ -262,7 +260,7 @@ MG = claims(PAPER, TOPIC_MG, RULES, {
         "share of outliers (D_sym > 10 × the σ's median) with a collapsed encoder (σ_min/σ_max < "
         "0.1), and of collapsed seeds that are outliers; Wilson intervals"),
 })
-FSYM = claims(PAPER, TOPIC_FSYM, RULES, {
+FSYM_CLAIMS = claims(PAPER, TOPIC_FSYM, RULES, {
     "fsym_identity": (
         "Large-batch symmetric InfoNCE is the lifted energy ½[F(ρ₁)+F(ρ₂)] − "
         "½[KL(ρ₁‖ρ̃₂)+KL(ρ₂‖ρ̃₁)] (E.4, J^{1→2} ≈ F(ρ₁) − KL(ρ₁‖ρ₂)), with the kernel-smoothed "
@@ -290,7 +288,7 @@ def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
     sym = mg["by_loss"]["symmetric"]["half_step"]
 
     slope = mg["slope"]
-    rule = MG["mg_slope"].rule
+    rule = MG_CLAIMS["mg_slope"].rule
     excess = _one(rule, slope["excess_symmetric"], conv,
                   "excess over the identity control (for comparison)")
     note = (f"as published, mean ± SEM over seeds ({conv['steps_doubled']} steps) at σ_mis = "
@@ -298,7 +296,7 @@ def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
             f"median: {_series(sym['d_sym_median'])}. Identity encoders' slope (the inputs' own "
             f"gap, no training): {_est(slope['identity'])}; excess slope: {excess.result} "
             f"({excess.verdict})")
-    rows = [MG["mg_slope"].row([_one(rule, slope["symmetric"], conv, "symmetric InfoNCE")],
+    rows = [MG_CLAIMS["mg_slope"].row([_one(rule, slope["symmetric"], conv, "symmetric InfoNCE")],
                                note=note)]
 
     # the one-directional control is the summary's ablation (E.4), not a published experiment:
@@ -309,7 +307,7 @@ def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
              "the gap the data have", None),
             ("mg_symmetric_vs_one_directional", mg["symmetric_minus_x_to_y"],
              "the one-directional loss leaves the larger gap", Evidence.THEORY)):
-        rule = MG[rule_id].rule
+        rule = MG_CLAIMS[rule_id].rule
         # the claim is for every mismatched setting: each σ_mis > 0 a case, Holm within the
         # family, all must hold (σ_mis = 0 is the compatible case, where no gap is claimed)
         positive = [b for b in block["by_sigma"] if b["sigma_mis"] > 0]
@@ -321,12 +319,12 @@ def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
                 c.verdict.why.startswith("contradicted") for c in cases):
             verdict = not_reproduced(f"contradicted {verdict.why}: {why}")
         pooled = _one(rule, block["pooled"], conv, "pooled")
-        rows.append(replace(MG[rule_id].row(cases, verdict=verdict, result=f"{tally(cases)}; "
-                                            f"pooled over σ_mis > 0 — {pooled.result}"),
+        result = f"{tally(cases)}; pooled over σ_mis > 0 — {pooled.result}"
+        rows.append(replace(MG_CLAIMS[rule_id].row(cases, verdict=verdict, result=result),
                             evidence=evidence))
 
     diag = mg["diagnosis"]
-    cases = converged_cases(MG["mg_diagnosis"].rule, [diag["collapsed_share_of_outliers"],
+    cases = converged_cases(MG_CLAIMS["mg_diagnosis"].rule, [diag["collapsed_share_of_outliers"],
                                                       diag["outlier_share_of_collapsed"]],
                             ["outliers that collapsed", "collapsed seeds that are outliers"],
                             conv)
@@ -341,7 +339,7 @@ def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
         note += (f"Collapsed outliers' D_sym {min(sat):.3g}–{max(sat):.3g} with 1e-8 pseudo-counts, "
                  f"{min(halves):.3g}–{max(halves):.3g} with ½ count per bin: the pseudo-count "
                  f"sets their size (disjoint supports saturate near 2·log(n/1e-8)).")
-    return rows + [MG["mg_diagnosis"].row(cases, self_check=True, note=note)]
+    return rows + [MG_CLAIMS["mg_diagnosis"].row(cases, self_check=True, note=note)]
 
 
 def lifted_energy_rows(le: dict[str, Any]) -> list[ClaimRow]:
@@ -354,23 +352,24 @@ def lifted_energy_rows(le: dict[str, Any]) -> list[ClaimRow]:
     no_kl = "; ".join(f"τ = {m['tau']:g}: {_est(e.get('minus_no_coupling'), 3)}"
                       for m, e in zip(mc, last, strict=True))
     errors = [(q["tau"], q["lifting_error"]) for q in le["quadrature"]]
+    identity, coupling, lifting = FSYM_CLAIMS.values()
     return [
-        FSYM["fsym_identity"].family([_est(e.get("minus_smoothed"), 4, unit="nats") for e in last],
-                                     names, note=f"by N — {trend}. Without the coupling term: "
-                                                 f"{no_kl} nats"),
-        FSYM["fsym_coupling"].family([_est(e.get("coupling_coefficient"), 3) for e in last], names),
-        FSYM["fsym_lifting"].checked([("quadrature", errors, ", ".join(
-            f"τ = {t:g}: {e:+.3f}" for t, e in errors) + " nats")]),
+        identity.family([_est(e.get("minus_smoothed"), 4, unit="nats") for e in last], names,
+                        note=f"by N — {trend}. Without the coupling term: {no_kl} nats"),
+        coupling.family([_est(e.get("coupling_coefficient"), 3) for e in last], names),
+        lifting.checked([("quadrature", errors, ", ".join(f"τ = {t:g}: {e:+.3f}" for t, e in errors)
+                          + " nats")]),
     ]
 
 
 # ---------------------------------------------------------------------------- large batch
-LB = {
+LB_CLAIMS = {
     "grad_cos": Claim(
         PAPER, TOPIC_LB,
         "Thm 3.1: the InfoNCE gradient converges to the population energy's, ∇_θ L_NCE → ∇_θ J_τ "
         "as N → ∞ — its direction (E.2; E.5(1))",
-        "per-seed slope of log(1 − cos(g_N, g_ref)) on log N, t over seeds", RULES["lb_decreasing"]),
+        "per-seed slope of log(1 − cos(g_N, g_ref)) on log N, t over seeds",
+        RULES["lb_decreasing"]),
     "grad_norm": Claim(
         PAPER, TOPIC_LB, "Thm 3.1: ‖∇_θ L_NCE − ∇_θ J_τ‖ → 0 (E.2; E.5(1))",
         "per-seed slope of log(‖g_N − g_ref‖/‖g_ref‖) on log N, t over seeds",
@@ -391,7 +390,8 @@ LB = {
         "E[L(M)] − log M − limit at the largest M (uniform encoder, vMF positives), t over "
         "Monte-Carlo replicates", RULES["wi_limit"]),
     "wi_rate": Claim(
-        AU, TOPIC_LB, "Wang–Isola Theorem 1: the deviation from the limit decays as O(M^−1/2) (F.3)",
+        AU, TOPIC_LB,
+        "Wang–Isola Theorem 1: the deviation from the limit decays as O(M^−1/2) (F.3)",
         "per-replicate log–log slope on M (upper half of M) of the expectation's gap and of one "
         "anchor's spread, t over replicates", RULES["lb_rate"]),
     "wi_self_check": Claim(
@@ -403,12 +403,13 @@ LB = {
 
 
 def large_batch_rows(lb: dict[str, Any]) -> list[ClaimRow]:
-    """LB's claims in order, each decided as a family over its items (estimate, case name)."""
+    """LB_CLAIMS in order, each decided as a family over its items (estimate, case name)."""
     grads, values, wis = lb["grad_consistency"], lb["value_gap"], lb["wang_isola"]
 
     def row(key: str, items: list[tuple[dict[str, Any] | None, str]], digits: int = 3,
             **kw: Any) -> ClaimRow:
-        return LB[key].family([_est(d, digits) for d, _ in items], [n for _, n in items], **kw)
+        return LB_CLAIMS[key].family([_est(d, digits) for d, _ in items], [n for _, n in items],
+                                     **kw)
 
     def gname(g: dict[str, Any]) -> str:
         return f"{g['critic']}, τ = {g['tau']:g}"
@@ -448,8 +449,11 @@ def large_batch_rows(lb: dict[str, Any]) -> list[ClaimRow]:
 
 
 # ------------------------------------------------------------------------------- assembly
-EXPERIMENTS = {"large_batch": (large_batch_rows, LB), "gibbs": (gibbs_rows, GIBBS),
-               "modality_gap": (modality_gap_rows, MG), "lifted_energy": (lifted_energy_rows, FSYM)}
+# the simulate stage's experiment → (its rows' builder, its claims)
+EXPERIMENTS = {"large_batch": (large_batch_rows, LB_CLAIMS),
+               "gibbs": (gibbs_rows, GIBBS_CLAIMS),
+               "modality_gap": (modality_gap_rows, MG_CLAIMS),
+               "lifted_energy": (lifted_energy_rows, FSYM_CLAIMS)}
 
 
 def _current(name: str, res: dict[str, Any]) -> bool:
@@ -506,24 +510,22 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
         }
     if "modality_gap" in sims:
         mg = sims["modality_gap"]
-        sym = mg["by_loss"]["symmetric"]
-        one = mg["by_loss"]["x_to_y"]
-        rows = []
-        for k, s in enumerate(mg["sigma_mis"]):
-            rows.append({
-                "sigma": s,
-                "identity": str(_est(mg["identity"]["d_sym_trimmed"][k], signed=False)),
-                "symmetric_mean_sem": {key: (sym[key]["d_sym_mean"][k],
-                                             None if sym[key]["d_sym_sem"] is None
-                                             else sym[key]["d_sym_sem"][k])
-                                       for key in ("step", "half_step")},
-                "symmetric_median": sym["half_step"]["d_sym_median"][k],
-                "symmetric": {key: str(_est(sym[key]["d_sym_trimmed"][k], signed=False))
-                              for key in ("step", "half_step")},
-                "x_to_y": {key: str(_est(one[key]["d_sym_trimmed"][k], signed=False))
-                           for key in ("step", "half_step")},
-                "collapsed": sum(mg["diagnosis"]["collapsed_per_seed"]["half_step"][k]),
-            })
+        sym, one = mg["by_loss"]["symmetric"], mg["by_loss"]["x_to_y"]
+
+        def both(block: dict[str, Any], k: int) -> dict[str, str]:  # at the steps and twice them
+            return {key: str(_est(block[key]["d_sym_trimmed"][k], signed=False))
+                    for key in ("step", "half_step")}
+
+        rows = [{"sigma": s,
+                 "identity": str(_est(mg["identity"]["d_sym_trimmed"][k], signed=False)),
+                 "symmetric_mean_sem": {key: (sym[key]["d_sym_mean"][k],
+                                              None if sym[key]["d_sym_sem"] is None
+                                              else sym[key]["d_sym_sem"][k])
+                                        for key in ("step", "half_step")},
+                 "symmetric_median": sym["half_step"]["d_sym_median"][k],
+                 "symmetric": both(sym, k), "x_to_y": both(one, k),
+                 "collapsed": sum(mg["diagnosis"]["collapsed_per_seed"]["half_step"][k])}
+                for k, s in enumerate(mg["sigma_mis"])]
         ctx["modality_gap"] = {"steps": list(_labels(mg["convergence"])), "seeds": mg["seeds"],
                                "trim": mg["trim"], "rows": rows,
                                "outliers": mg["diagnosis"]["outliers"]["half_step"]}
@@ -539,13 +541,12 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
         }
     if "large_batch" in sims:
         lb = sims["large_batch"]
+        runs = ("critic", "tau", "n_ref", "seeds")
         ctx["large_batch"] = {
             "wi": [{k: w[k] for k in ("tau", "d", "kappa_pos", "anchors", "replicates")}
                    for w in lb["wang_isola"]],
-            "grad": [{k: g[k] for k in ("critic", "tau", "n_ref", "seeds")}
-                     for g in lb["grad_consistency"]],
-            "value": [{k: v[k] for k in ("critic", "tau", "n_ref", "seeds")}
-                      for v in lb["value_gap"]]}
+            "grad": [{k: g[k] for k in runs} for g in lb["grad_consistency"]],
+            "value": [{k: v[k] for k in runs} for v in lb["value_gap"]]}
     return ctx
 
 

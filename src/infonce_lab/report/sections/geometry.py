@@ -287,17 +287,16 @@ def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
     conv = mg["convergence"]
     sym = mg["by_loss"]["symmetric"]["half_step"]
 
-    slope = mg["slope"]
-    rule = MG_CLAIMS["mg_slope"].rule
-    excess = _one(rule, slope["excess_symmetric"], conv,
+    slope, grows = mg["slope"], MG_CLAIMS["mg_slope"]
+    excess = _one(grows.rule, slope["excess_symmetric"], conv,
                   "excess over the identity control (for comparison)")
     note = (f"as published, mean ± SEM over seeds ({conv['steps_doubled']} steps) at σ_mis = "
             f"{', '.join(f'{s:g}' for s in mg['sigma_mis'])}: {_series(sym['d_sym_mean'], sym['d_sym_sem'])}; "
             f"median: {_series(sym['d_sym_median'])}. Identity encoders' slope (the inputs' own "
             f"gap, no training): {_est(slope['identity'])}; excess slope: {excess.result} "
             f"({excess.verdict})")
-    rows = [MG_CLAIMS["mg_slope"].row([_one(rule, slope["symmetric"], conv, "symmetric InfoNCE")],
-                               note=note)]
+    rows = [grows.row([_one(grows.rule, slope["symmetric"], conv, "symmetric InfoNCE")],
+                      note=note)]
 
     # the one-directional control is the summary's ablation (E.4), not a published experiment:
     # a check of the theory
@@ -323,9 +322,9 @@ def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
         rows.append(replace(MG_CLAIMS[rule_id].row(cases, verdict=verdict, result=result),
                             evidence=evidence))
 
-    diag = mg["diagnosis"]
-    cases = converged_cases(MG_CLAIMS["mg_diagnosis"].rule, [diag["collapsed_share_of_outliers"],
-                                                      diag["outlier_share_of_collapsed"]],
+    diag, diagnosis = mg["diagnosis"], MG_CLAIMS["mg_diagnosis"]
+    cases = converged_cases(diagnosis.rule, [diag["collapsed_share_of_outliers"],
+                                             diag["outlier_share_of_collapsed"]],
                             ["outliers that collapsed", "collapsed seeds that are outliers"],
                             conv)
     cross = diag["cross"]["half_step"]
@@ -339,7 +338,7 @@ def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
         note += (f"Collapsed outliers' D_sym {min(sat):.3g}–{max(sat):.3g} with 1e-8 pseudo-counts, "
                  f"{min(halves):.3g}–{max(halves):.3g} with ½ count per bin: the pseudo-count "
                  f"sets their size (disjoint supports saturate near 2·log(n/1e-8)).")
-    return rows + [MG_CLAIMS["mg_diagnosis"].row(cases, self_check=True, note=note)]
+    return rows + [diagnosis.row(cases, self_check=True, note=note)]
 
 
 def lifted_energy_rows(le: dict[str, Any]) -> list[ClaimRow]:

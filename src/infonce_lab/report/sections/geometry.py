@@ -24,6 +24,7 @@ from infonce_lab.report.verdicts import (
     Below,
     Case,
     Check,
+    Claim,
     ClaimRow,
     Equivalent,
     Estimate,
@@ -32,11 +33,10 @@ from infonce_lab.report.verdicts import (
     Rule,
     Verdict,
     all_cases,
-    claim,
+    claims,
     decide_family,
     inconclusive,
     not_reproduced,
-    not_run_row,
     reproduced,
     tally,
 )
@@ -168,134 +168,113 @@ def _contradicted(case: Case, pair: dict[str, Any], why: str) -> Case:
     return case
 
 
-Spec = tuple[str, str, str, str, Rule | Check]  # a claim's section, topic, text, quantity, rule
-
-
-def _specs(section: str, topic: str, claims: list[tuple[str, str, Rule | Check]]) -> list[Spec]:
-    return [(section, topic, *c) for c in claims]
-
-
-def _not_run_rows(claims: list[Spec], why: str) -> list[ClaimRow]:
-    return [not_run_row(*c[:4], c[4].text, why) for c in claims]
-
-
-def _missing_rows(experiment: str, claims: list[Spec]) -> list[ClaimRow]:
-    return _not_run_rows(claims, f"reports/sims/{experiment}.json: list {experiment!r} in "
-                                 f"simulation.experiments and run `dvc repro simulate@{experiment}`")
-
-
 # ---------------------------------------------------------------------------------- Gibbs
-GIBBS_CLAIMS = _specs(PAPER, TOPIC_GIBBS, [
-    ("Low temperature concentrates the Gibbs equilibrium ρ* ∝ e^{−U/τ} on the minimisers of U: "
-     "the mass near the wells rises as τ falls (E.3; E.5(2))",
-     "mass within geodesic radius 0.5 of a well, lowest τ − highest τ", RULES["gibbs_concentration"]),
-    ("Particles trained on the intrinsic free energy F_{τ,U} reach its unique minimiser, the Gibbs "
-     "law: trained and Gibbs masses match over τ (E.3; E.5(2))",
-     "trained − Gibbs mass at every τ, published h = 0.35", RULES["gibbs_match"]),
-    ("As published (h = 0.35) the particles over-concentrate at the lowest τ, where the figure's "
-     "curves part (E.5(2))",
-     "trained − Gibbs mass at the lowest τ, h = 0.35", RULES["gibbs_part"]),
-    ("Our explanation of the parting: the fixed KDE bandwidth (h larger than the Gibbs width √τ) "
-     "— a smaller h closes it (E.5(2); ours, not the paper's)",
-     "trained − Gibbs mass at the smallest h (every τ run); the parting's reduction from h = 0.35",
-     RULES["gibbs_match"]),
-])
+GIBBS_CLAIMS = claims(PAPER, TOPIC_GIBBS, RULES, {
+    "gibbs_concentration": (
+        "Low temperature concentrates the Gibbs equilibrium ρ* ∝ e^{−U/τ} on the minimisers of U: "
+        "the mass near the wells rises as τ falls (E.3; E.5(2))",
+        "mass within geodesic radius 0.5 of a well, lowest τ − highest τ"),
+    "gibbs_match": (
+        "Particles trained on the intrinsic free energy F_{τ,U} reach its unique minimiser, the "
+        "Gibbs law: trained and Gibbs masses match over τ (E.3; E.5(2))",
+        "trained − Gibbs mass at every τ, published h = 0.35"),
+    "gibbs_part": (
+        "As published (h = 0.35) the particles over-concentrate at the lowest τ, where the "
+        "figure's curves part (E.5(2))",
+        "trained − Gibbs mass at the lowest τ, h = 0.35"),
+})
+# Decided by gibbs_match at the smallest h and gibbs_bandwidth_reduction from h = 0.35 (its row
+# prints both rules); not run, it prints gibbs_match's.
+GIBBS_CLAIMS["bandwidth"] = Claim(
+    PAPER, TOPIC_GIBBS,
+    "Our explanation of the parting: the fixed KDE bandwidth (h larger than the Gibbs width √τ) "
+    "— a smaller h closes it (E.5(2); ours, not the paper's)",
+    "trained − Gibbs mass at the smallest h (every τ run); the parting's reduction from h = 0.35",
+    RULES["gibbs_match"])
 
 
 def gibbs_rows(g: dict[str, Any]) -> list[ClaimRow]:
-    conv = g["convergence"]
-    published = g["published"]
-    h_pub = published["h"]
-    rows = []
-
-    conc = g["concentration"]
-    case_tr = _one(RULES["gibbs_concentration"], conc["trained"], conv,
-                   f"trained particles, h = {h_pub:g}")
+    conv, published, conc = g["convergence"], g["published"], g["concentration"]
+    h_pub, taus = published["h"], published["taus"]
+    concentration, match, part, bandwidth = GIBBS_CLAIMS.values()
     gibbs_est = _est(conc["gibbs"])
-    case_gi = Case("Gibbs law (Monte Carlo)", str(gibbs_est),
-                   RULES["gibbs_concentration"].decide(gibbs_est))
-    rows.append(claim(*GIBBS_CLAIMS[0][:4], RULES["gibbs_concentration"], [case_tr, case_gi],
-                      note=f"τ = {conc['tau_hot']:g} → {conc['tau_cold']:g}"))
+    rows = [concentration.row(
+        [_one(concentration.rule, conc["trained"], conv, f"trained particles, h = {h_pub:g}"),
+         Case("Gibbs law (Monte Carlo)", str(gibbs_est), concentration.rule.decide(gibbs_est))],
+        note=f"τ = {conc['tau_hot']:g} → {conc['tau_cold']:g}")]
 
-    taus = published["taus"]
-    cases = converged_cases(RULES["gibbs_match"], [t["minus_gibbs"] for t in taus],
+    cases = converged_cases(match.rule, [t["minus_gibbs"] for t in taus],
                             [f"τ = {t['tau']:g}" for t in taus], conv)
     parted = [c.name for c in cases if c.verdict.outcome is Outcome.NOT_REPRODUCED]
-    rows.append(claim(*GIBBS_CLAIMS[1][:4], RULES["gibbs_match"], cases,
-                      note=(f"{published['particles']} particles, {published['seeds']} seeds "
-                            f"(the paper: 768 particles, 20 seeds, 5000 steps); they part at "
-                            f"{', '.join(parted)}, where the bandwidth self-check attributes the "
-                            f"parting to the KDE estimator of F (its bandwidth), not to the "
-                            f"theory's minimiser"
-                            if parted else f"{published['particles']} particles, "
-                                           f"{published['seeds']} seeds")))
+    note = f"{published['particles']} particles, {published['seeds']} seeds"
+    if parted:
+        note += (f" (the paper: 768 particles, 20 seeds, 5000 steps); they part at "
+                 f"{', '.join(parted)}, where the bandwidth self-check attributes the parting to "
+                 f"the KDE estimator of F (its bandwidth), not to the theory's minimiser")
+    rows.append(match.row(cases, note=note))
 
     cold = min(taus, key=lambda t: t["tau"])
-    rows.append(claim(*GIBBS_CLAIMS[2][:4], RULES["gibbs_part"],
-                      [_one(RULES["gibbs_part"], cold["minus_gibbs"], conv,
-                            f"τ = {cold['tau']:g}")]))
+    rows.append(part.row([_one(part.rule, cold["minus_gibbs"], conv, f"τ = {cold['tau']:g}")]))
 
     test = g.get("bandwidth_test")
     if not test:
-        rows.append(not_run_row(*GIBBS_CLAIMS[3][:4], RULES["gibbs_match"],
-                                "simulation.gibbs.extra_bandwidths: a bandwidth below 0.35",
-                                self_check=True))
-        return rows
+        return rows + [bandwidth.not_run(
+            "simulation.gibbs.extra_bandwidths: a bandwidth below 0.35", self_check=True)]
     _, *smaller = test["by_bandwidth"]
     h_min = min(smaller, key=lambda b: b["h"])
     # at the test's particle count: the smallest h matches, and the parting shrinks from the
     # published h to each smaller one. (That the published h parts is the row above's claim;
     # here its mass, saturating towards 1, enters only through the reduction.)
-    cases = converged_cases(RULES["gibbs_match"], [t["minus_gibbs"] for t in h_min["taus"]],
+    cases = converged_cases(match.rule, [t["minus_gibbs"] for t in h_min["taus"]],
                             [f"h = {h_min['h']:g} matches, τ = {t['tau']:g}"
                              for t in h_min["taus"]], conv)
     red = test["parting_reduction"]
     cases += converged_cases(RULES["gibbs_bandwidth_reduction"], red,
                              [f"parting reduced, h = {h_pub:g} → {r['h']:g} (τ = {r['tau']:g})"
                               for r in red], conv)
-    rule_text = (f"{RULES['gibbs_match'].text} (smallest h); "
-                 f"{RULES['gibbs_bandwidth_reduction'].text} (each smaller h)")
-    rows.append(claim(*GIBBS_CLAIMS[3][:4], rule_text, cases, self_check=True,
-                      note=f"a separate run: {test['particles']} particles, {test['seeds']} seeds "
-                           f"per bandwidth"))
-    return rows
+    note = f"a separate run: {test['particles']} particles, {test['seeds']} seeds per bandwidth"
+    rule = (f"{match.rule.text} (smallest h); "
+            f"{RULES['gibbs_bandwidth_reduction'].text} (each smaller h)")
+    return rows + [replace(bandwidth.row(cases, self_check=True, note=note), rule=rule)]
 
 
 # --------------------------------------------------------------------------- modality gap
-MG_CLAIMS = _specs(PAPER, TOPIC_MG, [
-    ("The modality gap grows with the compatibility perturbation σ_mis (E.5(3); the summary: "
-     "the marginals separate more as the modalities' compatibility is broken)",
-     "slope over σ_mis of the 25%-trimmed mean D_sym over seeds, symmetric InfoNCE",
-     RULES["mg_slope"]),
-    ("Symmetric InfoNCE makes the marginals separate: its negative symmetric-KL coupling keeps a "
-     "gap however well the pairs align (E.4; E.5(3))",
-     "D_sym(trained, symmetric) − D_sym(identity encoders: the inputs' own gap), paired over "
-     "seeds, trimmed mean; per σ_mis > 0 with Holm (the pooled mean beside)",
-     RULES["mg_excess"]),
-    ("The gap is the symmetric loss's: one-directional InfoNCE carries one KL coupling, not two, "
-     "and no necessary gap (E.4; the summary's ablation)",
-     "D_sym(symmetric) − D_sym(x → y), same initial maps and batches, paired over seeds, trimmed "
-     "mean; per σ_mis > 0 with Holm (the pooled mean beside)",
-     RULES["mg_symmetric_vs_one_directional"]),
-    ("Our diagnosis of the published mean's outlier seeds (D_sym ≫ the others): collapsed "
-     "encoders, whose D_sym the 1e-8 pseudo-counts set (E.5(3); ours)",
-     "share of outliers (D_sym > 10 × the σ's median) with a collapsed encoder (σ_min/σ_max < "
-     "0.1), and of collapsed seeds that are outliers; Wilson intervals",
-     RULES["mg_diagnosis"]),
-])
-FSYM_CLAIMS = _specs(PAPER, TOPIC_FSYM, [
-    ("Large-batch symmetric InfoNCE is the lifted energy ½[F(ρ₁)+F(ρ₂)] − ½[KL(ρ₁‖ρ̃₂)+KL(ρ₂‖ρ̃₁)] "
-     "(E.4, J^{1→2} ≈ F(ρ₁) − KL(ρ₁‖ρ₂)), with the kernel-smoothed densities",
-     "Monte-Carlo loss − log(N·V_κ) at the largest N − the energy by quadrature, per τ",
-     RULES["fsym_identity"]),
-    ("The cross-modal coupling is −½[KL(ρ₁‖ρ₂) + KL(ρ₂‖ρ₁)] (E.4: the BLOG's ½; the summary "
-     "writes −D^Sym_KL without it)",
-     "(½[F(ρ₁)+F(ρ₂)] − J_MC) / (KL(ρ₁‖ρ̃₂) + KL(ρ₂‖ρ̃₁)) at the largest N, per τ",
-     RULES["fsym_coupling"]),
-    ("With a sharp kernel at low τ the lifted energy (unsmoothed ρ) approximates the loss: the "
-     "KDE bias is controllable (E.3–E.4; the summary's ablation)",
-     "F^Sym(ρ) − J^Sym by quadrature over τ", RULES["fsym_lifting"]),
-])
+MG_CLAIMS = claims(PAPER, TOPIC_MG, RULES, {
+    "mg_slope": (
+        "The modality gap grows with the compatibility perturbation σ_mis (E.5(3); the summary: "
+        "the marginals separate more as the modalities' compatibility is broken)",
+        "slope over σ_mis of the 25%-trimmed mean D_sym over seeds, symmetric InfoNCE"),
+    "mg_excess": (
+        "Symmetric InfoNCE makes the marginals separate: its negative symmetric-KL coupling keeps "
+        "a gap however well the pairs align (E.4; E.5(3))",
+        "D_sym(trained, symmetric) − D_sym(identity encoders: the inputs' own gap), paired over "
+        "seeds, trimmed mean; per σ_mis > 0 with Holm (the pooled mean beside)"),
+    "mg_symmetric_vs_one_directional": (
+        "The gap is the symmetric loss's: one-directional InfoNCE carries one KL coupling, not "
+        "two, and no necessary gap (E.4; the summary's ablation)",
+        "D_sym(symmetric) − D_sym(x → y), same initial maps and batches, paired over seeds, "
+        "trimmed mean; per σ_mis > 0 with Holm (the pooled mean beside)"),
+    "mg_diagnosis": (
+        "Our diagnosis of the published mean's outlier seeds (D_sym ≫ the others): collapsed "
+        "encoders, whose D_sym the 1e-8 pseudo-counts set (E.5(3); ours)",
+        "share of outliers (D_sym > 10 × the σ's median) with a collapsed encoder (σ_min/σ_max < "
+        "0.1), and of collapsed seeds that are outliers; Wilson intervals"),
+})
+FSYM_CLAIMS = claims(PAPER, TOPIC_FSYM, RULES, {
+    "fsym_identity": (
+        "Large-batch symmetric InfoNCE is the lifted energy ½[F(ρ₁)+F(ρ₂)] − "
+        "½[KL(ρ₁‖ρ̃₂)+KL(ρ₂‖ρ̃₁)] (E.4, J^{1→2} ≈ F(ρ₁) − KL(ρ₁‖ρ₂)), with the kernel-smoothed "
+        "densities",
+        "Monte-Carlo loss − log(N·V_κ) at the largest N − the energy by quadrature, per τ"),
+    "fsym_coupling": (
+        "The cross-modal coupling is −½[KL(ρ₁‖ρ₂) + KL(ρ₂‖ρ₁)] (E.4: the BLOG's ½; the summary "
+        "writes −D^Sym_KL without it)",
+        "(½[F(ρ₁)+F(ρ₂)] − J_MC) / (KL(ρ₁‖ρ̃₂) + KL(ρ₂‖ρ̃₁)) at the largest N, per τ"),
+    "fsym_lifting": (
+        "With a sharp kernel at low τ the lifted energy (unsmoothed ρ) approximates the loss: the "
+        "KDE bias is controllable (E.3–E.4; the summary's ablation)",
+        "F^Sym(ρ) − J^Sym by quadrature over τ"),
+})
 
 
 def _series(values: Sequence[float | None], sems: Sequence[float | None] | None = None) -> str:
@@ -307,27 +286,27 @@ def _series(values: Sequence[float | None], sems: Sequence[float | None] | None 
 def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
     conv = mg["convergence"]
     sym = mg["by_loss"]["symmetric"]["half_step"]
-    rows = []
 
-    slope = mg["slope"]
-    case = _one(RULES["mg_slope"], slope["symmetric"], conv, "symmetric InfoNCE")
-    ident = _est(slope["identity"])
-    excess = _one(RULES["mg_slope"], slope["excess_symmetric"], conv,
+    slope, grows = mg["slope"], MG_CLAIMS["mg_slope"]
+    excess = _one(grows.rule, slope["excess_symmetric"], conv,
                   "excess over the identity control (for comparison)")
     note = (f"as published, mean ± SEM over seeds ({conv['steps_doubled']} steps) at σ_mis = "
             f"{', '.join(f'{s:g}' for s in mg['sigma_mis'])}: {_series(sym['d_sym_mean'], sym['d_sym_sem'])}; "
             f"median: {_series(sym['d_sym_median'])}. Identity encoders' slope (the inputs' own "
-            f"gap, no training): {ident}; excess slope: {excess.result} ({excess.verdict})")
-    rows.append(claim(*MG_CLAIMS[0][:4], RULES["mg_slope"], [case], note=note))
+            f"gap, no training): {_est(slope['identity'])}; excess slope: {excess.result} "
+            f"({excess.verdict})")
+    rows = [grows.row([_one(grows.rule, slope["symmetric"], conv, "symmetric InfoNCE")],
+                      note=note)]
 
-    # MG_CLAIMS[2] is the summary's ablation (E.4), not a published experiment: a check of the theory
-    for spec, rule_id, block, why, evidence in (
-            (MG_CLAIMS[1], "mg_excess", mg["excess_over_identity"]["symmetric"],
+    # the one-directional control is the summary's ablation (E.4), not a published experiment:
+    # a check of the theory
+    for rule_id, block, why, evidence in (
+            ("mg_excess", mg["excess_over_identity"]["symmetric"],
              "the trained encoders' D_sym is below the inputs' own — symmetric InfoNCE shrinks "
              "the gap the data have", None),
-            (MG_CLAIMS[2], "mg_symmetric_vs_one_directional", mg["symmetric_minus_x_to_y"],
+            ("mg_symmetric_vs_one_directional", mg["symmetric_minus_x_to_y"],
              "the one-directional loss leaves the larger gap", Evidence.THEORY)):
-        rule = RULES[rule_id]
+        rule = MG_CLAIMS[rule_id].rule
         # the claim is for every mismatched setting: each σ_mis > 0 a case, Holm within the
         # family, all must hold (σ_mis = 0 is the compatible case, where no gap is claimed)
         positive = [b for b in block["by_sigma"] if b["sigma_mis"] > 0]
@@ -339,13 +318,13 @@ def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
                 c.verdict.why.startswith("contradicted") for c in cases):
             verdict = not_reproduced(f"contradicted {verdict.why}: {why}")
         pooled = _one(rule, block["pooled"], conv, "pooled")
-        rows.append(replace(claim(*spec[:4], rule, cases, verdict=verdict,
-                                  result=f"{tally(cases)}; pooled over σ_mis > 0 — "
-                                         f"{pooled.result}"), evidence=evidence))
+        result = f"{tally(cases)}; pooled over σ_mis > 0 — {pooled.result}"
+        rows.append(replace(MG_CLAIMS[rule_id].row(cases, verdict=verdict, result=result),
+                            evidence=evidence))
 
-    diag = mg["diagnosis"]
-    cases = converged_cases(RULES["mg_diagnosis"], [diag["collapsed_share_of_outliers"],
-                                                   diag["outlier_share_of_collapsed"]],
+    diag, diagnosis = mg["diagnosis"], MG_CLAIMS["mg_diagnosis"]
+    cases = converged_cases(diagnosis.rule, [diag["collapsed_share_of_outliers"],
+                                             diag["outlier_share_of_collapsed"]],
                             ["outliers that collapsed", "collapsed seeds that are outliers"],
                             conv)
     cross = diag["cross"]["half_step"]
@@ -359,115 +338,117 @@ def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
         note += (f"Collapsed outliers' D_sym {min(sat):.3g}–{max(sat):.3g} with 1e-8 pseudo-counts, "
                  f"{min(halves):.3g}–{max(halves):.3g} with ½ count per bin: the pseudo-count "
                  f"sets their size (disjoint supports saturate near 2·log(n/1e-8)).")
-    rows.append(claim(*MG_CLAIMS[3][:4], RULES["mg_diagnosis"], cases, self_check=True,
-                      note=note))
-    return rows
+    return rows + [diagnosis.row(cases, self_check=True, note=note)]
 
 
 def lifted_energy_rows(le: dict[str, Any]) -> list[ClaimRow]:
-    rows = []
     mc = le["monte_carlo"]
     last = [m["by_n"][-1] for m in mc]
     names = [f"τ = {m['tau']:g}, N = {e['n']}" for m, e in zip(mc, last, strict=True)]
-    ests = [_est(e.get("minus_smoothed"), 4, unit="nats") for e in last]
-    cases = decide_family(RULES["fsym_identity"], ests, names)
     trend = "; ".join(
         f"τ = {m['tau']:g}: " + ", ".join(
             f"N = {e['n']}: {_est(e.get('minus_smoothed'), 4)}" for e in m["by_n"]) for m in mc)
     no_kl = "; ".join(f"τ = {m['tau']:g}: {_est(e.get('minus_no_coupling'), 3)}"
                       for m, e in zip(mc, last, strict=True))
-    rows.append(claim(*FSYM_CLAIMS[0][:4], RULES["fsym_identity"], cases,
-                      note=f"by N — {trend}. Without the coupling term: {no_kl} nats"))
-    ests = [_est(e.get("coupling_coefficient"), 3) for e in last]
-    rows.append(claim(*FSYM_CLAIMS[1][:4], RULES["fsym_coupling"],
-                      decide_family(RULES["fsym_coupling"], ests, names)))
     errors = [(q["tau"], q["lifting_error"]) for q in le["quadrature"]]
-    verdict = RULES["fsym_lifting"].decide(errors)
-    result = ", ".join(f"τ = {t:g}: {e:+.3f}" for t, e in errors) + " nats"
-    rows.append(claim(*FSYM_CLAIMS[2][:4], RULES["fsym_lifting"].text,
-                      [Case("quadrature", result, verdict)]))
-    return rows
+    identity, coupling, lifting = FSYM_CLAIMS.values()
+    return [
+        identity.family([_est(e.get("minus_smoothed"), 4, unit="nats") for e in last], names,
+                        note=f"by N — {trend}. Without the coupling term: {no_kl} nats"),
+        coupling.family([_est(e.get("coupling_coefficient"), 3) for e in last], names),
+        lifting.checked([("quadrature", errors, ", ".join(f"τ = {t:g}: {e:+.3f}" for t, e in errors)
+                          + " nats")]),
+    ]
 
 
 # ---------------------------------------------------------------------------- large batch
-LB_CLAIMS = _specs(PAPER, TOPIC_LB, [
-    ("Thm 3.1: the InfoNCE gradient converges to the population energy's, ∇_θ L_NCE → ∇_θ J_τ "
-     "as N → ∞ — its direction (E.2; E.5(1))",
-     "per-seed slope of log(1 − cos(g_N, g_ref)) on log N, t over seeds", RULES["lb_decreasing"]),
-    ("Thm 3.1: ‖∇_θ L_NCE − ∇_θ J_τ‖ → 0 (E.2; E.5(1))",
-     "per-seed slope of log(‖g_N − g_ref‖/‖g_ref‖) on log N, t over seeds",
-     RULES["lb_decreasing"]),
-    ("Thm 3.1: |L_NCE − J_τ − log(N·V_κ(τ))| → 0 (E.2; E.6)",
-     "slope of log RMS-over-seeds value gap on log N (upper half of N), seed bootstrap",
-     RULES["lb_decreasing"]),
-    ("Our expectation (E.6): the value gap is O(N^−1/2), plus an O(1/N) bias with the positive "
-     "in the denominator",
-     "slope of log RMS value gap on log N (upper half of N), seed bootstrap", RULES["lb_rate"]),
-]) + _specs(AU, TOPIC_LB, [
-    ("Wang–Isola Theorem 1: lim_M [L(M) − log M] = −(1/τ)·E[f(x)ᵀf(y)] + E_x log E_{x⁻} "
-     "e^{f(x⁻)ᵀf(x)/τ} (F.3)",
-     "E[L(M)] − log M − limit at the largest M (uniform encoder, vMF positives), t over "
-     "Monte-Carlo replicates", RULES["wi_limit"]),
-    ("Wang–Isola Theorem 1: the deviation from the limit decays as O(M^−1/2) (F.3)",
-     "per-replicate log–log slope on M (upper half of M) of the expectation's gap and of one "
-     "anchor's spread, t over replicates", RULES["lb_rate"]),
-    ("Our closed form of the limit, −A_d(κ)/τ + log M_d(1/τ), equals alignment/(2τ) + "
-     "uniformity(t = 1/(2τ)) by the project's estimators (F.2–F.3)",
-     "estimators on the check pairs − closed form, t over chunks", RULES["wi_self_check"]),
-])
+LB_CLAIMS = {
+    "grad_cos": Claim(
+        PAPER, TOPIC_LB,
+        "Thm 3.1: the InfoNCE gradient converges to the population energy's, ∇_θ L_NCE → ∇_θ J_τ "
+        "as N → ∞ — its direction (E.2; E.5(1))",
+        "per-seed slope of log(1 − cos(g_N, g_ref)) on log N, t over seeds",
+        RULES["lb_decreasing"]),
+    "grad_norm": Claim(
+        PAPER, TOPIC_LB, "Thm 3.1: ‖∇_θ L_NCE − ∇_θ J_τ‖ → 0 (E.2; E.5(1))",
+        "per-seed slope of log(‖g_N − g_ref‖/‖g_ref‖) on log N, t over seeds",
+        RULES["lb_decreasing"]),
+    "value": Claim(
+        PAPER, TOPIC_LB, "Thm 3.1: |L_NCE − J_τ − log(N·V_κ(τ))| → 0 (E.2; E.6)",
+        "slope of log RMS-over-seeds value gap on log N (upper half of N), seed bootstrap",
+        RULES["lb_decreasing"]),
+    "value_rate": Claim(
+        PAPER, TOPIC_LB,
+        "Our expectation (E.6): the value gap is O(N^−1/2), plus an O(1/N) bias with the positive "
+        "in the denominator",
+        "slope of log RMS value gap on log N (upper half of N), seed bootstrap", RULES["lb_rate"]),
+    "wi_limit": Claim(
+        AU, TOPIC_LB,
+        "Wang–Isola Theorem 1: lim_M [L(M) − log M] = −(1/τ)·E[f(x)ᵀf(y)] + E_x log E_{x⁻} "
+        "e^{f(x⁻)ᵀf(x)/τ} (F.3)",
+        "E[L(M)] − log M − limit at the largest M (uniform encoder, vMF positives), t over "
+        "Monte-Carlo replicates", RULES["wi_limit"]),
+    "wi_rate": Claim(
+        AU, TOPIC_LB,
+        "Wang–Isola Theorem 1: the deviation from the limit decays as O(M^−1/2) (F.3)",
+        "per-replicate log–log slope on M (upper half of M) of the expectation's gap and of one "
+        "anchor's spread, t over replicates", RULES["lb_rate"]),
+    "wi_self_check": Claim(
+        AU, TOPIC_LB,
+        "Our closed form of the limit, −A_d(κ)/τ + log M_d(1/τ), equals alignment/(2τ) + "
+        "uniformity(t = 1/(2τ)) by the project's estimators (F.2–F.3)",
+        "estimators on the check pairs − closed form, t over chunks", RULES["wi_self_check"]),
+}
 
 
 def large_batch_rows(lb: dict[str, Any]) -> list[ClaimRow]:
     """LB_CLAIMS in order, each decided as a family over its items (estimate, case name)."""
     grads, values, wis = lb["grad_consistency"], lb["value_gap"], lb["wang_isola"]
-    rows: list[ClaimRow] = []
 
-    def row(k: int, items: list[tuple[dict[str, Any] | None, str]], digits: int = 3,
-            **kw: Any) -> None:
-        spec = LB_CLAIMS[k]
-        rule = spec[4]
-        assert isinstance(rule, Rule)
-        ests = [_est(d, digits) for d, _ in items]
-        rows.append(claim(*spec, decide_family(rule, ests, [n for _, n in items]), **kw))
+    def row(key: str, items: list[tuple[dict[str, Any] | None, str]], digits: int = 3,
+            **kw: Any) -> ClaimRow:
+        return LB_CLAIMS[key].family([_est(d, digits) for d, _ in items], [n for _, n in items],
+                                     **kw)
 
     def gname(g: dict[str, Any]) -> str:
         return f"{g['critic']}, τ = {g['tau']:g}"
 
-    note = "; ".join(f"{gname(g)}: cos at N = {g['n'][-1]}: {_est(g['estimates']['cos_at_max_n'], 4)}"
-                     for g in grads)
-    row(0, [(g["estimates"]["slope_one_minus_cos"], gname(g)) for g in grads],
-        note=note + f" (g_ref: N_ref = {grads[0]['n_ref']} negatives)")
-    note = "; ".join(
+    cos = "; ".join(f"{gname(g)}: cos at N = {g['n'][-1]}: {_est(g['estimates']['cos_at_max_n'], 4)}"
+                    for g in grads)
+    rel = "; ".join(
         f"{gname(g)}: relative error at N = {g['n'][-1]}: "
         f"{_est(g['estimates']['rel_err_at_max_n'])}, ‖g_N‖/‖g_ref‖ = {g['norm_ratio_mean'][-1]:.3f}"
         for g in grads)
-    row(1, [(g["estimates"]["slope_rel_err"], gname(g)) for g in grads],
-        note=note + " (with the positive in the denominator the gradient is too small until "
-                    "N·Γ ≫ e^{s⁺/τ})")
-    items = [(v[variant]["estimates"]["slope_rms_gap"],
-              f"{v['critic']}, {variant.replace('_', ' ')}")
-             for v in values for variant in ("with_positive", "decoupled")]
-    row(2, items, note="; ".join(
-        f"{v['critic']}, {variant.replace('_', ' ')}: gap at N = {v['n'][-1]}: "
-        f"{_est(v[variant]['estimates']['gap_at_max_n'], 4)}"
-        for v in values for variant in ("with_positive", "decoupled")))
-    row(3, items, self_check=True)
-
-    row(4, [(w["estimates"]["gap_at_max_m"], f"τ = {w['tau']:g}, M = {w['m'][-1]}") for w in wis],
-        digits=5, note="; ".join(f"τ = {w['tau']:g}: limit {w['limit']:.4f} = alignment "
-                                 f"{w['alignment_term']:.4f} + uniformity "
-                                 f"{w['uniformity_term']:.4f}" for w in wis))
-    row(5, [(w["estimates"][key], f"τ = {w['tau']:g}, {label}") for w in wis
-            for key, label in (("slope_gap_of_expectation", "gap of the expectation"),
-                               ("slope_sd_per_anchor", "one anchor's spread"))],
-        note="the expectation's gap falls as c₁/M (faster than M^−1/2); one anchor's loss "
-             "spreads as M^−1/2")
-    row(6, [(w["estimates"]["limit_check"], f"τ = {w['tau']:g}") for w in wis], digits=5,
-        self_check=True)
-    return rows
+    variants = [(v, variant, f"{v['critic']}, {variant.replace('_', ' ')}")
+                for v in values for variant in ("with_positive", "decoupled")]
+    items = [(v[variant]["estimates"]["slope_rms_gap"], name) for v, variant, name in variants]
+    return [
+        row("grad_cos", [(g["estimates"]["slope_one_minus_cos"], gname(g)) for g in grads],
+            note=cos + f" (g_ref: N_ref = {grads[0]['n_ref']} negatives)"),
+        row("grad_norm", [(g["estimates"]["slope_rel_err"], gname(g)) for g in grads],
+            note=rel + " (with the positive in the denominator the gradient is too small until "
+                       "N·Γ ≫ e^{s⁺/τ})"),
+        row("value", items, note="; ".join(
+            f"{name}: gap at N = {v['n'][-1]}: {_est(v[variant]['estimates']['gap_at_max_n'], 4)}"
+            for v, variant, name in variants)),
+        row("value_rate", items, self_check=True),
+        row("wi_limit", [(w["estimates"]["gap_at_max_m"], f"τ = {w['tau']:g}, M = {w['m'][-1]}")
+                         for w in wis],
+            digits=5, note="; ".join(f"τ = {w['tau']:g}: limit {w['limit']:.4f} = alignment "
+                                     f"{w['alignment_term']:.4f} + uniformity "
+                                     f"{w['uniformity_term']:.4f}" for w in wis)),
+        row("wi_rate", [(w["estimates"][key], f"τ = {w['tau']:g}, {label}") for w in wis
+                        for key, label in (("slope_gap_of_expectation", "gap of the expectation"),
+                                           ("slope_sd_per_anchor", "one anchor's spread"))],
+            note="the expectation's gap falls as c₁/M (faster than M^−1/2); one anchor's loss "
+                 "spreads as M^−1/2"),
+        row("wi_self_check", [(w["estimates"]["limit_check"], f"τ = {w['tau']:g}") for w in wis],
+            digits=5, self_check=True),
+    ]
 
 
 # ------------------------------------------------------------------------------- assembly
+# the simulate stage's experiment → (its rows' builder, its claims)
 EXPERIMENTS = {"large_batch": (large_batch_rows, LB_CLAIMS),
                "gibbs": (gibbs_rows, GIBBS_CLAIMS),
                "modality_gap": (modality_gap_rows, MG_CLAIMS),
@@ -489,15 +470,16 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     ``sims`` (experiment → results file); an absent experiment's claims read *not run*, and so
     do those of a file that predates the fields they need."""
     rows: list[ClaimRow] = []
-    for name, (build, claims) in EXPERIMENTS.items():
+    for name, (build, declared) in EXPERIMENTS.items():
         res = sims.get(name)
-        if res is None:
-            rows += _missing_rows(name, claims)
-        elif not _current(name, res):
-            rows += _not_run_rows(claims, f"reports/sims/{name}.json predates the convergence "
-                                  f"runs and controls: rerun `dvc repro simulate@{name}`")
-        else:
+        if res is not None and _current(name, res):
             rows += build(res)
+            continue
+        why = (f"reports/sims/{name}.json: list {name!r} in simulation.experiments and run "
+               f"`dvc repro simulate@{name}`" if res is None else
+               f"reports/sims/{name}.json predates the convergence runs and controls: rerun "
+               f"`dvc repro simulate@{name}`")
+        rows += [c.not_run(why) for c in declared.values()]
     return rows
 
 
@@ -527,24 +509,22 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
         }
     if "modality_gap" in sims:
         mg = sims["modality_gap"]
-        sym = mg["by_loss"]["symmetric"]
-        one = mg["by_loss"]["x_to_y"]
-        rows = []
-        for k, s in enumerate(mg["sigma_mis"]):
-            rows.append({
-                "sigma": s,
-                "identity": str(_est(mg["identity"]["d_sym_trimmed"][k], signed=False)),
-                "symmetric_mean_sem": {key: (sym[key]["d_sym_mean"][k],
-                                             None if sym[key]["d_sym_sem"] is None
-                                             else sym[key]["d_sym_sem"][k])
-                                       for key in ("step", "half_step")},
-                "symmetric_median": sym["half_step"]["d_sym_median"][k],
-                "symmetric": {key: str(_est(sym[key]["d_sym_trimmed"][k], signed=False))
-                              for key in ("step", "half_step")},
-                "x_to_y": {key: str(_est(one[key]["d_sym_trimmed"][k], signed=False))
-                           for key in ("step", "half_step")},
-                "collapsed": sum(mg["diagnosis"]["collapsed_per_seed"]["half_step"][k]),
-            })
+        sym, one = mg["by_loss"]["symmetric"], mg["by_loss"]["x_to_y"]
+
+        def both(block: dict[str, Any], k: int) -> dict[str, str]:  # at the steps and twice them
+            return {key: str(_est(block[key]["d_sym_trimmed"][k], signed=False))
+                    for key in ("step", "half_step")}
+
+        rows = [{"sigma": s,
+                 "identity": str(_est(mg["identity"]["d_sym_trimmed"][k], signed=False)),
+                 "symmetric_mean_sem": {key: (sym[key]["d_sym_mean"][k],
+                                              None if sym[key]["d_sym_sem"] is None
+                                              else sym[key]["d_sym_sem"][k])
+                                        for key in ("step", "half_step")},
+                 "symmetric_median": sym["half_step"]["d_sym_median"][k],
+                 "symmetric": both(sym, k), "x_to_y": both(one, k),
+                 "collapsed": sum(mg["diagnosis"]["collapsed_per_seed"]["half_step"][k])}
+                for k, s in enumerate(mg["sigma_mis"])]
         ctx["modality_gap"] = {"steps": list(_labels(mg["convergence"])), "seeds": mg["seeds"],
                                "trim": mg["trim"], "rows": rows,
                                "outliers": mg["diagnosis"]["outliers"]["half_step"]}
@@ -560,13 +540,12 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
         }
     if "large_batch" in sims:
         lb = sims["large_batch"]
+        runs = ("critic", "tau", "n_ref", "seeds")
         ctx["large_batch"] = {
             "wi": [{k: w[k] for k in ("tau", "d", "kappa_pos", "anchors", "replicates")}
                    for w in lb["wang_isola"]],
-            "grad": [{k: g[k] for k in ("critic", "tau", "n_ref", "seeds")}
-                     for g in lb["grad_consistency"]],
-            "value": [{k: v[k] for k in ("critic", "tau", "n_ref", "seeds")}
-                      for v in lb["value_gap"]]}
+            "grad": [{k: g[k] for k in runs} for g in lb["grad_consistency"]],
+            "value": [{k: v[k] for k in runs} for v in lb["value_gap"]]}
     return ctx
 
 

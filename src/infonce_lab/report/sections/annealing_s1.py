@@ -188,6 +188,8 @@ RULES: dict[str, Rule | Check] = {
 # ------------------------------------------------------------------------------------- claims
 # Declared once; a quantity with "{…}" fields takes the run's numbers (:func:`_at`).
 _P2_GIBBS = "P_trap(T = {T:g}) − the Gibbs trap mass at β(T)"
+_P2_LOG = (f"P2 (the dynamics the theorem's c* = 1/ΔE_max(U₀) is for, D.7(i)): {_P2_GIBBS} (grid "
+           f"estimate), per c/c*")
 S1 = claims(PAPER, TOPIC_S1, RULES, {
     "s1_watershed": (
         "Our derivation: along S1's symmetric escape (pair B folding onto particle 0) U₀ peaks at "
@@ -201,13 +203,11 @@ S1 = claims(PAPER, TOPIC_S1, RULES, {
     "p2_escapes": (
         "Thm. 3.2 (D.3(2)): a log schedule β = c·ln(t + K) with c ≤ c* escapes every "
         "suboptimal basin: P(Z_t ∈ 𝒩(U*, ε)) → 1",
-        f"P2 (the dynamics the theorem's c* = 1/ΔE_max(U₀) is for, D.7(i)): {_P2_GIBBS} (grid "
-        f"estimate), per c/c*"),
+        _P2_LOG),
     "p2_traps": (
         "Prop. 3.3 (D.3(3)): with liminf β(t)/ln t = c′ > c* the process stays in a suboptimal "
         "basin with positive probability",
-        f"P2 (the dynamics the theorem's c* = 1/ΔE_max(U₀) is for, D.7(i)): {_P2_GIBBS} (grid "
-        f"estimate), per c/c*"),
+        _P2_LOG),
 })
 # Decided by Prop. 3.3's rule, on the schedules that are not logarithmic.
 FAST_SCHEDULES = claims(PAPER, TOPIC_S1, RULES, {"p2_traps": (
@@ -330,7 +330,7 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
         c = _at(FAST_SCHEDULES, T=T)
         cases = [_converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, c.rule)
                  for name, g in fast.items()]
-        emptied = all(c.verdict.outcome is Outcome.NOT_REPRODUCED for c in cases)
+        emptied = all(case.verdict.outcome is Outcome.NOT_REPRODUCED for case in cases)
         rows.append(c.row(
             cases, combine=_combine,
             verdict=(inconclusive("untestable in S1: the √t schedule empties the trap before "
@@ -468,17 +468,11 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     ``sims["hessian"]``, ``sims["prop_c2"]``, ``sims["negatives"]``); a missing file makes its
     rows *not run*."""
     rows: list[ClaimRow] = []
-    s1, h = sims.get("s1"), sims.get("hessian")
-    if s1 is not None:
-        rows += s1_rows(s1)
-    else:
-        rows.append(not_run_row(PAPER, TOPIC_S1, "S1 annealing claims (D.3, D.7(i))",
-                                "P_trap under P1 and P2", "—", "simulation.experiments: s1"))
-    if h is not None:
-        rows += hessian_rows(h)
-    else:
-        rows.append(not_run_row(PAPER, TOPIC_HESSIAN, "Lemma C.3 and the D.6 formula",
-                                "‖H‖ vs β", "—", "simulation.experiments: hessian"))
+    for name, build, topic, text, quantity in (
+            ("s1", s1_rows, TOPIC_S1, "S1 annealing claims (D.3, D.7(i))", "P_trap under P1 and P2"),
+            ("hessian", hessian_rows, TOPIC_HESSIAN, "Lemma C.3 and the D.6 formula", "‖H‖ vs β")):
+        rows += (build(sims[name]) if sims.get(name) is not None else
+                 [not_run_row(PAPER, topic, text, quantity, "—", f"simulation.experiments: {name}")])
     rows += landscape_rows(sims.get("prop_c2"), sims.get("negatives"))
     return rows
 

@@ -443,10 +443,9 @@ def landscape_rows(c2: dict[str, Any] | None, neg: dict[str, Any] | None) -> lis
             ok = [v for v in vals if v is not None]
             members.append({"negatives": r["negatives"], "low": min(ok) if ok else None,
                             "high": max(ok) if ok else None})
-            trap = "no trap" if r["step"]["is_minimum"] is False else ""
             parts.append(f"{r['negatives']} negatives: "
-                         + (" / ".join("—" if v is None else f"{v:.4f}" for v in vals))
-                         + (f" ({trap})" if trap else ""))
+                         + " / ".join("—" if v is None else f"{v:.4f}" for v in vals)
+                         + (" (no trap)" if r["step"]["is_minimum"] is False else ""))
         verdict = a2.rule.decide(members)
         if verdict.outcome is Outcome.NOT_REPRODUCED:
             # ΔE_max is a maximum over every non-global basin; one trap family's barrier

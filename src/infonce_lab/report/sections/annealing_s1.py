@@ -476,7 +476,6 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     return rows
 
 
-
 # ------------------------------------------------------------------------------------- context
 def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Numbers for the section's narrative tables: S1's P_trap per schedule and dynamics at the

@@ -12,11 +12,11 @@ analysis notes rather than the paper say so in the claim.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from itertools import pairwise
 from typing import Any
 
-from infonce_lab.report import verdicts as _v
 from infonce_lab.report.plotting import Line, Panel, Ref, figure, plt, trap_curve
 from infonce_lab.report.sections import Section
 from infonce_lab.report.verdicts import (
@@ -24,6 +24,7 @@ from infonce_lab.report.verdicts import (
     Below,
     Case,
     Check,
+    Claim,
     ClaimRow,
     Estimate,
     Evidence,
@@ -31,6 +32,7 @@ from infonce_lab.report.verdicts import (
     Rule,
     Verdict,
     all_cases,
+    claims,
     converged,
     inconclusive,
     not_reproduced,
@@ -183,42 +185,101 @@ RULES: dict[str, Rule | Check] = {
 }
 
 
+# ------------------------------------------------------------------------------------- claims
+# Declared once; a quantity with "{…}" fields takes the run's numbers (:func:`_at`).
+_P2_GIBBS = "P_trap(T = {T:g}) − the Gibbs trap mass at β(T)"
+_P2_LOG = (f"P2 (the dynamics the theorem's c* = 1/ΔE_max(U₀) is for, D.7(i)): {_P2_GIBBS} (grid "
+           f"estimate), per c/c*")
+S1 = claims(PAPER, TOPIC_S1, RULES, {
+    "s1_watershed": (
+        "Our derivation: along S1's symmetric escape (pair B folding onto particle 0) U₀ peaks at "
+        "cos θ = 1/4, so ΔE_max(U₀) = κ_s/16 and c* = 16/κ_s (A5 constant, §2.2, of our S1)",
+        "ΔE_max(U₀) of the union-find watershed on the rotation-quotiented 3-torus"),
+    "p1_traps_more": (
+        "Our analysis (D.7(i)), not the paper: under the literal SDE (P1: drift −grad L, "
+        "noise √(2/β)) barriers of U₀ are crossed at rate ≈ exp(−β²ΔE), so P1 traps more "
+        "than the normalised dynamics P2 (drift −grad L/β) under the same schedule",
+        "P_trap(P1) − P_trap(P2)"),
+    "p2_escapes": (
+        "Thm. 3.2 (D.3(2)): a log schedule β = c·ln(t + K) with c ≤ c* escapes every "
+        "suboptimal basin: P(Z_t ∈ 𝒩(U*, ε)) → 1",
+        _P2_LOG),
+    "p2_traps": (
+        "Prop. 3.3 (D.3(3)): with liminf β(t)/ln t = c′ > c* the process stays in a suboptimal "
+        "basin with positive probability",
+        _P2_LOG),
+})
+# Decided by Prop. 3.3's rule, on the schedules that are not logarithmic.
+FAST_SCHEDULES = claims(PAPER, TOPIC_S1, RULES, {"p2_traps": (
+    "App. A.6 / §6: faster schedules (linear, square-root) lack the guarantee and risk "
+    "getting trapped; Prop. 3.3 applies (liminf β/ln t = ∞ > c*); D.8(c): P_trap(T) "
+    "stays above 0",
+    f"P2: {_P2_GIBBS}, β = β₀ + √t with β₀ = c*")})["p2_traps"]
+HESSIAN = claims(PAPER, TOPIC_HESSIAN, RULES, {
+    "fd_formula": (
+        "Our check of the paper's D.6 formula H = β²Cov_p[∇s_ik] + β(E_p[H_ik] − H_ij) "
+        "(per anchor, Riemannian, on the sphere) against central finite differences (D.8)",
+        "largest relative error over {configs} configurations × {betas} β"),
+    "hessian_at_least_linear": (
+        "Lemma C.3 (§5): for any Z that is not a global minimizer the dominant eigenvalues of H "
+        "scale at least linearly with β, i.e. ‖H‖ ∼ O(β)",
+        "asymptotic slope of log‖H‖₂ (full Hessian of L, finite differences) vs log β"),
+    "hessian_linear": (
+        "Our analysis (D.7(iii)), not the paper: where each anchor's most similar candidate "
+        "is unique the β²·Cov term is exponentially small (the paper: O(1/β)·β²), so "
+        "‖H‖ ∝ β exactly, slope 1",
+        "asymptotic slope of log‖H‖₂ vs log β"),
+    "hessian_tie_quadratic": (
+        "Our analysis (D.7(iii)), not the paper: where an anchor's two nearest candidates tie "
+        "(the S1 trap) the covariance term does not decay and ‖H‖ ∝ β²",
+        "slope of log‖H‖₂ vs log β at the S1 trap (β 100 → 200)"),
+    "hessian_coefficient": (
+        "Our analysis (D.7(iii)), not the paper: the per-anchor coefficient is ‖H_i‖/β → "
+        "|s_ik* − s_ij| (k* the anchor's most similar negative)",
+        "‖H_i‖₂/(β₁·|s_ik* − s_ij|) over {anchors} non-optimal anchors of the asymptotic random "
+        "configurations (D.6 blocks at β₁)"),
+    "hessian_vanishes": (
+        "At a global minimizer with a unique positive maximum ‖H‖ → 0 like β²e^(−β·margin) "
+        "(D.8(iii) and our analysis; the paper leaves the scaling at the optimum open)",
+        "‖H‖₂ over β ∈ [1, 200] and its decay rate −Δlog‖H‖/Δβ at the top"),
+})
+LANDSCAPE = claims(PAPER, TOPIC_LANDSCAPE, RULES, {
+    "prop_c2": (
+        "Prop. C.2: Z* is a global minimizer of U₀ if and only if sim(z_i, z_j) = S_max "
+        "for every positive pair (i, j)",
+        "certified minimizers (every positive its anchor's strict nearest candidate, so U₀ = 0 "
+        "exactly) reached by quenching F_β̄ from random starts, and their smallest positive "
+        "similarity; collapsed pairs for the 'if' direction"),
+    "negatives_barrier": (
+        "App. A.2: ΔE_max is expected to increase with the number of negative samples "
+        "(they make the landscape more rugged)",
+        "escape barrier of U₀ out of the interleaved trap (pairs antipodal, pairs evenly "
+        "interleaved) for n pairs on S¹ (2n − 2 negatives per anchor), along minimum-energy "
+        "paths of F_β̄ at β̄ and 2β̄; 0 where the configuration is no trap"),
+})
+
+
 # ---------------------------------------------------------------------------------- claim rows
-def claim(*args: Any, **kw: Any) -> ClaimRow:
-    kw.setdefault("combine", _combine)
-    return _v.claim(*args, **kw)
+def _at(c: Claim, **numbers: Any) -> Claim:
+    """The claim with the run's numbers in the "{…}" fields of its quantity."""
+    return replace(c, quantity=c.quantity.format(**numbers))
 
 
-def _converged_case(name: str, pair: dict[str, Any], rule: Rule, extra: str = "",
-                    **kw: Any) -> Case:
-    step, half = (Estimate.from_dict(pair.get(k), **kw) for k in ("step", "half_step"))
+def _converged_case(name: str, pair: dict[str, Any], rule: Rule | Check, extra: str = "") -> Case:
+    """A simulated difference decided at the step and at half the step (``converged``)."""
+    assert isinstance(rule, Rule)
+    step, half = (Estimate.from_dict(pair.get(k), signed=True) for k in ("step", "half_step"))
     verdict, text = converged(step, half, rule)
     return Case(name, text + extra, verdict)
 
 
-def _check_case(name: str, rule_id: str, x: Any, result: str) -> Case:
-    return Case(name, result, RULES[rule_id].decide(x))
-
-
-def _check_row(topic: str, rule_id: str, text: str, quantity: str,
-               cases: list[tuple[str, Any, str]], **kw: Any) -> ClaimRow:
-    """A row decided by one of the checks in RULES, its cases given as (name, the check's
-    input, the result shown)."""
-    return claim(PAPER, topic, text, quantity, RULES[rule_id].text,
-                 [_check_case(name, rule_id, x, result) for name, x, result in cases], **kw)
-
-
-def _combine(verdicts: list[Verdict] | Any) -> Verdict:
-    """Every case must hold (all_cases); a lone case, or cases failing for one reason, keep
-    their own words (e.g. "contradicted: …") instead of a bare tally."""
-    verdicts = list(verdicts)
+def _combine(verdicts: Sequence[Verdict]) -> Verdict:
+    """Every case must hold (all_cases); cases failing for one reason keep their own words
+    (e.g. "contradicted: …") instead of a bare tally."""
     combined = all_cases(verdicts)
-    if len(verdicts) == 1:
-        return verdicts[0]
-    if combined.outcome is not_reproduced().outcome and len({v.why for v in verdicts
-                                                             if v.outcome is combined.outcome}) == 1:
-        first = next(v for v in verdicts if v.outcome is combined.outcome)
-        return not_reproduced(f"{combined.why}: {first.why}")
+    whys = {v.why for v in verdicts if v.outcome is Outcome.NOT_REPRODUCED}
+    if len(verdicts) > 1 and combined.outcome is Outcome.NOT_REPRODUCED and len(whys) == 1:
+        return not_reproduced(f"{combined.why}: {whys.pop()}")
     return combined
 
 
@@ -226,7 +287,6 @@ _STALE = "re-run simulate@s1: the file predates the step-halving runs"
 
 
 def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
-    rows: list[ClaimRow] = []
     bar = s1["barrier"]
     exact = bar.get("exact_u0", bar["kappa_s"] / 16.0)
     coarse = bar.get("delta_e_max_u0_coarse")
@@ -234,78 +294,45 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
               + (f", {coarse:.5f} on {bar['grid_coarse']}³" if coarse is not None else "")
               + f" (κ_s/16 = {exact:.5f}); c* = {bar['c_star']:.2f}; F_β̄ (β̄ = "
               f"{bar['beta_bar']:g}): ΔE = {bar['delta_e_max_f']:.4f}")
-    rows.append(_check_row(
-        TOPIC_S1, "s1_watershed",
-        "Our derivation: along S1's symmetric escape (pair B folding onto particle 0) U₀ peaks at "
-        "cos θ = 1/4, so ΔE_max(U₀) = κ_s/16 and c* = 16/κ_s (A5 constant, §2.2, of our S1)",
-        "ΔE_max(U₀) of the union-find watershed on the rotation-quotiented 3-torus",
+    rows = [S1["s1_watershed"].checked(
         [("—", {"value": bar["delta_e_max_u0"], "exact": exact, "coarse": coarse}, result)],
-        self_check=True))
+        self_check=True)]
 
-    t1 = s1.get("horizon_p1")
-    diffs = s1.get("p1_minus_p2") or {}
-    rule = RULES["p1_traps_more"]
-    assert isinstance(rule, Rule)
-    if diffs:
-        cases = [_converged_case(name, d, rule, signed=True) for name, d in diffs.items()]
-        rows.append(claim(
-            PAPER, TOPIC_S1,
-            "Our analysis (D.7(i)), not the paper: under the literal SDE (P1: drift −grad L, "
-            "noise √(2/β)) barriers of U₀ are crossed at rate ≈ exp(−β²ΔE), so P1 traps more "
-            "than the normalised dynamics P2 (drift −grad L/β) under the same schedule",
-            f"P_trap(P1) − P_trap(P2) at t = {t1:g} ({s1['chains']} chains each; P1's horizon)",
-            rule, cases, self_check=True,
+    p1 = S1["p1_traps_more"]
+    if diffs := s1.get("p1_minus_p2"):
+        rows.append(p1.with_quantity(
+            f" at t = {s1.get('horizon_p1'):g} ({s1['chains']} chains each; P1's horizon)").row(
+            [_converged_case(name, d, p1.rule) for name, d in diffs.items()],
+            combine=_combine, self_check=True,
             note="P1's step is dt ≤ h/(κ_s²β²): its drift's curvature at the trap is κ_s²β²; at "
                  "the old fixed dt = 0.01 chains left the trap numerically from β ≈ 14 on."))
     else:
-        rows.append(not_run_row(PAPER, TOPIC_S1, "Our analysis (D.7(i)): P1 traps more than P2",
-                                "P_trap(P1) − P_trap(P2)", rule,
-                                "simulation.s1.dynamics must list both P1 and P2"
-                                if "p1_minus_p2" in s1 else _STALE, self_check=True))
+        rows.append(p1.not_run("simulation.s1.dynamics must list both P1 and P2"
+                               if "p1_minus_p2" in s1 else _STALE, self_check=True))
 
     gibbs = s1.get("p2_vs_gibbs") or {}
-    log_rows = {n: g for n, g in gibbs.items() if g.get("c_ratio") is not None}
     T = s1["horizon"]
-    for rid, sel, text in (
-        ("p2_escapes", lambda r: r <= 1.0,
-         "Thm. 3.2 (D.3(2)): a log schedule β = c·ln(t + K) with c ≤ c* escapes every "
-         "suboptimal basin: P(Z_t ∈ 𝒩(U*, ε)) → 1"),
-        ("p2_traps", lambda r: r > 1.0,
-         "Prop. 3.3 (D.3(3)): with liminf β(t)/ln t = c′ > c* the process stays in a suboptimal "
-         "basin with positive probability"),
-    ):
-        rule = RULES[rid]
-        assert isinstance(rule, Rule)
-        chosen = {n: g for n, g in log_rows.items() if sel(g["c_ratio"])}
-        quantity = (f"P2 (the dynamics the theorem's c* = 1/ΔE_max(U₀) is for, D.7(i)): "
-                    f"P_trap(T = {T:g}) − the Gibbs trap mass at β(T) (grid estimate), per c/c*")
+    for rid, sel in (("p2_escapes", lambda r: r <= 1.0), ("p2_traps", lambda r: r > 1.0)):
+        c = _at(S1[rid], T=T)
+        chosen = {n: g for n, g in gibbs.items()
+                  if g.get("c_ratio") is not None and sel(g["c_ratio"])}
         if not chosen:
-            rows.append(not_run_row(PAPER, TOPIC_S1, text, quantity, rule,
-                                    "simulation.s1.c_ratios must include such c/c*"
-                                    if "p2_vs_gibbs" in s1 else _STALE))
+            rows.append(c.not_run("simulation.s1.c_ratios must include such c/c*"
+                                  if "p2_vs_gibbs" in s1 else _STALE))
             continue
-        cases = [_converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, rule, signed=True,
+        cases = [_converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, c.rule,
                                  extra=(f"; P_trap(T/10) = {tenth['value']:.3f}"
                                         if (tenth := g.get("p_trap_tenth_step")) is not None else ""))
                  for name, g in chosen.items()]
-        rows.append(claim(PAPER, TOPIC_S1, text, quantity, rule, cases,
-                          note="Gibbs trap mass at β(T): "
-                               + ", ".join(f"{g['gibbs_trap_mass']:.1e}"
-                                           for g in chosen.values())))
-    fast = {n: g for n, g in gibbs.items() if g.get("c_ratio") is None}
-    if fast:
-        rule = RULES["p2_traps"]
-        assert isinstance(rule, Rule)
-        cases = [_converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, rule, signed=True)
+        rows.append(c.row(cases, combine=_combine, note="Gibbs trap mass at β(T): " + ", ".join(
+            f"{g['gibbs_trap_mass']:.1e}" for g in chosen.values())))
+    if fast := {n: g for n, g in gibbs.items() if g.get("c_ratio") is None}:
+        c = _at(FAST_SCHEDULES, T=T)
+        cases = [_converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, c.rule)
                  for name, g in fast.items()]
-        emptied = all(c.verdict.outcome is not_reproduced().outcome for c in cases)
-        rows.append(claim(
-            PAPER, TOPIC_S1,
-            "App. A.6 / §6: faster schedules (linear, square-root) lack the guarantee and risk "
-            "getting trapped; Prop. 3.3 applies (liminf β/ln t = ∞ > c*); D.8(c): P_trap(T) "
-            "stays above 0",
-            f"P2: P_trap(T = {T:g}) − the Gibbs trap mass at β(T), β = β₀ + √t with β₀ = c*",
-            rule, cases,
+        emptied = all(case.verdict.outcome is Outcome.NOT_REPRODUCED for case in cases)
+        rows.append(c.row(
+            cases, combine=_combine,
             verdict=(inconclusive("untestable in S1: the √t schedule empties the trap before "
                                   "it outruns the critical log schedule, so the positive "
                                   "trapping probability Prop. 3.3 gives is too small to see")
@@ -319,20 +346,11 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
 
 def hessian_rows(h: dict[str, Any]) -> list[ClaimRow]:
     rows: list[ClaimRow] = []
-
-    def row(rule_id: str, text: str, quantity: str, cases: list[tuple[str, Any, str]],
-            **kw: Any) -> None:
-        rows.append(_check_row(TOPIC_HESSIAN, rule_id, text, quantity, cases, **kw))
-
-    fd = h.get("fd")
-    if fd is not None:
+    if (fd := h.get("fd")) is not None:
         errs = fd["rel_err_max"]
-        row("fd_formula",
-            "Our check of the paper's D.6 formula H = β²Cov_p[∇s_ik] + β(E_p[H_ik] − H_ij) "
-            "(per anchor, Riemannian, on the sphere) against central finite differences (D.8)",
-            f"largest relative error over {fd['configs']} configurations × {len(fd['betas'])} β",
+        rows.append(_at(HESSIAN["fd_formula"], configs=fd["configs"], betas=len(fd["betas"])).checked(
             [("—", errs, f"FD step: {errs['step']:.1e}; half the FD step: {errs['half_step']:.1e}")],
-            self_check=True)
+            self_check=True))
     cfg = {c["name"]: c for c in h["configs"]}
     asym = h.get("asymptotic") or {}
     trap, pert = cfg.get("s1_trap"), asym.get("perturbed_trap")
@@ -347,23 +365,19 @@ def hessian_rows(h: dict[str, Any]) -> list[ClaimRow]:
         cases.append((f"{asym['count']} random non-optimal (S²)⁶", asym["slope_min"],
                       f"slopes {asym['slope_min']:.4f} … {asym['slope_max']:.4f} "
                       f"(β₁ → 2β₁, β₁ up to {asym['beta1_max']:.0f})"))
-    excluded = asym.get("excluded", 0)
     asym_note = (f"Slopes at β₁ = max(200, {asym.get('margin_factor', 30):g}/margin) and 2β₁, "
                  f"margin = the smallest gap between an anchor's two most similar candidates: at "
                  f"a fixed β a near-tie's β²e^(−β·margin) term makes the slope anything (the "
                  f"β 100 → 200 slopes of the same configurations run from "
                  f"{h['random']['slope_full_top']['q05']:.2f} (5%) to "
-                 f"{h['random']['slope_full_top']['q95']:.2f} (95%)); {excluded} "
+                 f"{h['random']['slope_full_top']['q95']:.2f} (95%)); {asym.get('excluded', 0)} "
                  f"configuration(s) would need β₁ > {asym.get('beta_cap', 1e4):g} and are left "
                  f"out.")
-    row("hessian_at_least_linear",
-        "Lemma C.3 (§5): for any Z that is not a global minimizer the dominant eigenvalues of H "
-        "scale at least linearly with β, i.e. ‖H‖ ∼ O(β)",
-        "asymptotic slope of log‖H‖₂ (full Hessian of L, finite differences) vs log β", cases,
+    rows.append(HESSIAN["hessian_at_least_linear"].checked(
+        cases, combine=_combine,
         note=asym_note + (" At the trap ‖H‖ grows like β² (slope 2): at least linear, as the "
                           "lemma's words say, but not O(β) as its formula writes."
-                          if trap is not None else ""))
-
+                          if trap is not None else "")))
     lin_cases = []
     if pert is not None:
         lin_cases.append(("S1 trap, pair (3, 4) turned by 0.1", pert["slope"],
@@ -373,85 +387,54 @@ def hessian_rows(h: dict[str, Any]) -> list[ClaimRow]:
         lin_cases.append((f"{asym['count']} random non-optimal (S²)⁶", worst,
                           f"slopes {asym['slope_min']:.4f} … {asym['slope_max']:.4f}"))
     if lin_cases:
-        row("hessian_linear",
-            "Our analysis (D.7(iii)), not the paper: where each anchor's most similar candidate "
-            "is unique the β²·Cov term is exponentially small (the paper: O(1/β)·β²), so "
-            "‖H‖ ∝ β exactly, slope 1",
-            "asymptotic slope of log‖H‖₂ vs log β", lin_cases, note=asym_note, self_check=True)
+        rows.append(HESSIAN["hessian_linear"].checked(lin_cases, combine=_combine, note=asym_note,
+                                                      self_check=True))
     if trap is not None:
-        row("hessian_tie_quadratic",
-            "Our analysis (D.7(iii)), not the paper: where an anchor's two nearest candidates tie "
-            "(the S1 trap) the covariance term does not decay and ‖H‖ ∝ β²",
-            "slope of log‖H‖₂ vs log β at the S1 trap (β 100 → 200)",
+        rows.append(HESSIAN["hessian_tie_quadratic"].checked(
             [("S1 trap", trap["slope_full_top"], f"slope {trap['slope_full_top']:.4f}")],
-            self_check=True)
+            self_check=True))
     if asym.get("anchors"):
-        row("hessian_coefficient",
-            "Our analysis (D.7(iii)), not the paper: the per-anchor coefficient is ‖H_i‖/β → "
-            "|s_ik* − s_ij| (k* the anchor's most similar negative)",
-            f"‖H_i‖₂/(β₁·|s_ik* − s_ij|) over {asym['anchors']} non-optimal anchors of the "
-            f"asymptotic random configurations (D.6 blocks at β₁)",
+        rows.append(_at(HESSIAN["hessian_coefficient"], anchors=asym["anchors"]).checked(
             [("—", {"min": asym["coeff_ratio_min"], "max": asym["coeff_ratio_max"]},
               f"ratio {asym['coeff_ratio_min']:.6f} … {asym['coeff_ratio_max']:.6f}")],
-            self_check=True)
-    minima = [c for c in h["configs"] if c["u0"] <= 0]
-    if minima:
-        row("hessian_vanishes",
-            "At a global minimizer with a unique positive maximum ‖H‖ → 0 like β²e^(−β·margin) "
-            "(D.8(iii) and our analysis; the paper leaves the scaling at the optimum open)",
-            "‖H‖₂ over β ∈ [1, 200] and its decay rate −Δlog‖H‖/Δβ at the top",
+            self_check=True))
+    if minima := [c for c in h["configs"] if c["u0"] <= 0]:
+        rows.append(HESSIAN["hessian_vanishes"].checked(
             [(c["name"], {"norms": c["norm_full"], "decay_rate": c["decay_rate_full_top"]},
               f"‖H‖ = {c['norm_full'][0]:.2e} → {c['norm_full'][-1]:.1e}; decay rate "
-              f"{c['decay_rate_full_top']:.3f} (margin {c['min_margin']:.3f})")
-             for c in minima], self_check=True)
+              f"{c['decay_rate_full_top']:.3f} (margin {c['min_margin']:.3f})") for c in minima],
+            combine=_combine, self_check=True))
     return rows
 
 
 def landscape_rows(c2: dict[str, Any] | None, neg: dict[str, Any] | None) -> list[ClaimRow]:
     """Prop. C.2 (``sims["prop_c2"]``) and the barrier against the negatives (``sims["negatives"]``)."""
     rows: list[ClaimRow] = []
-    c2_text = ("Prop. C.2: Z* is a global minimizer of U₀ if and only if sim(z_i, z_j) = S_max "
-               "for every positive pair (i, j)")
-    c2_quantity = ("certified minimizers (every positive its anchor's strict nearest candidate, "
-                   "so U₀ = 0 exactly) reached by quenching F_β̄ from random starts, and their "
-                   "smallest positive similarity; collapsed pairs for the 'if' direction")
+    prop, a2 = LANDSCAPE["prop_c2"], LANDSCAPE["negatives_barrier"]
     if c2 is None:
-        rows.append(not_run_row(PAPER, TOPIC_LANDSCAPE, c2_text, c2_quantity,
-                                RULES["prop_c2"].text,
-                                "simulation.experiments: prop_c2 (`dvc repro simulate@prop_c2`)"))
+        rows.append(prop.not_run("simulation.experiments: prop_c2 (`dvc repro simulate@prop_c2`)"))
     else:
-        cases = []
-        for name, x in c2["settings"].items():
-            res = (f"{x['minimizers']} of {x['starts']} starts end at certified minimizers; "
-                   f"{x['violations']} with min s_ij < S_max − {c2['tol']:g} (smallest "
-                   f"{x['min_positive_sim']:.3f}, median {x['median_min_positive_sim']:.3f}); "
-                   f"{x['uniform_fraction']:.1%} of uniform configurations are minimizers; "
-                   f"collapsed pairs: max U₀ = {x['if_u0_max']:.1e}")
-            cases.append(_check_case(name, "prop_c2", x, res))
-        failed = [c for c in cases if c.verdict.why.startswith("'only if' is wrong")]
-        verdict = (not_reproduced(f"contradicted in {len(failed)} of {len(cases)} settings: the "
-                                  f"'only if' direction is wrong")
-                   if failed else None)
-        rows.append(claim(
-            PAPER, TOPIC_LANDSCAPE, c2_text, c2_quantity, RULES["prop_c2"].text, cases,
-            verdict=verdict,
+        settings = c2["settings"]
+        failed = [x for x in settings.values()
+                  if prop.rule.decide(x).why.startswith("'only if' is wrong")]
+        rows.append(prop.checked(
+            [(name, x, f"{x['minimizers']} of {x['starts']} starts end at certified minimizers; "
+                       f"{x['violations']} with min s_ij < S_max − {c2['tol']:g} (smallest "
+                       f"{x['min_positive_sim']:.3f}, median {x['median_min_positive_sim']:.3f}); "
+                       f"{x['uniform_fraction']:.1%} of uniform configurations are minimizers; "
+                       f"collapsed pairs: max U₀ = {x['if_u0_max']:.1e}")
+             for name, x in settings.items()],
+            combine=_combine,
+            verdict=(not_reproduced(f"contradicted in {len(failed)} of {len(settings)} settings: "
+                                    f"the 'only if' direction is wrong") if failed else None),
             note="The 'if' direction holds. The 'only if' direction is wrong: each bracket "
                  "max_{k≠i} s_ik − s_ij vanishes as soon as the positive is the anchor's most "
                  "similar candidate (by the definition of U₀, §2.2), so U₀ = 0 on an open set "
                  "with s_ij < S_max "
                  "— the proof's step 'this equality can only be satisfied if sim(z_i, z_j) = "
                  "S_max' does not follow."))
-
-    a2_text = ("App. A.2: ΔE_max is expected to increase with the number of negative samples "
-               "(they make the landscape more rugged)")
-    a2_quantity = ("escape barrier of U₀ out of the interleaved trap (pairs antipodal, pairs "
-                   "evenly interleaved) for n pairs on S¹ (2n − 2 negatives per anchor), along "
-                   "minimum-energy paths of F_β̄ at β̄ and 2β̄; 0 where the configuration is no "
-                   "trap")
     if neg is None:
-        rows.append(not_run_row(PAPER, TOPIC_LANDSCAPE, a2_text, a2_quantity,
-                                RULES["negatives_barrier"].text,
-                                "simulation.experiments: negatives (`dvc repro simulate@negatives`)"))
+        rows.append(a2.not_run("simulation.experiments: negatives (`dvc repro simulate@negatives`)"))
     else:
         members = []
         parts = []
@@ -460,19 +443,17 @@ def landscape_rows(c2: dict[str, Any] | None, neg: dict[str, Any] | None) -> lis
             ok = [v for v in vals if v is not None]
             members.append({"negatives": r["negatives"], "low": min(ok) if ok else None,
                             "high": max(ok) if ok else None})
-            trap = "no trap" if r["step"]["is_minimum"] is False else ""
             parts.append(f"{r['negatives']} negatives: "
-                         + (" / ".join("—" if v is None else f"{v:.4f}" for v in vals))
-                         + (f" ({trap})" if trap else ""))
-        verdict = RULES["negatives_barrier"].decide(members)
+                         + " / ".join("—" if v is None else f"{v:.4f}" for v in vals)
+                         + (" (no trap)" if r["step"]["is_minimum"] is False else ""))
+        verdict = a2.rule.decide(members)
         if verdict.outcome is Outcome.NOT_REPRODUCED:
             # ΔE_max is a maximum over every non-global basin; one trap family's barrier
             # falling bounds no maximum, so it cannot contradict a rise.
             where = verdict.why.removeprefix("contradicted: the barrier falls ")
             verdict = inconclusive(f"one trap family only: its barrier falls {where}, but "
                                    "ΔE_max is the maximum over all basins, not searched")
-        rows.append(claim(
-            PAPER, TOPIC_LANDSCAPE, a2_text, a2_quantity, RULES["negatives_barrier"].text,
+        rows.append(a2.row(
             [Case("—", "; ".join(parts) + f" (β̄ = {neg['beta_bar']:g} / {neg['beta_bar_check']:g})",
                   verdict)],
             note="A path's maximum bounds the barrier from above, and the 2-pair value is exact "
@@ -486,17 +467,11 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     ``sims["hessian"]``, ``sims["prop_c2"]``, ``sims["negatives"]``); a missing file makes its
     rows *not run*."""
     rows: list[ClaimRow] = []
-    s1, h = sims.get("s1"), sims.get("hessian")
-    if s1 is not None:
-        rows += s1_rows(s1)
-    else:
-        rows.append(not_run_row(PAPER, TOPIC_S1, "S1 annealing claims (D.3, D.7(i))",
-                                "P_trap under P1 and P2", "—", "simulation.experiments: s1"))
-    if h is not None:
-        rows += hessian_rows(h)
-    else:
-        rows.append(not_run_row(PAPER, TOPIC_HESSIAN, "Lemma C.3 and the D.6 formula",
-                                "‖H‖ vs β", "—", "simulation.experiments: hessian"))
+    for name, build, topic, text, quantity in (
+            ("s1", s1_rows, TOPIC_S1, "S1 annealing claims (D.3, D.7(i))", "P_trap under P1 and P2"),
+            ("hessian", hessian_rows, TOPIC_HESSIAN, "Lemma C.3 and the D.6 formula", "‖H‖ vs β")):
+        rows += (build(sims[name]) if sims.get(name) is not None else
+                 [not_run_row(PAPER, topic, text, quantity, "—", f"simulation.experiments: {name}")])
     rows += landscape_rows(sims.get("prop_c2"), sims.get("negatives"))
     return rows
 

@@ -97,38 +97,34 @@ RULES: dict[str, Rule] = {
 
 # Each row appends the run's windows and steps to the quantity declared here.
 CLAIMS = claims(PAPER, TOPIC, RULES, {
-    "log_slow_converges": (
-        "Log schedule β = c·ln(t+K), c ≤ c*: P(Z_t ∈ 𝒩(U*, ε)) → 1, i.e. the trap occupancy → 0 "
-        "(§3.2, D.3(2))", "φ over the last decade"),
-    "tracks_gibbs": (
-        "c ≤ c* is slow enough for the process to track its converging target distribution, the "
-        "quasi-stationary Gibbs law π_β(t) (App. B.2, part 2)", "X over the last decade"),
-    "log_fast_traps": (
-        "liminf β(t)/ln t = c′ > c*: the process stays in a suboptimal basin with positive "
-        "probability, limsup P(Z_t ∉ 𝒩(U*, ε)) > 0 (§3.2, D.3(3))", "φ over the last decade"),
-    "fast_schedules_trap": (
-        "Faster schedules (square-root, linear; also geometric and cosine-τ) lack the guarantee "
-        "and risk getting trapped in suboptimal states (App. A.2 A6, §6; D.5)", "X at T"),
-    "hazard_exponent": (
-        "The escape rate out of the deepest basin is r(s) ≈ A·exp(−β(s)·ΔE_max) = "
-        "A·(s+K)^(−c/c*) (App. B.4, D.3(4))", "slope of the log escape rate"),
-    "finite_time_rate": (
-        "Finite-time rate: P(Z_t ∉ 𝒩(U*, ε)) ≤ exp(−C·(t+K)^(1−c/c*)) for c < c* — "
-        "stretched-exponential convergence (§3.3, D.3(4))",
-        "g from the occupancy's decay exponents over the last two decades"),
-    "ergodic_gibbs": (
-        "At fixed β the SDE is ergodic with stationary law π_β ∝ exp(−β·L(Z, β)) (§3.1, "
-        "App. C.1, D.3(1))", "time average of 1[trap]"),
-    "sgd_limit": (
-        "The update Z_{k+1} = Π[Z_k − η∇̂L + √(2η/β)ξ] with a stochastic, unbiased gradient "
-        "approximates the SDE as η → 0 (§4, D.4)",
-        "2·m(η/2) − m(η) − π, m = time-averaged trap mass of the SGD recursion"),
-    "barrier_closed_form": (
-        "S0 barrier: ΔE = 2 − a + a²/8 out of the trap, c* = 1/ΔE (our derivation, D.8 S0)",
-        "ΔE from Brent's root of U′ and a bounded minimisation, minus 2 − a + a²/8"),
+    "log_slow_converges": ("Log schedule β = c·ln(t+K), c ≤ c*: P(Z_t ∈ 𝒩(U*, ε)) → 1, i.e. the "
+                           "trap occupancy → 0 (§3.2, D.3(2))", "φ over the last decade"),
+    "tracks_gibbs": ("c ≤ c* is slow enough for the process to track its converging target "
+                     "distribution, the quasi-stationary Gibbs law π_β(t) (App. B.2, part 2)",
+                     "X over the last decade"),
+    "log_fast_traps": ("liminf β(t)/ln t = c′ > c*: the process stays in a suboptimal basin with "
+                       "positive probability, limsup P(Z_t ∉ 𝒩(U*, ε)) > 0 (§3.2, D.3(3))",
+                       "φ over the last decade"),
+    "fast_schedules_trap": ("Faster schedules (square-root, linear; also geometric and cosine-τ) "
+                            "lack the guarantee and risk getting trapped in suboptimal states "
+                            "(App. A.2 A6, §6; D.5)", "X at T"),
+    "hazard_exponent": ("The escape rate out of the deepest basin is r(s) ≈ A·exp(−β(s)·ΔE_max) "
+                        "= A·(s+K)^(−c/c*) (App. B.4, D.3(4))", "slope of the log escape rate"),
+    "finite_time_rate": ("Finite-time rate: P(Z_t ∉ 𝒩(U*, ε)) ≤ exp(−C·(t+K)^(1−c/c*)) for "
+                         "c < c* — stretched-exponential convergence (§3.3, D.3(4))",
+                         "g from the occupancy's decay exponents over the last two decades"),
+    "ergodic_gibbs": ("At fixed β the SDE is ergodic with stationary law π_β ∝ exp(−β·L(Z, β)) "
+                      "(§3.1, App. C.1, D.3(1))", "time average of 1[trap]"),
+    "sgd_limit": ("The update Z_{k+1} = Π[Z_k − η∇̂L + √(2η/β)ξ] with a stochastic, unbiased "
+                  "gradient approximates the SDE as η → 0 (§4, D.4)",
+                  "2·m(η/2) − m(η) − π, m = time-averaged trap mass of the SGD recursion"),
+    "barrier_closed_form": ("S0 barrier: ΔE = 2 − a + a²/8 out of the trap, c* = 1/ΔE (our "
+                            "derivation, D.8 S0)", "ΔE from Brent's root of U′ and a bounded "
+                            "minimisation, minus 2 − a + a²/8"),
 })
 
-# A case at both steps: (its name, the file's {"step": …, "half_step": …}, what else it shows).
+# A case decided at both steps: its name, the file's {"step": …, "half_step": …} estimate, and
+# what else its result shows.
 Pair = tuple[str, dict[str, Any] | None, str]
 
 
@@ -139,11 +135,9 @@ def _converged_case(rule: Rule, name: str, pair: dict[str, Any] | None, extra: s
         return Case(name, str(e), rule.decide(e))
     step, half = (Estimate.from_dict(pair.get(k), digits=digits, signed=signed)
                   for k in ("step", "half_step"))
+    verdict, text = converged(step, half, rule)
     if not step.defined and not half.defined:  # nothing measured at either step: say why once
-        text = f"step: {step}; half step: {half}"
         verdict = inconclusive(f"undefined: {step.undefined or half.undefined}")
-    else:
-        verdict, text = converged(step, half, rule)
     return Case(name, text + (f"; {extra}" if extra else ""), verdict)
 
 
@@ -207,15 +201,15 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
 
     row("log_slow_converges", decade + at, by_c("follow", lambda c: c <= 1.0),
         note="P_trap → 0 cannot be seen at finite T; what separates the regimes is whether the "
-             "occupancy keeps falling with the equilibrium mass (φ → 1, which → 0 in closed "
-             "form) or stops while it falls (φ → 0). The rule is the mirror of the c > c* one.")
+        "occupancy keeps falling with the equilibrium mass (φ → 1, which → 0 in closed form) or "
+        "stops while it falls (φ → 0). The rule is the mirror of the c > c* one.")
     row("tracks_gibbs", f" (occupancy and Gibbs mass averaged over [T/10, T], T = {T}){at}",
         by_c("excess", lambda c: c < 1.0),
         note="c = c* is left out: there the occupancy settles to a fixed multiple of π (≈ 2.2 by "
-             "linear response with Kramers' rates), falling with it but not equal to it.")
+        "linear response with Kramers' rates), falling with it but not equal to it.")
     row("log_fast_traps", decade + at, by_c("follow", lambda c: c > 1.0),
         note="A plateau is a population that no longer follows the equilibrium's decline; the "
-             "c/c* = 0.25 data (φ ≈ 1) fail this rule and the c/c* = 1.5 data fail the c ≤ c* one.")
+        "c/c* = 0.25 data (φ ≈ 1) fail this rule and the c/c* = 1.5 data fail the c ≤ c* one.")
     row("fast_schedules_trap", f" = {T}{at}",
         [(n, e.get("excess"), _gibbs_text(e, T) + (
             f"; held from t = {e['frozen_at']:g} (fewer than "
@@ -235,61 +229,57 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     row("hazard_exponent",
         f" — against β at fixed β (exits per time alive, {arr['chains']} chains per β), and "
         f"against log(t+K) under each log schedule where β(t)·ΔE ≥ {cut:g} — over its prediction "
-        f"(−ΔE, −c/c*){at}",
-        [fixed_beta, *map(_hazard_case, log)], combine=_where_testable,
+        f"(−ΔE, −c/c*){at}", [fixed_beta, *map(_hazard_case, log)], combine=_where_testable,
         note="The hazard is that of first exits (chains that never left the trap). Kramers' law "
-             "A·e^{−βΔE} is asymptotic in β·ΔE, so each annealed run is fitted only past β·ΔE = "
-             f"{cut:g}; a schedule with no chain left there (c < c*: hot "
-             "until every chain has escaped) or no exit after it (large c) is shown as "
-             "undefined and set aside; every other case must hold.")
+        "A·e^{−βΔE} is asymptotic in β·ΔE, so each annealed run is fitted only past β·ΔE = "
+        f"{cut:g}; a schedule with no chain left there (c < c*: hot until every chain has "
+        "escaped) or no exit after it (large c) is shown as undefined and set aside; every other "
+        "case must hold.")
 
-    rate = row(
-        "finite_time_rate", at,
-        [(_log_name(e), e.get("stretch"), f"the Gibbs mass itself gives g = {e['stretch_gibbs']:.2f}"
-          if e.get("stretch_gibbs") is not None else "") for e in log if e["c_ratio"] < 1.0],
+    rate = row("finite_time_rate", at, [
+        (_log_name(e), e.get("stretch"), "" if e.get("stretch_gibbs") is None
+         else f"the Gibbs mass itself gives g = {e['stretch_gibbs']:.2f}")
+        for e in log if e["c_ratio"] < 1.0],
         note="P_trap is at most P(Z_t ∉ 𝒩(U*, ε)) for every ε below the distance "
-             f"{s0['barrier']['closed_form']['theta_saddle']:.3f} from θ = 0 to the trap basin, "
-             "so the bound caps P_trap too. A bound exp(−C(t+K)^γ) forces the log-decline to "
-             "accelerate by (t+K)^γ whatever C and any prefactor (g = 1), while the occupancy "
-             "tracks the Gibbs trap mass (row above), which decays as (t+K)^(−c·(U_trap − "
-             "U_global)) by Laplace's method — a power law (g ≈ 0). A power law cannot stay "
-             "below a stretched exponential at large t. The stretched exponential describes "
-             "survival (never having left the trap, −log S = ∫r); occupancy returns to "
-             "the trap at the equilibrium rate.")
+        f"{s0['barrier']['closed_form']['theta_saddle']:.3f} from θ = 0 to the trap basin, so the "
+        "bound caps P_trap too. A bound exp(−C(t+K)^γ) forces the log-decline to accelerate by "
+        "(t+K)^γ whatever C and any prefactor (g = 1), while the occupancy tracks the Gibbs trap "
+        "mass (row above), which decays as (t+K)^(−c·(U_trap − U_global)) by Laplace's method — "
+        "a power law (g ≈ 0). A power law cannot stay below a stretched exponential at large t. "
+        "The stretched exponential describes survival (never having left the trap, −log S = ∫r); "
+        "occupancy returns to the trap at the equilibrium rate.")
     if rate.verdict.outcome is Outcome.NOT_REPRODUCED:
         # An upper bound with a free constant C cannot be broken at a finite T (a small enough C
         # fits any finite curve); what the data show is the decay's shape, which breaks the
         # bound only asymptotically (Laplace's method for the Gibbs mass, in the note).
         rate.verdict = inconclusive(
-            f"at T ≤ {s0['horizon']:g} the bound cannot fail (its C is free); the trap "
-            "occupancy, a lower bound of the error probability, decays polynomially here, "
-            "following the Gibbs trap mass (g < 0.5: not stretched-exponentially) — "
-            "asymptotically that breaks the bound, by the analysis in the note, not by the data")
+            f"at T ≤ {s0['horizon']:g} the bound cannot fail (its C is free); the trap occupancy, "
+            "a lower bound of the error probability, decays polynomially here, following the Gibbs "
+            "trap mass (g < 0.5: not stretched-exponentially) — asymptotically that breaks the "
+            "bound, by the analysis in the note, not by the data")
 
     erg = s0["ergodicity"]
-    row("ergodic_gibbs",
-        f" over [{erg['burn_in']:g}, {erg['horizon']:g}] per chain ({erg['chains']} chains per "
-        f"case) minus the Gibbs mass{at}",
+    row("ergodic_gibbs", f" over [{erg['burn_in']:g}, {erg['horizon']:g}] per chain "
+        f"({erg['chains']} chains per case) minus the Gibbs mass{at}",
         [(f"{c['dynamics']}, β = {c['beta']:g}, from the {c['start']} well", c["difference"],
           f"Gibbs mass {c['gibbs']:.4f} (β_eff = {c['beta_eff']:g}); against the other law's "
           f"{c['gibbs_other_law']:.4f}: {c['difference_other_law']['step']['value']:+.3f}")
          for c in erg["cases"].values()], digits=3, signed=True,
         note="The paper's SDE (P1: drift −grad L, L = β·U) has stationary law exp(−β·L) = "
-             "exp(−β²U); the normalised P2 (drift −grad(L/β)) has exp(−L) = exp(−βU). P1 at "
-             f"β = {erg['p1_beta']:g} and P2 at β = {erg['p2_beta']:g} share one law; each case "
-             "is also shown against the other dynamics' law at the same β, which it must miss.")
+        "exp(−β²U); the normalised P2 (drift −grad(L/β)) has exp(−L) = exp(−βU). P1 at "
+        f"β = {erg['p1_beta']:g} and P2 at β = {erg['p2_beta']:g} share one law; each case is "
+        "also shown against the other dynamics' law at the same β, which it must miss.")
 
     sgd = s0["sgd"]
     errors = "; ".join(f"error at η = {r['eta']:g}: "
                        f"{Estimate.from_dict(r['error'], digits=3, signed=True)}"
                        for k, r in sgd["runs"].items() if "half-step" not in k)
-    row("sgd_limit",
-        f" (β = {sgd['beta']:g}, gradient error {sgd['grad_noise_sd']:g}·N(0, 1)), at η = "
-        f"{sgd['convergence']['eta']:g} and η/2",
+    row("sgd_limit", f" (β = {sgd['beta']:g}, gradient error {sgd['grad_noise_sd']:g}·N(0, 1)), "
+        f"at η = {sgd['convergence']['eta']:g} and η/2",
         [("Richardson limit η → 0", sgd["limit"], errors)], digits=3, signed=True,
         note="The update is the Euler–Maruyama step of P1 with an unbiased noisy gradient, so its "
-             "law must reach exp(−β²U) as η → 0; the gradient noise adds η²β²s² of variance to "
-             "the injected 2η/β per step, an O(η) heating the errors show.")
+        "law must reach exp(−β²U) as η → 0; the gradient noise adds η²β²s² of variance to the "
+        "injected 2η/β per step, an O(η) heating the errors show.")
 
     bar = s0["barrier"]
     num, closed = bar["numerical"]["delta_e"], bar["closed_form"]["delta_e"]
@@ -315,20 +305,16 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
 
     table = []
     for name, e in s0["schedules"].items():
-        r = {"name": name, "c_ratio": e["c_ratio"], "beta_T": e["beta_T"],
-             "frozen_at": e["frozen_at"], "gibbs": e["gibbs"]}
+        r = {"name": name, **{k: e[k] for k in ("c_ratio", "beta_T", "frozen_at", "gibbs")}}
         for which in ("step", "half_step"):
             r[which] = {"occupancy": {k: v.get("value") for k, v in e["occupancy"][which].items()},
                         **{k: val(e.get(k), which) for k in ("excess", "follow", "stretch")},
-                        "hazard_ratio": (None if "hazard" not in e else
-                                         (e["hazard"][which].get("ratio") or {}).get("value"))}
+                        "hazard_ratio": val(e.get("hazard", {}).get(which), "ratio")}
         table.append(r)
-    return {"a": s0["a"], "delta_e": s0["delta_e"], "c_star": s0["c_star"], "chains": s0["chains"],
-            "horizon": s0["horizon"], "K": s0["K"], "dynamics": s0["dynamics"],
-            "scheme": SCHEMES.get(s0.get("scheme"), s0.get("scheme")),
-            "convergence": s0["convergence"], "window_ends": s0["window_ends"],
-            "freeze": s0["freeze"], "schedules": table,
-            "ergodicity": s0["ergodicity"], "sgd": s0["sgd"], "chain_steps": s0["chain_steps"],
+    return {**{k: s0[k] for k in ("a", "delta_e", "c_star", "chains", "horizon", "K", "dynamics",
+                                  "convergence", "window_ends", "freeze", "ergodicity", "sgd",
+                                  "chain_steps")},
+            "scheme": SCHEMES.get(s0.get("scheme"), s0.get("scheme")), "schedules": table,
             "seconds": s0.get("seconds")}
 
 
@@ -345,11 +331,10 @@ def s0_annealing(s0: dict[str, Any]) -> bytes:
     scheds, conv = s0["schedules"], s0["convergence"]
 
     def lines(kind: str) -> list[Line]:
-        names = [n for n, e in scheds.items() if e["kind"] == kind]
+        chosen = {n: e for n, e in scheds.items() if e["kind"] == kind}
         out = []
-        for i, name in enumerate(names):
-            e = scheds[name]
-            colour = plt.get_cmap("viridis")(i / max(len(names) - 1, 1)) if kind == "log" else f"C{i}"
+        for i, (name, e) in enumerate(chosen.items()):
+            colour = plt.get_cmap("viridis")(i / max(len(chosen) - 1, 1)) if kind == "log" else f"C{i}"
             t, p, lo, hi = trap_curve(e["curve"]["step"])
             out += [Line(t, p, "-", f"c/c* = {e['c_ratio']:g}" if kind == "log" else name,
                          band=(lo, hi), style={"color": colour, "lw": 1.2}),

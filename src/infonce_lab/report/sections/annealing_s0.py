@@ -83,16 +83,13 @@ RULES: dict[str, Rule] = {
     "fast_schedules_trap": Above(TRAP_EXCESS, what=EXCESS),
     "hazard_exponent": Equivalent(HAZARD_MARGIN, center=1.0,
                                   what="escape-hazard slope vs log(t+K), divided by −c/c*"),
-    "finite_time_rate": Above(STRETCH_MIDPOINT,
-                              what="g = γ̂/(1 − c/c*), the occupancy's stretching exponent over "
-                              "the last two decades relative to the bound's"),
-    "ergodic_gibbs": Equivalent(GIBBS_MARGIN,
-                                what="time-averaged trap occupancy − Gibbs trap mass of the "
-                                "dynamics' stationary law"),
+    "finite_time_rate": Above(STRETCH_MIDPOINT, what="g = γ̂/(1 − c/c*), the occupancy's "
+                              "stretching exponent over the last two decades relative to the bound's"),
+    "ergodic_gibbs": Equivalent(GIBBS_MARGIN, what="time-averaged trap occupancy − Gibbs trap mass "
+                                "of the dynamics' stationary law"),
     "sgd_limit": Equivalent(GIBBS_MARGIN,
                             what="η → 0 (Richardson) SGD trap mass − Gibbs trap mass of exp(−β²U)"),
-    "barrier_closed_form": Equivalent(BARRIER_TOL,
-                                      what="numerical ΔE − closed form 2 − a + a²/8"),
+    "barrier_closed_form": Equivalent(BARRIER_TOL, what="numerical ΔE − closed form 2 − a + a²/8"),
 }
 
 # Each row appends the run's windows and steps to the quantity declared here.
@@ -185,8 +182,7 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     log = [e for e in s0["schedules"].values() if e["kind"] == "log"]
     fast = {n: e for n, e in s0["schedules"].items() if e["kind"] == "fast"}
     decade = f" (T/10 → T = {ends[-2]:g} → {T})" if len(ends) > 1 else " (—)"
-    conv = s0["convergence"]
-    at = f", at dt = {conv['dt']:g} and dt/2 = {conv['dt_half']:g}"
+    at = f", at dt = {s0['convergence']['dt']:g} and dt/2 = {s0['convergence']['dt_half']:g}"
     rows: list[ClaimRow] = []
 
     def row(key: str, quantity: str, cases: Sequence[Pair], digits: int = 2,

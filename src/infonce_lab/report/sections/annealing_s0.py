@@ -122,7 +122,7 @@ CLAIMS = claims(PAPER, TOPIC, RULES, {
 
 # A case decided at both steps: its name, the file's {"step": …, "half_step": …} estimate, and
 # what else its result shows.
-Pair = tuple[str, dict[str, Any] | None, str]
+CaseSpec = tuple[str, dict[str, Any] | None, str]
 
 
 def _converged_case(rule: Rule, name: str, pair: dict[str, Any] | None, extra: str = "",
@@ -162,7 +162,7 @@ def _gibbs_text(entry: dict[str, Any], t: str) -> str:
     return f"P_trap(T) = {occ}, π_β(T) = {entry['gibbs'][t]:.3g}"
 
 
-def _hazard_case(e: dict[str, Any]) -> Pair:
+def _hazard_case(e: dict[str, Any]) -> CaseSpec:
     h = e.get("hazard") or {}
     pair = {k: (h.get(k) or {}).get("ratio") for k in ("step", "half_step")} if h else None
     d = h.get("step") or {}
@@ -185,14 +185,14 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     at = f", at dt = {s0['convergence']['dt']:g} and dt/2 = {s0['convergence']['dt_half']:g}"
     rows: list[ClaimRow] = []
 
-    def row(key: str, quantity: str, cases: Sequence[Pair], digits: int = 2,
+    def row(key: str, quantity: str, cases: Sequence[CaseSpec], digits: int = 2,
             signed: bool = False, **kw: Any) -> ClaimRow:
         c = CLAIMS[key]
         rows.append(c.with_quantity(quantity).row(
             [_converged_case(c.rule, *case, digits=digits, signed=signed) for case in cases], **kw))
         return rows[-1]
 
-    def by_c(key: str, keep: Callable[[float], bool]) -> list[Pair]:
+    def by_c(key: str, keep: Callable[[float], bool]) -> list[CaseSpec]:
         return [(_log_name(e), e.get(key), _gibbs_text(e, T)) for e in log if keep(e["c_ratio"])]
 
     row("log_slow_converges", decade + at, by_c("follow", lambda c: c <= 1.0),

@@ -182,8 +182,8 @@ def _file() -> dict[str, Any]:
 def _rows(s0: dict[str, Any]) -> dict[str, Any]:
     rows = sec.claim_rows({"s0": s0})
     by = {}
-    for key, text in sec.CLAIMS.items():
-        (row,) = [r for r in rows if r.claim == text]
+    for key, c in sec.CLAIMS.items():
+        (row,) = [r for r in rows if r.claim == c.text]
         by[key] = row
     return by
 
@@ -262,7 +262,7 @@ def test_rows_from_a_real_tiny_run():
     assert len(rows) == len(sec.CLAIMS)
     assert all(r.verdict.outcome is not Outcome.NOT_RUN for r in rows)
     # Two decades only: the finite-time rate (three decades) is undefined, said so.
-    (rate,) = [r for r in rows if r.claim == sec.CLAIMS["finite_time_rate"]]
+    (rate,) = [r for r in rows if r.claim == sec.CLAIMS["finite_time_rate"].text]
     assert rate.verdict.outcome is Outcome.INCONCLUSIVE
 
 

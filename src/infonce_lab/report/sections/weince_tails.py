@@ -46,6 +46,7 @@ from infonce_lab.report.verdicts import (
     Below,
     Case,
     Check,
+    Claim,
     ClaimRow,
     Equivalent,
     Estimate,
@@ -55,12 +56,11 @@ from infonce_lab.report.verdicts import (
     Rule,
     Verdict,
     all_cases,
-    claim,
+    claims,
     decide_family,
     fmt_p,
     inconclusive,
     not_reproduced,
-    not_run_row,
     reproduced,
     tally,
 )
@@ -213,6 +213,51 @@ RULES: dict[str, Rule | Check] = {
 }
 
 
+# The claims, in page order, keyed by the id of the rule that decides each.
+CLAIMS: dict[str, Claim] = {**claims(PAPER, TOPIC, RULES, {
+    "pot_endpoint_at_cap": (
+        "POT on negative cosines: ξ̂ < 0, Weibull-type endpoint behaviour; the Weibull-GPD "
+        "\"correctly drops to zero at the cap\" (§2.3.1, Fig. 3)",
+        "GPD shape ξ̂ and the endpoint's gap to the cap, (1 − x̂_F)/(1 − u), final epoch"),
+    "pot_xi_magnitude": (f"The fitted shape is ξ̂ = {PAPER_XI} (§2.3.1)",
+                         f"ξ̂ against {PAPER_XI} ± {XI_TOLERANCE:g}"),
+    "link_gain": (
+        "The blended link H1 beats softmax held out; \"the gain is statistically significant "
+        "under batch-clustered testing\" (§2.3.2, D.5)",
+        "held-out mean gain Δ̄ per anchor, InfoNCE checkpoints"),
+    "link_delta_magnitude": (
+        f"\"The held-out improvement is substantial (Δ̄ ≈ {PAPER_DELTA[0]} to {PAPER_DELTA[1]} "
+        f"nats per anchor)\" (§2.3.2)", "Δ̄ against the paper's range"),
+    "link_lambda_magnitude": (
+        f"\"The fitted blend weight is consistently nonzero but also far from one (λ̂ ≈ "
+        f"{PAPER_LAMBDA[0]} to {PAPER_LAMBDA[1]})\" (§2.3.2, Fig. 4)", "λ̂ against the paper's range"),
+    "link_stable": (
+        "The gain \"remains stable across training epochs\" (§2.3.2, App. D)",
+        "Δ̄ at the first and final diagnosed epochs and its change, paired by seed"),
+    "frechet_none": (
+        "A Fréchet (heavy-tail) component \"provides no measurable improvement\" once the Weibull "
+        "shortfall is included, Δ̄_WF−W ≈ 0 (D.6, Table 5)",
+        "Fréchet weight λ_F of log(1 + s) at the Weibull fit (score test), with the collinearity "
+        "of log(1 + s) where the candidates compete"),
+    "hardness_dilutes": (
+        "\"Including easier negatives dilutes both λ̂ and Δ̄\" (§2.3.2, D.1, Fig. 7)",
+        "slopes of λ̂ and Δ̄ per doubling of k (positive + k hardest negatives)"),
+    "pool_raises_lambda": (
+        "\"Increasing the pool from which a fixed hard set is selected drives λ̂ upward\" "
+        "(§2.3.2, D.1, Fig. 8)", "slope of λ̂ per doubling of the pool (32 hardest mined)"),
+    "allocation_closer": (
+        "The Weibit gradient is \"much closer to the empirical risk\" than the softmax gradient, "
+        "which spreads mass where the risk is nearly zero (App. C.2, Fig. 6)",
+        "TV distance to the risk curve: softmax's minus Weibit's"),
+}), **claims(AU_SECTION, AU_TOPIC, RULES, {
+    "low_tau_concentrates": (
+        "\"Low temperatures focus repulsive gradients strictly on hard negatives … high "
+        "temperatures average repulsion globally\" (Wang & Isola essay, §5)",
+        "share of InfoNCE's repulsive gradient on each anchor's hardest 1% of negatives, τ = 1 … "
+        "0.07, on the diagnose banks"),
+})}
+
+
 # ------------------------------------------------------------- the aggregate stage's estimates
 def estimate(group: Mapping[str, Any], name: str) -> Estimate:
     """The configuration's estimate ``name`` over its seeds, as the aggregate stage wrote it
@@ -266,10 +311,6 @@ def _split(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
     return counted, context
 
 
-def _context_name(name: str, kind: str) -> str:
-    return f"{name} (context: {kind}, not counted)"
-
-
 # The magnitude rows compare numbers that depend on the setting, not only on the loss: the
 # hardness and pool ablations (Figs 7–8) move λ̂ by as much as the distance to the paper's range.
 MAGNITUDE_NOTE = ("Decided in this study's setting: digits 8×8, the diagnose stage's banks "
@@ -294,31 +335,19 @@ REPULSION_NOTE = ("At fixed embeddings the rise is a property of the softmax (th
 NO_INFONCE = "an InfoNCE (info_nce) configuration in study.losses, diagnosed"
 
 
-def _head(rule_id: str, quantity_suffix: str = "") -> tuple[str, str, str, str]:
-    """(section, topic, the paper's sentence, the quantity) of the claim ``rule_id`` decides."""
-    section, topic, text, quantity, _ = next(c for c in _CLAIMS if c[4] == rule_id)
-    return section, topic, text, quantity + quantity_suffix
-
-
-def _row(rule_id: str, counted: list[tuple[str, Any]], context: list[tuple[str, Any]],
-         text: Callable[[Any], str] = str, note: str = "", quantity_suffix: str = "") -> ClaimRow:
+def _row(c: Claim, counted: list[tuple[str, Any]], context: list[tuple[str, Any]],
+         text: Callable[[Any], str] = str, note: str = "") -> ClaimRow:
     """Counted cases decided together (a rule's as one family, Holm), context cases each on its
     own, shown after them and left out of the verdict; ``text`` prints a case's input."""
-    rule = RULES[rule_id]
-    head = _head(rule_id, quantity_suffix)
     if not counted:
-        return not_run_row(*head, rule.text, NO_INFONCE)
-    if isinstance(rule, Rule):
-        cases = decide_family(rule, [x for _, x in counted], [n for n, _ in counted])
+        return c.not_run(NO_INFONCE)
+    if isinstance(c.rule, Rule):
+        cases = decide_family(c.rule, [x for _, x in counted], [n for n, _ in counted])
     else:
-        cases = [Case(n, text(x), rule.decide(x)) for n, x in counted]
-    extra = [Case(n, text(x), rule.decide(x)) for n, x in context]
-    return claim(*head, rule.text, [*cases, *extra], verdict=all_cases([c.verdict for c in cases]),
+        cases = [Case(n, text(x), c.rule.decide(x)) for n, x in counted]
+    extra = [Case(n, text(x), c.rule.decide(x)) for n, x in context]
+    return c.row([*cases, *extra], verdict=all_cases([x.verdict for x in cases]),
                  result=cases[0].result if len(cases) == 1 else tally(cases), note=note)
-
-
-def _pot_inputs(g: Mapping[str, Any]) -> dict[str, Estimate]:
-    return {"xi": estimate(g, "xi"), "gap": estimate(g, "endpoint_gap")}
 
 
 def _pot_text(x: Mapping[str, Estimate]) -> str:
@@ -335,14 +364,6 @@ def _frechet_text(x: Mapping[str, Any]) -> str:
     r2 = x["r2"]
     return (f"λ_F (score, signed) = {x['lambda_f']}; collinearity R² = "
             f"{'—' if r2 is None else f'{r2:.4f}'}")
-
-
-def _hardness_slopes(g: Mapping[str, Any]) -> list[tuple[str, Estimate]]:
-    return [("λ̂", estimate(g, "hardness.lambda")), ("Δ̄", estimate(g, "hardness.delta"))]
-
-
-def _frechet_inputs(g: Mapping[str, Any]) -> dict[str, Any]:
-    return {"lambda_f": estimate(g, "frechet_lambda"), "r2": estimate(g, "frechet_r2").value}
 
 
 def _repulsion_text(x: Mapping[str, Any]) -> str:
@@ -362,47 +383,50 @@ def claim_rows(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
     ``text_tails``: the packaged sentence encoders' diagnostics (``summary.json["text_tails"]``),
     shown in every row as context beside the image runs, never counted."""
     if not tails:
-        return [not_run_row(s, t, c, q, RULES[r].text, "the diagnose stage (reports/tails/) and "
-                            "the aggregate stage") for s, t, c, q, r in _CLAIMS]
+        return [c.not_run("the diagnose stage (reports/tails/) and the aggregate stage")
+                for c in CLAIMS.values()]
     counted, context = _split(tails, loss_kinds)
     context += [(f"{g['run']['dataset']} · {g['run']['backbone']} as shipped, word-crop views",
                  "text encoder", g) for g in (text_tails or {}).values()]
     primary = placements[0]
-    at_primary = f" (1/τ {primary})"
-    named = ([(n, g) for n, _, g in counted], [(_context_name(n, k), g) for n, k, g in context])
+    named = ([(n, g) for n, _, g in counted],
+             [(f"{n} (context: {k}, not counted)", g) for n, k, g in context])
 
     def both(fn: Callable[[Mapping[str, Any]], Any]) -> list[list[tuple[str, Any]]]:
         """``fn`` of each configuration: the counted cases, the context cases (``fn``'s None:
         the configuration lacks the input, e.g. a second diagnosed epoch)."""
         return [[(n, x) for n, g in part if (x := fn(g)) is not None] for part in named]
 
-    def link(quantity: str) -> list[list[tuple[str, Estimate]]]:
-        """At the deciding placement; at the others, the counted configurations as context."""
+    def link(rule_id: str, quantity: str, note: str) -> ClaimRow:
+        """Decided at the first placement; at the others, the counted configurations as context."""
         cases, ctx = both(lambda g: estimate(g, f"{quantity}.{primary}"))
-        return [cases, ctx + [(f"{n} (context: 1/τ {p}, not counted)",
-                               estimate(g, f"{quantity}.{p}"))
-                              for p in placements[1:] for n, _, g in counted]]
+        ctx += [(f"{n} (context: 1/τ {p}, not counted)", estimate(g, f"{quantity}.{p}"))
+                for p in placements[1:] for n, _, g in counted]
+        return _row(CLAIMS[rule_id].with_quantity(f" (1/τ {primary})"), cases, ctx, note=note)
 
     stable = both(lambda g: stability_inputs(g, primary))
-    hardness = [[(f"{n} · {q}", e) for n, slopes in part for q, e in slopes]
-                for part in both(_hardness_slopes)]
+    hardness = [[(f"{n} · {q}", estimate(g, f"hardness.{key}"))
+                 for n, g in part for q, key in (("λ̂", "lambda"), ("Δ̄", "delta"))]
+                for part in named]
     return [
-        _row("pot_endpoint_at_cap", *both(_pot_inputs), _pot_text, note=POT_NOTE),
-        _row("pot_xi_magnitude", *both(lambda g: estimate(g, "xi")), note=MAGNITUDE_NOTE),
-        _row("link_gain", *link("delta"), note=_lrt_note(counted, primary),
-             quantity_suffix=at_primary),
-        _row("link_delta_magnitude", *link("delta"), note=MAGNITUDE_NOTE,
-             quantity_suffix=at_primary),
-        _row("link_lambda_magnitude", *link("lambda"), note=MAGNITUDE_NOTE,
-             quantity_suffix=at_primary),
-        not_run_row(*_head("link_stable"), RULES["link_stable"].text, "two diagnosed epochs per "
-                    "run (training.checkpoint_epochs keeps an earlier one)")
-        if counted and not stable[0] else _row("link_stable", *stable, _stability_text),
-        _row("frechet_none", *both(_frechet_inputs), _frechet_text, note=_frechet_note(counted)),
-        _row("hardness_dilutes", *hardness, note=BOUND_NOTE),
-        _row("pool_raises_lambda", *both(lambda g: estimate(g, "pool.lambda")), note=POOL_NOTE),
-        _row("allocation_closer", *both(lambda g: estimate(g, "tv_gap"))),
-        _row("low_tau_concentrates", *both(repulsion_inputs), _repulsion_text,
+        _row(CLAIMS["pot_endpoint_at_cap"], *both(
+            lambda g: {"xi": estimate(g, "xi"), "gap": estimate(g, "endpoint_gap")}),
+            _pot_text, note=POT_NOTE),
+        _row(CLAIMS["pot_xi_magnitude"], *both(lambda g: estimate(g, "xi")), note=MAGNITUDE_NOTE),
+        link("link_gain", "delta", _lrt_note(counted, primary)),
+        link("link_delta_magnitude", "delta", MAGNITUDE_NOTE),
+        link("link_lambda_magnitude", "lambda", MAGNITUDE_NOTE),
+        CLAIMS["link_stable"].not_run("two diagnosed epochs per run "
+                                      "(training.checkpoint_epochs keeps an earlier one)")
+        if counted and not stable[0] else _row(CLAIMS["link_stable"], *stable, _stability_text),
+        _row(CLAIMS["frechet_none"], *both(lambda g: {
+            "lambda_f": estimate(g, "frechet_lambda"), "r2": estimate(g, "frechet_r2").value}),
+            _frechet_text, note=_frechet_note(counted)),
+        _row(CLAIMS["hardness_dilutes"], *hardness, note=BOUND_NOTE),
+        _row(CLAIMS["pool_raises_lambda"], *both(lambda g: estimate(g, "pool.lambda")),
+             note=POOL_NOTE),
+        _row(CLAIMS["allocation_closer"], *both(lambda g: estimate(g, "tv_gap"))),
+        _row(CLAIMS["low_tau_concentrates"], *both(repulsion_inputs), _repulsion_text,
              note=REPULSION_NOTE),
     ]
 
@@ -436,43 +460,6 @@ def _frechet_note(counted: list[Config]) -> str:
             deltas.append(f"{n} seed {seed}: Δ̄_WF−W = 0 by construction (λ̂_F = 0 on its bound)"
                           if lam_j == 0.0 else f"{n} seed {seed}: Δ̄_WF−W = {v:+.1e}")
     return ("The paper's own quantity, held out, per run: " + "; ".join(deltas)) if deltas else ""
-
-
-# The claims, in page order: (section, topic, the paper's sentence, the quantity, rule id).
-_CLAIMS: list[tuple[str, str, str, str, str]] = [
-    (PAPER, TOPIC, "POT on negative cosines: ξ̂ < 0, Weibull-type endpoint behaviour; the "
-     "Weibull-GPD \"correctly drops to zero at the cap\" (§2.3.1, Fig. 3)",
-     "GPD shape ξ̂ and the endpoint's gap to the cap, (1 − x̂_F)/(1 − u), final epoch",
-     "pot_endpoint_at_cap"),
-    (PAPER, TOPIC, f"The fitted shape is ξ̂ = {PAPER_XI} (§2.3.1)",
-     f"ξ̂ against {PAPER_XI} ± {XI_TOLERANCE:g}", "pot_xi_magnitude"),
-    (PAPER, TOPIC, "The blended link H1 beats softmax held out; \"the gain is statistically "
-     "significant under batch-clustered testing\" (§2.3.2, D.5)",
-     "held-out mean gain Δ̄ per anchor, InfoNCE checkpoints", "link_gain"),
-    (PAPER, TOPIC, f"\"The held-out improvement is substantial (Δ̄ ≈ {PAPER_DELTA[0]} to "
-     f"{PAPER_DELTA[1]} nats per anchor)\" (§2.3.2)", "Δ̄ against the paper's range", "link_delta_magnitude"),
-    (PAPER, TOPIC, f"\"The fitted blend weight is consistently nonzero but also far from one "
-     f"(λ̂ ≈ {PAPER_LAMBDA[0]} to {PAPER_LAMBDA[1]})\" (§2.3.2, Fig. 4)",
-     "λ̂ against the paper's range", "link_lambda_magnitude"),
-    (PAPER, TOPIC, "The gain \"remains stable across training epochs\" (§2.3.2, App. D)",
-     "Δ̄ at the first and final diagnosed epochs and its change, paired by seed", "link_stable"),
-    (PAPER, TOPIC, "A Fréchet (heavy-tail) component \"provides no measurable improvement\" once "
-     "the Weibull shortfall is included, Δ̄_WF−W ≈ 0 (D.6, Table 5)",
-     "Fréchet weight λ_F of log(1 + s) at the Weibull fit (score test), with the collinearity of "
-     "log(1 + s) where the candidates compete", "frechet_none"),
-    (PAPER, TOPIC, "\"Including easier negatives dilutes both λ̂ and Δ̄\" (§2.3.2, D.1, Fig. 7)",
-     "slopes of λ̂ and Δ̄ per doubling of k (positive + k hardest negatives)", "hardness_dilutes"),
-    (PAPER, TOPIC, "\"Increasing the pool from which a fixed hard set is selected drives λ̂ "
-     "upward\" (§2.3.2, D.1, Fig. 8)", "slope of λ̂ per doubling of the pool (32 hardest mined)",
-     "pool_raises_lambda"),
-    (PAPER, TOPIC, "The Weibit gradient is \"much closer to the empirical risk\" than the softmax "
-     "gradient, which spreads mass where the risk is nearly zero (App. C.2, Fig. 6)",
-     "TV distance to the risk curve: softmax's minus Weibit's", "allocation_closer"),
-    (AU_SECTION, AU_TOPIC, "\"Low temperatures focus repulsive gradients strictly on hard "
-     "negatives … high temperatures average repulsion globally\" (Wang & Isola essay, §5)",
-     "share of InfoNCE's repulsive gradient on each anchor's hardest 1% of negatives, τ = 1 … "
-     "0.07, on the diagnose banks", "low_tau_concentrates"),
-]
 
 
 # ------------------------------------------------------------------------ the narrative table

@@ -431,38 +431,38 @@ def claim_rows(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
     ]
 
 
+def _runs(configs: Sequence[Config], key: str) -> list[tuple[str, str, Mapping[str, Any], int, str]]:
+    """(name, kind, group, final epoch, seed) of every run of ``configs`` that has ``key``."""
+    return [(n, kind, g, e, seed) for n, kind, g in configs for e in [final_epoch(g)]
+            for seed in sorted(seed_values(g, e, key), key=int)]
+
+
 def _lrt_note(counted: list[Config], placement: str) -> str:
     """The parametric-bootstrap LRT per run, as bounds where it sits at its floor 1/(R + 1)."""
-    parts = []
-    for n, _, g in counted:
-        e = final_epoch(g)
-        ps = seed_values(g, e, f"link.{placement}.lrt_pvalue")
-        floors = seed_values(g, e, f"link.{placement}.lrt_floor")
-        degenerate = seed_values(g, e, f"link.{placement}.delta_degenerate")
-        for seed in sorted(ps, key=int):
-            if degenerate.get(seed):
-                parts.append(f"{n} seed {seed}: undefined (H1 = H0)")
-            elif ps[seed] is not None:
-                parts.append(f"{n} seed {seed}: {fmt_p(ps[seed], floor=floors.get(seed))}")
+    d, parts = f"link.{placement}", []
+    for n, _, g, e, seed in _runs(counted, f"{d}.lrt_pvalue"):
+        p, floor = (seed_value(g, e, f"{d}.{k}", seed) for k in ("lrt_pvalue", "lrt_floor"))
+        if seed_value(g, e, f"{d}.delta_degenerate", seed):
+            parts.append(f"{n} seed {seed}: undefined (H1 = H0)")
+        elif p is not None:
+            parts.append(f"{n} seed {seed}: {fmt_p(p, floor=floor)}")
     if not parts:
         return ""
     return "Parametric-bootstrap LRT per run (p, or a bound at its floor 1/(R + 1)): " + "; ".join(parts)
 
 
 def _frechet_note(counted: list[Config]) -> str:
-    deltas = []
-    for n, _, g in counted:
-        e = final_epoch(g)
-        for seed, v in sorted(seed_values(g, e, "frechet.delta_joint_vs_weibull").items(),
-                              key=lambda kv: int(kv[0])):
-            lam_j = seed_value(g, e, "frechet.lambda_frechet_joint", seed)
-            # λ̂_F = 0: the joint fit is the Weibull fit and what is left of Δ̄ is round-off
-            deltas.append(f"{n} seed {seed}: Δ̄_WF−W = 0 by construction (λ̂_F = 0 on its bound)"
-                          if lam_j == 0.0 else f"{n} seed {seed}: Δ̄_WF−W = {v:+.1e}")
+    key = "frechet.delta_joint_vs_weibull"
+    deltas = [
+        # λ̂_F = 0: the joint fit is the Weibull fit and what is left of Δ̄ is round-off
+        f"{n} seed {seed}: Δ̄_WF−W = 0 by construction (λ̂_F = 0 on its bound)"
+        if seed_value(g, e, "frechet.lambda_frechet_joint", seed) == 0.0 else
+        f"{n} seed {seed}: Δ̄_WF−W = {seed_value(g, e, key, seed):+.1e}"
+        for n, _, g, e, seed in _runs(counted, key)]
     return ("The paper's own quantity, held out, per run: " + "; ".join(deltas)) if deltas else ""
 
 
-# ------------------------------------------------------------------------ the narrative table
+# ----------------------------------------------------------------------- the narrative tables
 def _fmt(v: Any, digits: int = 3, signed: bool = False) -> str:
     if v is None:
         return "—"
@@ -484,6 +484,9 @@ def _with_se(x: Any, se: Any, digits: int, signed: bool = False) -> str:
 
 def _run_row(name: str, kind: str, g: Mapping[str, Any], e: int, seed: str,
              placements: Sequence[str]) -> dict[str, Any]:
+    """One run (configuration × seed) at its final epoch: every number behind the verdicts with
+    the run's own interval, p-values per run (never averaged), bounds as bounds and undefined
+    values as such."""
     def v(key: str) -> Any:
         return seed_value(g, e, key, seed)
 
@@ -526,49 +529,36 @@ def _run_row(name: str, kind: str, g: Mapping[str, Any], e: int, seed: str,
     }
 
 
-def run_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
-             placements: Sequence[str] = ("inside", "outside")) -> list[dict[str, str]]:
-    """One row per run (configuration × seed) at its final epoch: every number behind the
-    verdicts with the run's own interval, p-values per run (never averaged), bounds as bounds and
-    undefined values as such."""
-    return [_run_row(n, kind, g, final_epoch(g), seed, placements)
-            for part in _split(tails, loss_kinds) for n, kind, g in part
-            for seed in sorted(seed_values(g, final_epoch(g), "pot.xi"), key=int)]
-
-
-def configuration_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
-                       placements: Sequence[str] = ("inside", "outside")) -> list[dict[str, Any]]:
-    """One row per configuration at its final epoch: the estimates the verdicts use (over seeds:
-    their spread plus the shared bank's error; one seed: the run's own interval), printed as
-    values with intervals or as undefined (why)."""
-    out = []
-    for n, kind, g in (c for part in _split(tails, loss_kinds) for c in part):
-        e = final_epoch(g)
-        out.append({
-            "configuration": n, "kind": kind, "counted": kind == COUNTED_KIND, "epoch": e,
-            "seeds": ", ".join(str(s) for s in g.get("seeds", [])),
-            "xi": str(estimate(g, "xi")), "endpoint_gap": str(estimate(g, "endpoint_gap")),
-            **{f"lambda_{p}": str(estimate(g, f"lambda.{p}")) for p in placements},
-            "delta": str(estimate(g, f"delta.{placements[0]}")),
-            "frechet_lambda": str(estimate(g, "frechet_lambda")),
-            "hardness_lambda_slope": str(estimate(g, "hardness.lambda")),
-            "hardness_delta_slope": str(estimate(g, "hardness.delta")),
-            "pool_lambda_slope": str(estimate(g, "pool.lambda")),
-            "tv_gap": str(estimate(g, "tv_gap")),
-            "repulsion_low_tau": str(repulsion_inputs(g)["share"]),
-        })
-    return out
+def _configuration_row(name: str, kind: str, g: Mapping[str, Any],
+                       placements: Sequence[str]) -> dict[str, Any]:
+    """One configuration at its final epoch: the estimates the verdicts use (over seeds: their
+    spread plus the shared bank's error; one seed: the run's own interval), printed as values
+    with intervals or as undefined (why)."""
+    return {
+        "configuration": name, "kind": kind, "counted": kind == COUNTED_KIND,
+        "epoch": final_epoch(g), "seeds": ", ".join(str(s) for s in g.get("seeds", [])),
+        "xi": str(estimate(g, "xi")), "endpoint_gap": str(estimate(g, "endpoint_gap")),
+        **{f"lambda_{p}": str(estimate(g, f"lambda.{p}")) for p in placements},
+        "delta": str(estimate(g, f"delta.{placements[0]}")),
+        "frechet_lambda": str(estimate(g, "frechet_lambda")),
+        "hardness_lambda_slope": str(estimate(g, "hardness.lambda")),
+        "hardness_delta_slope": str(estimate(g, "hardness.delta")),
+        "pool_lambda_slope": str(estimate(g, "pool.lambda")),
+        "tv_gap": str(estimate(g, "tv_gap")),
+        "repulsion_low_tau": str(repulsion_inputs(g)["share"]),
+    }
 
 
 def context(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
             placements: Sequence[str] = ("inside", "outside")) -> dict[str, Any] | None:
-    """The section's narrative numbers: the per-configuration table (:func:`configuration_rows`),
-    the per-run table (:func:`run_rows`), the paper's values and the margins the rules use."""
+    """The section's narrative numbers: the per-configuration and the per-run table (counted
+    configurations first), the paper's values and the margins the rules use."""
     if not tails:
         return None
-    return {"configurations": configuration_rows(tails, loss_kinds, placements),
-            "runs": run_rows(tails, loss_kinds, placements), "primary": placements[0],
-            "placements": list(placements),
+    configs = [c for part in _split(tails, loss_kinds) for c in part]
+    return {"configurations": [_configuration_row(*c, placements) for c in configs],
+            "runs": [_run_row(*run, placements) for run in _runs(configs, "pot.xi")],
+            "primary": placements[0], "placements": list(placements),
             "paper": {"xi": PAPER_XI, "lambda": PAPER_LAMBDA, "delta": PAPER_DELTA},
             "margins": {"xi": XI_TOLERANCE, "endpoint": ENDPOINT_TOLERANCE,
                         "frechet": FRECHET_MARGIN, "stable": STABLE_FRACTION,

@@ -286,28 +286,23 @@ def repulsion_inputs(group: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- cases and rows
-def _name(group_id: str, group: Mapping[str, Any], many: bool) -> str:
-    run = group.get("run")
-    if not run:
-        return group_id
-    short = f"{run['loss']} · {run['schedule']}"
-    return f"{run['dataset']} · {run['backbone']} · {short}" if many else short
-
-
 Config = tuple[str, str, Mapping[str, Any]]  # (name, loss kind, the summary's group)
 
 
 def _split(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
            ) -> tuple[list[Config], list[Config]]:
-    """(counted, context): (name, kind, group) of the InfoNCE configurations and of the others."""
-    many = len({(g.get("run") or {}).get("dataset", "") + (g.get("run") or {}).get("backbone", "")
-                for g in tails.values()}) > 1
+    """(counted, context): (name, kind, group) of the InfoNCE configurations and of the others,
+    named by loss and schedule, and by dataset and backbone too where these differ."""
+    runs = {gid: group.get("run") or {} for gid, group in tails.items()}
+    many = len({r.get("dataset", "") + r.get("backbone", "") for r in runs.values()}) > 1
     counted, context = [], []
     for gid, group in tails.items():
-        loss = (group.get("run") or {}).get("loss") or Configuration.parse(gid).loss
-        kind = loss_kinds.get(loss, "unknown")
-        item = (_name(gid, group, many), kind, group)
-        (counted if kind == COUNTED_KIND else context).append(item)
+        run = runs[gid]
+        name = f"{run['loss']} · {run['schedule']}" if run else gid
+        if run and many:
+            name = f"{run['dataset']} · {run['backbone']} · {name}"
+        kind = loss_kinds.get(run.get("loss") or Configuration.parse(gid).loss, "unknown")
+        (counted if kind == COUNTED_KIND else context).append((name, kind, group))
     return counted, context
 
 
@@ -316,10 +311,10 @@ def _split(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
 MAGNITUDE_NOTE = ("Decided in this study's setting: digits 8×8, the diagnose stage's banks "
                   "(tails.bank: anchors score the other 2B − 1 views of their batch), the study's "
                   "schedules (τ = 0.2 fixed, or annealed); the paper's are CIFAR, 32 batches "
-                  "of B = 256 (511 candidates), τ = 0.5. Its ablations move λ̂ with the candidate set by as much as the gap to "
-                  "the paper's range, so a miss here says the magnitude does not transfer to "
-                  "this setting, not that the paper's is wrong; the paper's own setting is the "
-                  "paper_vision profile (not run).")
+                  "of B = 256 (511 candidates), τ = 0.5. Its ablations move λ̂ with the "
+                  "candidate set by as much as the gap to the paper's range, so a miss here says "
+                  "the magnitude does not transfer to this setting, not that the paper's is "
+                  "wrong; the paper's own setting is the paper_vision profile (not run).")
 
 
 POT_NOTE = ("Exceedances are resampled by image (a pair weighs the product of its two images' "
@@ -577,20 +572,17 @@ def lambda_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes | None:
     return panels([(title, by_group(weince, name)) for name, title in names])
 
 
-def _paper(value: float | tuple[float, float]) -> Ref:
-    if isinstance(value, tuple):
-        return Ref(value, "paper's range")
-    return Ref(value, "paper's value", style={"lw": 1.2})
-
-
 def tails_over_training(tails: dict[str, Any], placement: str) -> bytes:
     """ξ̂, λ̂ and held-out Δ̄ per configuration over training, ±95% t-interval over seeds as error
     bars (dodged per configuration), against the paper's values (a line for ξ, bands for λ, Δ̄)."""
     groups = list(tails)
     styles = group_styles(groups)
-    specs = [("pot.xi", "GPD shape ξ̂ of negative cosines", PAPER_XI),
-             (f"link.{placement}.lambda_hat", f"λ̂, H1 blend (1/τ {placement})", PAPER_LAMBDA),
-             (f"link.{placement}.delta_mean", r"held-out $\bar{\Delta}$ (nats/anchor)", PAPER_DELTA)]
+    specs = [("pot.xi", "GPD shape ξ̂ of negative cosines",
+              Ref(PAPER_XI, "paper's value", style={"lw": 1.2})),
+             (f"link.{placement}.lambda_hat", f"λ̂, H1 blend (1/τ {placement})",
+              Ref(PAPER_LAMBDA, "paper's range")),
+             (f"link.{placement}.delta_mean", r"held-out $\bar{\Delta}$ (nats/anchor)",
+              Ref(PAPER_DELTA, "paper's range"))]
     epochs = sorted({e for g in groups for e in epoch_series(tails[g], specs[0][0])[0]})
     gap = min((b - a for a, b in zip(epochs, epochs[1:], strict=False)), default=10.0)
 
@@ -605,7 +597,7 @@ def tails_over_training(tails: dict[str, Any], placement: str) -> bytes:
                                    **styles[g]}))
         return out
 
-    return figure([Panel(lines(key), [_paper(paper)], title=title, x="epoch", grid="major")
+    return figure([Panel(lines(key), [paper], title=title, x="epoch", grid="major")
                    for key, title, paper in specs], (13, 3.9), shared_legend=True)
 
 
@@ -662,24 +654,21 @@ def link_ablations(seeds: dict[str, dict[str, Any]]) -> bytes:
         (10, 6.4), rows=2, sharex="col")
 
 
-def _active_bins(edges: list[float], *masses: list[float], floor: float = 1e-3) -> tuple[float, float]:
-    """x-range from one bin below the first bin holding ``floor`` of any mass to the top edge."""
-    first = min((i for m in masses for i, v in enumerate(m) if v >= floor), default=0)
-    return edges[max(first - 1, 0)], edges[-1]
-
-
 def allocation_shares(alloc: dict[str, Any], title: str) -> bytes:
     """Share of failures (risk) and of softmax / Weibit gradient mass per negative-score bin."""
     edges = alloc["bin_edges"]
     centres = [0.5 * (a + b) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    series = (("risk", "risk: where the failures' culprits sit", "k-"),
+              ("softmax_grad", "softmax gradient mass", "C3--"),
+              ("weibit_grad", "Weibit gradient mass", "C0-"))
     shares = [Line(centres, alloc[key], fmt, label, style={"marker": "o", "ms": 3, "lw": 1.3})
-              for key, label, fmt in (("risk", "risk: where the failures' culprits sit", "k-"),
-                                      ("softmax_grad", "softmax gradient mass", "C3--"),
-                                      ("weibit_grad", "Weibit gradient mass", "C0-"))]
+              for key, label, fmt in series]
+    # x from one bin below the first bin holding 0.1% of any mass: the empty low bins are cut
+    first = min((i for key, _, _ in series for i, v in enumerate(alloc[key]) if v >= 1e-3),
+                default=0)
     return figure([Panel(shares, title=f"{title} · failure rate {alloc['failure_rate']:.2f}",
                          x="negative score s (bin centre)", y="share per bin", title_size=9,
-                         grid="major", xlim=_active_bins(edges, alloc["risk"],
-                                                         alloc["softmax_grad"], alloc["weibit_grad"]))],
+                         grid="major", xlim=(edges[max(first - 1, 0)], edges[-1]))],
                   (7.2, 3.8), tight=False)
 
 

@@ -426,7 +426,8 @@ def claim_rows(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
     ]
 
 
-def _runs(configs: Sequence[Config], key: str) -> list[tuple[str, str, Mapping[str, Any], int, str]]:
+def _runs(configs: Sequence[Config], key: str,
+          ) -> list[tuple[str, str, Mapping[str, Any], int, str]]:
     """(name, kind, group, final epoch, seed) of every run of ``configs`` that has ``key``."""
     return [(n, kind, g, e, seed) for n, kind, g in configs for e in [final_epoch(g)]
             for seed in sorted(seed_values(g, e, key), key=int)]
@@ -436,7 +437,8 @@ def _lrt_note(counted: list[Config], placement: str) -> str:
     """The parametric-bootstrap LRT per run, as bounds where it sits at its floor 1/(R + 1)."""
     d, parts = f"link.{placement}", []
     for n, _, g, e, seed in _runs(counted, f"{d}.lrt_pvalue"):
-        p, floor = (seed_value(g, e, f"{d}.{k}", seed) for k in ("lrt_pvalue", "lrt_floor"))
+        p = seed_value(g, e, f"{d}.lrt_pvalue", seed)
+        floor = seed_value(g, e, f"{d}.lrt_floor", seed)
         if seed_value(g, e, f"{d}.delta_degenerate", seed):
             parts.append(f"{n} seed {seed}: undefined (H1 = H0)")
         elif p is not None:

@@ -158,8 +158,7 @@ KINDS = {"infonce": "info_nce", "weince": "weince", "directau": "direct_au"}
 
 def rows_by_rule(tails: dict[str, Any]) -> dict[str, Any]:
     rows = wt.claim_rows(tails, KINDS, ["inside", "outside"])
-    assert len(rows) == len(wt._CLAIMS)
-    return {rid: row for (_, _, _, _, rid), row in zip(wt._CLAIMS, rows, strict=True)}
+    return dict(zip(wt.CLAIMS, rows, strict=True))
 
 
 def default_study() -> dict[str, Any]:

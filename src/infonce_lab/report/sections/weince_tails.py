@@ -46,6 +46,7 @@ from infonce_lab.report.verdicts import (
     Below,
     Case,
     Check,
+    Claim,
     ClaimRow,
     Equivalent,
     Estimate,
@@ -55,12 +56,11 @@ from infonce_lab.report.verdicts import (
     Rule,
     Verdict,
     all_cases,
-    claim,
+    claims,
     decide_family,
     fmt_p,
     inconclusive,
     not_reproduced,
-    not_run_row,
     reproduced,
     tally,
 )
@@ -213,6 +213,51 @@ RULES: dict[str, Rule | Check] = {
 }
 
 
+# The claims, in page order, keyed by the id of the rule that decides each.
+CLAIMS: dict[str, Claim] = {**claims(PAPER, TOPIC, RULES, {
+    "pot_endpoint_at_cap": (
+        "POT on negative cosines: ξ̂ < 0, Weibull-type endpoint behaviour; the Weibull-GPD "
+        "\"correctly drops to zero at the cap\" (§2.3.1, Fig. 3)",
+        "GPD shape ξ̂ and the endpoint's gap to the cap, (1 − x̂_F)/(1 − u), final epoch"),
+    "pot_xi_magnitude": (f"The fitted shape is ξ̂ = {PAPER_XI} (§2.3.1)",
+                         f"ξ̂ against {PAPER_XI} ± {XI_TOLERANCE:g}"),
+    "link_gain": (
+        "The blended link H1 beats softmax held out; \"the gain is statistically significant "
+        "under batch-clustered testing\" (§2.3.2, D.5)",
+        "held-out mean gain Δ̄ per anchor, InfoNCE checkpoints"),
+    "link_delta_magnitude": (
+        f"\"The held-out improvement is substantial (Δ̄ ≈ {PAPER_DELTA[0]} to {PAPER_DELTA[1]} "
+        f"nats per anchor)\" (§2.3.2)", "Δ̄ against the paper's range"),
+    "link_lambda_magnitude": (
+        f"\"The fitted blend weight is consistently nonzero but also far from one (λ̂ ≈ "
+        f"{PAPER_LAMBDA[0]} to {PAPER_LAMBDA[1]})\" (§2.3.2, Fig. 4)", "λ̂ against the paper's range"),
+    "link_stable": (
+        "The gain \"remains stable across training epochs\" (§2.3.2, App. D)",
+        "Δ̄ at the first and final diagnosed epochs and its change, paired by seed"),
+    "frechet_none": (
+        "A Fréchet (heavy-tail) component \"provides no measurable improvement\" once the Weibull "
+        "shortfall is included, Δ̄_WF−W ≈ 0 (D.6, Table 5)",
+        "Fréchet weight λ_F of log(1 + s) at the Weibull fit (score test), with the collinearity "
+        "of log(1 + s) where the candidates compete"),
+    "hardness_dilutes": (
+        "\"Including easier negatives dilutes both λ̂ and Δ̄\" (§2.3.2, D.1, Fig. 7)",
+        "slopes of λ̂ and Δ̄ per doubling of k (positive + k hardest negatives)"),
+    "pool_raises_lambda": (
+        "\"Increasing the pool from which a fixed hard set is selected drives λ̂ upward\" "
+        "(§2.3.2, D.1, Fig. 8)", "slope of λ̂ per doubling of the pool (32 hardest mined)"),
+    "allocation_closer": (
+        "The Weibit gradient is \"much closer to the empirical risk\" than the softmax gradient, "
+        "which spreads mass where the risk is nearly zero (App. C.2, Fig. 6)",
+        "TV distance to the risk curve: softmax's minus Weibit's"),
+}), **claims(AU_SECTION, AU_TOPIC, RULES, {
+    "low_tau_concentrates": (
+        "\"Low temperatures focus repulsive gradients strictly on hard negatives … high "
+        "temperatures average repulsion globally\" (Wang & Isola essay, §5)",
+        "share of InfoNCE's repulsive gradient on each anchor's hardest 1% of negatives, τ = 1 … "
+        "0.07, on the diagnose banks"),
+})}
+
+
 # ------------------------------------------------------------- the aggregate stage's estimates
 def estimate(group: Mapping[str, Any], name: str) -> Estimate:
     """The configuration's estimate ``name`` over its seeds, as the aggregate stage wrote it
@@ -241,33 +286,24 @@ def repulsion_inputs(group: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- cases and rows
-def _name(group_id: str, group: Mapping[str, Any], many: bool) -> str:
-    run = group.get("run")
-    if not run:
-        return group_id
-    short = f"{run['loss']} · {run['schedule']}"
-    return f"{run['dataset']} · {run['backbone']} · {short}" if many else short
-
-
 Config = tuple[str, str, Mapping[str, Any]]  # (name, loss kind, the summary's group)
 
 
 def _split(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
            ) -> tuple[list[Config], list[Config]]:
-    """(counted, context): (name, kind, group) of the InfoNCE configurations and of the others."""
-    many = len({(g.get("run") or {}).get("dataset", "") + (g.get("run") or {}).get("backbone", "")
-                for g in tails.values()}) > 1
+    """(counted, context): (name, kind, group) of the InfoNCE configurations and of the others,
+    named by loss and schedule, and by dataset and backbone too where these differ."""
+    runs = {gid: group.get("run") or {} for gid, group in tails.items()}
+    many = len({r.get("dataset", "") + r.get("backbone", "") for r in runs.values()}) > 1
     counted, context = [], []
     for gid, group in tails.items():
-        loss = (group.get("run") or {}).get("loss") or Configuration.parse(gid).loss
-        kind = loss_kinds.get(loss, "unknown")
-        item = (_name(gid, group, many), kind, group)
-        (counted if kind == COUNTED_KIND else context).append(item)
+        run = runs[gid]
+        name = f"{run['loss']} · {run['schedule']}" if run else gid
+        if run and many:
+            name = f"{run['dataset']} · {run['backbone']} · {name}"
+        kind = loss_kinds.get(run.get("loss") or Configuration.parse(gid).loss, "unknown")
+        (counted if kind == COUNTED_KIND else context).append((name, kind, group))
     return counted, context
-
-
-def _context_name(name: str, kind: str) -> str:
-    return f"{name} (context: {kind}, not counted)"
 
 
 # The magnitude rows compare numbers that depend on the setting, not only on the loss: the
@@ -275,10 +311,10 @@ def _context_name(name: str, kind: str) -> str:
 MAGNITUDE_NOTE = ("Decided in this study's setting: digits 8×8, the diagnose stage's banks "
                   "(tails.bank: anchors score the other 2B − 1 views of their batch), the study's "
                   "schedules (τ = 0.2 fixed, or annealed); the paper's are CIFAR, 32 batches "
-                  "of B = 256 (511 candidates), τ = 0.5. Its ablations move λ̂ with the candidate set by as much as the gap to "
-                  "the paper's range, so a miss here says the magnitude does not transfer to "
-                  "this setting, not that the paper's is wrong; the paper's own setting is the "
-                  "paper_vision profile (not run).")
+                  "of B = 256 (511 candidates), τ = 0.5. Its ablations move λ̂ with the "
+                  "candidate set by as much as the gap to the paper's range, so a miss here says "
+                  "the magnitude does not transfer to this setting, not that the paper's is "
+                  "wrong; the paper's own setting is the paper_vision profile (not run).")
 
 
 POT_NOTE = ("Exceedances are resampled by image (a pair weighs the product of its two images' "
@@ -294,31 +330,19 @@ REPULSION_NOTE = ("At fixed embeddings the rise is a property of the softmax (th
 NO_INFONCE = "an InfoNCE (info_nce) configuration in study.losses, diagnosed"
 
 
-def _head(rule_id: str, quantity_suffix: str = "") -> tuple[str, str, str, str]:
-    """(section, topic, the paper's sentence, the quantity) of the claim ``rule_id`` decides."""
-    section, topic, text, quantity, _ = next(c for c in _CLAIMS if c[4] == rule_id)
-    return section, topic, text, quantity + quantity_suffix
-
-
-def _row(rule_id: str, counted: list[tuple[str, Any]], context: list[tuple[str, Any]],
-         text: Callable[[Any], str] = str, note: str = "", quantity_suffix: str = "") -> ClaimRow:
+def _row(c: Claim, counted: list[tuple[str, Any]], context: list[tuple[str, Any]],
+         text: Callable[[Any], str] = str, note: str = "") -> ClaimRow:
     """Counted cases decided together (a rule's as one family, Holm), context cases each on its
     own, shown after them and left out of the verdict; ``text`` prints a case's input."""
-    rule = RULES[rule_id]
-    head = _head(rule_id, quantity_suffix)
     if not counted:
-        return not_run_row(*head, rule.text, NO_INFONCE)
-    if isinstance(rule, Rule):
-        cases = decide_family(rule, [x for _, x in counted], [n for n, _ in counted])
+        return c.not_run(NO_INFONCE)
+    if isinstance(c.rule, Rule):
+        cases = decide_family(c.rule, [x for _, x in counted], [n for n, _ in counted])
     else:
-        cases = [Case(n, text(x), rule.decide(x)) for n, x in counted]
-    extra = [Case(n, text(x), rule.decide(x)) for n, x in context]
-    return claim(*head, rule.text, [*cases, *extra], verdict=all_cases([c.verdict for c in cases]),
+        cases = [Case(n, text(x), c.rule.decide(x)) for n, x in counted]
+    extra = [Case(n, text(x), c.rule.decide(x)) for n, x in context]
+    return c.row([*cases, *extra], verdict=all_cases([x.verdict for x in cases]),
                  result=cases[0].result if len(cases) == 1 else tally(cases), note=note)
-
-
-def _pot_inputs(g: Mapping[str, Any]) -> dict[str, Estimate]:
-    return {"xi": estimate(g, "xi"), "gap": estimate(g, "endpoint_gap")}
 
 
 def _pot_text(x: Mapping[str, Estimate]) -> str:
@@ -335,14 +359,6 @@ def _frechet_text(x: Mapping[str, Any]) -> str:
     r2 = x["r2"]
     return (f"λ_F (score, signed) = {x['lambda_f']}; collinearity R² = "
             f"{'—' if r2 is None else f'{r2:.4f}'}")
-
-
-def _hardness_slopes(g: Mapping[str, Any]) -> list[tuple[str, Estimate]]:
-    return [("λ̂", estimate(g, "hardness.lambda")), ("Δ̄", estimate(g, "hardness.delta"))]
-
-
-def _frechet_inputs(g: Mapping[str, Any]) -> dict[str, Any]:
-    return {"lambda_f": estimate(g, "frechet_lambda"), "r2": estimate(g, "frechet_r2").value}
 
 
 def _repulsion_text(x: Mapping[str, Any]) -> str:
@@ -362,120 +378,88 @@ def claim_rows(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
     ``text_tails``: the packaged sentence encoders' diagnostics (``summary.json["text_tails"]``),
     shown in every row as context beside the image runs, never counted."""
     if not tails:
-        return [not_run_row(s, t, c, q, RULES[r].text, "the diagnose stage (reports/tails/) and "
-                            "the aggregate stage") for s, t, c, q, r in _CLAIMS]
+        return [c.not_run("the diagnose stage (reports/tails/) and the aggregate stage")
+                for c in CLAIMS.values()]
     counted, context = _split(tails, loss_kinds)
     context += [(f"{g['run']['dataset']} · {g['run']['backbone']} as shipped, word-crop views",
                  "text encoder", g) for g in (text_tails or {}).values()]
     primary = placements[0]
-    at_primary = f" (1/τ {primary})"
-    named = ([(n, g) for n, _, g in counted], [(_context_name(n, k), g) for n, k, g in context])
+    named = ([(n, g) for n, _, g in counted],
+             [(f"{n} (context: {k}, not counted)", g) for n, k, g in context])
 
     def both(fn: Callable[[Mapping[str, Any]], Any]) -> list[list[tuple[str, Any]]]:
         """``fn`` of each configuration: the counted cases, the context cases (``fn``'s None:
         the configuration lacks the input, e.g. a second diagnosed epoch)."""
         return [[(n, x) for n, g in part if (x := fn(g)) is not None] for part in named]
 
-    def link(quantity: str) -> list[list[tuple[str, Estimate]]]:
-        """At the deciding placement; at the others, the counted configurations as context."""
+    def link(rule_id: str, quantity: str, note: str) -> ClaimRow:
+        """Decided at the first placement; at the others, the counted configurations as context."""
         cases, ctx = both(lambda g: estimate(g, f"{quantity}.{primary}"))
-        return [cases, ctx + [(f"{n} (context: 1/τ {p}, not counted)",
-                               estimate(g, f"{quantity}.{p}"))
-                              for p in placements[1:] for n, _, g in counted]]
+        ctx += [(f"{n} (context: 1/τ {p}, not counted)", estimate(g, f"{quantity}.{p}"))
+                for p in placements[1:] for n, _, g in counted]
+        return _row(CLAIMS[rule_id].with_quantity(f" (1/τ {primary})"), cases, ctx, note=note)
 
     stable = both(lambda g: stability_inputs(g, primary))
-    hardness = [[(f"{n} · {q}", e) for n, slopes in part for q, e in slopes]
-                for part in both(_hardness_slopes)]
+    hardness = [[(f"{n} · {q}", estimate(g, f"hardness.{key}"))
+                 for n, g in part for q, key in (("λ̂", "lambda"), ("Δ̄", "delta"))]
+                for part in named]
     return [
-        _row("pot_endpoint_at_cap", *both(_pot_inputs), _pot_text, note=POT_NOTE),
-        _row("pot_xi_magnitude", *both(lambda g: estimate(g, "xi")), note=MAGNITUDE_NOTE),
-        _row("link_gain", *link("delta"), note=_lrt_note(counted, primary),
-             quantity_suffix=at_primary),
-        _row("link_delta_magnitude", *link("delta"), note=MAGNITUDE_NOTE,
-             quantity_suffix=at_primary),
-        _row("link_lambda_magnitude", *link("lambda"), note=MAGNITUDE_NOTE,
-             quantity_suffix=at_primary),
-        not_run_row(*_head("link_stable"), RULES["link_stable"].text, "two diagnosed epochs per "
-                    "run (training.checkpoint_epochs keeps an earlier one)")
-        if counted and not stable[0] else _row("link_stable", *stable, _stability_text),
-        _row("frechet_none", *both(_frechet_inputs), _frechet_text, note=_frechet_note(counted)),
-        _row("hardness_dilutes", *hardness, note=BOUND_NOTE),
-        _row("pool_raises_lambda", *both(lambda g: estimate(g, "pool.lambda")), note=POOL_NOTE),
-        _row("allocation_closer", *both(lambda g: estimate(g, "tv_gap"))),
-        _row("low_tau_concentrates", *both(repulsion_inputs), _repulsion_text,
+        _row(CLAIMS["pot_endpoint_at_cap"], *both(
+            lambda g: {"xi": estimate(g, "xi"), "gap": estimate(g, "endpoint_gap")}),
+            _pot_text, note=POT_NOTE),
+        _row(CLAIMS["pot_xi_magnitude"], *both(lambda g: estimate(g, "xi")), note=MAGNITUDE_NOTE),
+        link("link_gain", "delta", _lrt_note(counted, primary)),
+        link("link_delta_magnitude", "delta", MAGNITUDE_NOTE),
+        link("link_lambda_magnitude", "lambda", MAGNITUDE_NOTE),
+        CLAIMS["link_stable"].not_run("two diagnosed epochs per run "
+                                      "(training.checkpoint_epochs keeps an earlier one)")
+        if counted and not stable[0] else _row(CLAIMS["link_stable"], *stable, _stability_text),
+        _row(CLAIMS["frechet_none"], *both(lambda g: {
+            "lambda_f": estimate(g, "frechet_lambda"), "r2": estimate(g, "frechet_r2").value}),
+            _frechet_text, note=_frechet_note(counted)),
+        _row(CLAIMS["hardness_dilutes"], *hardness, note=BOUND_NOTE),
+        _row(CLAIMS["pool_raises_lambda"], *both(lambda g: estimate(g, "pool.lambda")),
+             note=POOL_NOTE),
+        _row(CLAIMS["allocation_closer"], *both(lambda g: estimate(g, "tv_gap"))),
+        _row(CLAIMS["low_tau_concentrates"], *both(repulsion_inputs), _repulsion_text,
              note=REPULSION_NOTE),
     ]
 
 
+def _runs(configs: Sequence[Config], key: str,
+          ) -> list[tuple[str, str, Mapping[str, Any], int, str]]:
+    """(name, kind, group, final epoch, seed) of every run of ``configs`` that has ``key``."""
+    return [(n, kind, g, e, seed) for n, kind, g in configs for e in [final_epoch(g)]
+            for seed in sorted(seed_values(g, e, key), key=int)]
+
+
 def _lrt_note(counted: list[Config], placement: str) -> str:
     """The parametric-bootstrap LRT per run, as bounds where it sits at its floor 1/(R + 1)."""
-    parts = []
-    for n, _, g in counted:
-        e = final_epoch(g)
-        ps = seed_values(g, e, f"link.{placement}.lrt_pvalue")
-        floors = seed_values(g, e, f"link.{placement}.lrt_floor")
-        degenerate = seed_values(g, e, f"link.{placement}.delta_degenerate")
-        for seed in sorted(ps, key=int):
-            if degenerate.get(seed):
-                parts.append(f"{n} seed {seed}: undefined (H1 = H0)")
-            elif ps[seed] is not None:
-                parts.append(f"{n} seed {seed}: {fmt_p(ps[seed], floor=floors.get(seed))}")
+    d, parts = f"link.{placement}", []
+    for n, _, g, e, seed in _runs(counted, f"{d}.lrt_pvalue"):
+        p = seed_value(g, e, f"{d}.lrt_pvalue", seed)
+        floor = seed_value(g, e, f"{d}.lrt_floor", seed)
+        if seed_value(g, e, f"{d}.delta_degenerate", seed):
+            parts.append(f"{n} seed {seed}: undefined (H1 = H0)")
+        elif p is not None:
+            parts.append(f"{n} seed {seed}: {fmt_p(p, floor=floor)}")
     if not parts:
         return ""
     return "Parametric-bootstrap LRT per run (p, or a bound at its floor 1/(R + 1)): " + "; ".join(parts)
 
 
 def _frechet_note(counted: list[Config]) -> str:
-    deltas = []
-    for n, _, g in counted:
-        e = final_epoch(g)
-        for seed, v in sorted(seed_values(g, e, "frechet.delta_joint_vs_weibull").items(),
-                              key=lambda kv: int(kv[0])):
-            lam_j = seed_value(g, e, "frechet.lambda_frechet_joint", seed)
-            # λ̂_F = 0: the joint fit is the Weibull fit and what is left of Δ̄ is round-off
-            deltas.append(f"{n} seed {seed}: Δ̄_WF−W = 0 by construction (λ̂_F = 0 on its bound)"
-                          if lam_j == 0.0 else f"{n} seed {seed}: Δ̄_WF−W = {v:+.1e}")
+    key = "frechet.delta_joint_vs_weibull"
+    deltas = [
+        # λ̂_F = 0: the joint fit is the Weibull fit and what is left of Δ̄ is round-off
+        f"{n} seed {seed}: Δ̄_WF−W = 0 by construction (λ̂_F = 0 on its bound)"
+        if seed_value(g, e, "frechet.lambda_frechet_joint", seed) == 0.0 else
+        f"{n} seed {seed}: Δ̄_WF−W = {seed_value(g, e, key, seed):+.1e}"
+        for n, _, g, e, seed in _runs(counted, key)]
     return ("The paper's own quantity, held out, per run: " + "; ".join(deltas)) if deltas else ""
 
 
-# The claims, in page order: (section, topic, the paper's sentence, the quantity, rule id).
-_CLAIMS: list[tuple[str, str, str, str, str]] = [
-    (PAPER, TOPIC, "POT on negative cosines: ξ̂ < 0, Weibull-type endpoint behaviour; the "
-     "Weibull-GPD \"correctly drops to zero at the cap\" (§2.3.1, Fig. 3)",
-     "GPD shape ξ̂ and the endpoint's gap to the cap, (1 − x̂_F)/(1 − u), final epoch",
-     "pot_endpoint_at_cap"),
-    (PAPER, TOPIC, f"The fitted shape is ξ̂ = {PAPER_XI} (§2.3.1)",
-     f"ξ̂ against {PAPER_XI} ± {XI_TOLERANCE:g}", "pot_xi_magnitude"),
-    (PAPER, TOPIC, "The blended link H1 beats softmax held out; \"the gain is statistically "
-     "significant under batch-clustered testing\" (§2.3.2, D.5)",
-     "held-out mean gain Δ̄ per anchor, InfoNCE checkpoints", "link_gain"),
-    (PAPER, TOPIC, f"\"The held-out improvement is substantial (Δ̄ ≈ {PAPER_DELTA[0]} to "
-     f"{PAPER_DELTA[1]} nats per anchor)\" (§2.3.2)", "Δ̄ against the paper's range", "link_delta_magnitude"),
-    (PAPER, TOPIC, f"\"The fitted blend weight is consistently nonzero but also far from one "
-     f"(λ̂ ≈ {PAPER_LAMBDA[0]} to {PAPER_LAMBDA[1]})\" (§2.3.2, Fig. 4)",
-     "λ̂ against the paper's range", "link_lambda_magnitude"),
-    (PAPER, TOPIC, "The gain \"remains stable across training epochs\" (§2.3.2, App. D)",
-     "Δ̄ at the first and final diagnosed epochs and its change, paired by seed", "link_stable"),
-    (PAPER, TOPIC, "A Fréchet (heavy-tail) component \"provides no measurable improvement\" once "
-     "the Weibull shortfall is included, Δ̄_WF−W ≈ 0 (D.6, Table 5)",
-     "Fréchet weight λ_F of log(1 + s) at the Weibull fit (score test), with the collinearity of "
-     "log(1 + s) where the candidates compete", "frechet_none"),
-    (PAPER, TOPIC, "\"Including easier negatives dilutes both λ̂ and Δ̄\" (§2.3.2, D.1, Fig. 7)",
-     "slopes of λ̂ and Δ̄ per doubling of k (positive + k hardest negatives)", "hardness_dilutes"),
-    (PAPER, TOPIC, "\"Increasing the pool from which a fixed hard set is selected drives λ̂ "
-     "upward\" (§2.3.2, D.1, Fig. 8)", "slope of λ̂ per doubling of the pool (32 hardest mined)",
-     "pool_raises_lambda"),
-    (PAPER, TOPIC, "The Weibit gradient is \"much closer to the empirical risk\" than the softmax "
-     "gradient, which spreads mass where the risk is nearly zero (App. C.2, Fig. 6)",
-     "TV distance to the risk curve: softmax's minus Weibit's", "allocation_closer"),
-    (AU_SECTION, AU_TOPIC, "\"Low temperatures focus repulsive gradients strictly on hard "
-     "negatives … high temperatures average repulsion globally\" (Wang & Isola essay, §5)",
-     "share of InfoNCE's repulsive gradient on each anchor's hardest 1% of negatives, τ = 1 … "
-     "0.07, on the diagnose banks", "low_tau_concentrates"),
-]
-
-
-# ------------------------------------------------------------------------ the narrative table
+# ----------------------------------------------------------------------- the narrative tables
 def _fmt(v: Any, digits: int = 3, signed: bool = False) -> str:
     if v is None:
         return "—"
@@ -497,6 +481,9 @@ def _with_se(x: Any, se: Any, digits: int, signed: bool = False) -> str:
 
 def _run_row(name: str, kind: str, g: Mapping[str, Any], e: int, seed: str,
              placements: Sequence[str]) -> dict[str, Any]:
+    """One run (configuration × seed) at its final epoch: every number behind the verdicts with
+    the run's own interval, p-values per run (never averaged), bounds as bounds and undefined
+    values as such."""
     def v(key: str) -> Any:
         return seed_value(g, e, key, seed)
 
@@ -539,49 +526,36 @@ def _run_row(name: str, kind: str, g: Mapping[str, Any], e: int, seed: str,
     }
 
 
-def run_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
-             placements: Sequence[str] = ("inside", "outside")) -> list[dict[str, str]]:
-    """One row per run (configuration × seed) at its final epoch: every number behind the
-    verdicts with the run's own interval, p-values per run (never averaged), bounds as bounds and
-    undefined values as such."""
-    return [_run_row(n, kind, g, final_epoch(g), seed, placements)
-            for part in _split(tails, loss_kinds) for n, kind, g in part
-            for seed in sorted(seed_values(g, final_epoch(g), "pot.xi"), key=int)]
-
-
-def configuration_rows(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
-                       placements: Sequence[str] = ("inside", "outside")) -> list[dict[str, Any]]:
-    """One row per configuration at its final epoch: the estimates the verdicts use (over seeds:
-    their spread plus the shared bank's error; one seed: the run's own interval), printed as
-    values with intervals or as undefined (why)."""
-    out = []
-    for n, kind, g in (c for part in _split(tails, loss_kinds) for c in part):
-        e = final_epoch(g)
-        out.append({
-            "configuration": n, "kind": kind, "counted": kind == COUNTED_KIND, "epoch": e,
-            "seeds": ", ".join(str(s) for s in g.get("seeds", [])),
-            "xi": str(estimate(g, "xi")), "endpoint_gap": str(estimate(g, "endpoint_gap")),
-            **{f"lambda_{p}": str(estimate(g, f"lambda.{p}")) for p in placements},
-            "delta": str(estimate(g, f"delta.{placements[0]}")),
-            "frechet_lambda": str(estimate(g, "frechet_lambda")),
-            "hardness_lambda_slope": str(estimate(g, "hardness.lambda")),
-            "hardness_delta_slope": str(estimate(g, "hardness.delta")),
-            "pool_lambda_slope": str(estimate(g, "pool.lambda")),
-            "tv_gap": str(estimate(g, "tv_gap")),
-            "repulsion_low_tau": str(repulsion_inputs(g)["share"]),
-        })
-    return out
+def _configuration_row(name: str, kind: str, g: Mapping[str, Any],
+                       placements: Sequence[str]) -> dict[str, Any]:
+    """One configuration at its final epoch: the estimates the verdicts use (over seeds: their
+    spread plus the shared bank's error; one seed: the run's own interval), printed as values
+    with intervals or as undefined (why)."""
+    return {
+        "configuration": name, "kind": kind, "counted": kind == COUNTED_KIND,
+        "epoch": final_epoch(g), "seeds": ", ".join(str(s) for s in g.get("seeds", [])),
+        "xi": str(estimate(g, "xi")), "endpoint_gap": str(estimate(g, "endpoint_gap")),
+        **{f"lambda_{p}": str(estimate(g, f"lambda.{p}")) for p in placements},
+        "delta": str(estimate(g, f"delta.{placements[0]}")),
+        "frechet_lambda": str(estimate(g, "frechet_lambda")),
+        "hardness_lambda_slope": str(estimate(g, "hardness.lambda")),
+        "hardness_delta_slope": str(estimate(g, "hardness.delta")),
+        "pool_lambda_slope": str(estimate(g, "pool.lambda")),
+        "tv_gap": str(estimate(g, "tv_gap")),
+        "repulsion_low_tau": str(repulsion_inputs(g)["share"]),
+    }
 
 
 def context(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
             placements: Sequence[str] = ("inside", "outside")) -> dict[str, Any] | None:
-    """The section's narrative numbers: the per-configuration table (:func:`configuration_rows`),
-    the per-run table (:func:`run_rows`), the paper's values and the margins the rules use."""
+    """The section's narrative numbers: the per-configuration and the per-run table (counted
+    configurations first), the paper's values and the margins the rules use."""
     if not tails:
         return None
-    return {"configurations": configuration_rows(tails, loss_kinds, placements),
-            "runs": run_rows(tails, loss_kinds, placements), "primary": placements[0],
-            "placements": list(placements),
+    configs = [c for part in _split(tails, loss_kinds) for c in part]
+    return {"configurations": [_configuration_row(*c, placements) for c in configs],
+            "runs": [_run_row(*run, placements) for run in _runs(configs, "pot.xi")],
+            "primary": placements[0], "placements": list(placements),
             "paper": {"xi": PAPER_XI, "lambda": PAPER_LAMBDA, "delta": PAPER_DELTA},
             "margins": {"xi": XI_TOLERANCE, "endpoint": ENDPOINT_TOLERANCE,
                         "frechet": FRECHET_MARGIN, "stable": STABLE_FRACTION,
@@ -600,20 +574,17 @@ def lambda_curves(curves: dict[str, dict[str, pd.DataFrame]]) -> bytes | None:
     return panels([(title, by_group(weince, name)) for name, title in names])
 
 
-def _paper(value: float | tuple[float, float]) -> Ref:
-    if isinstance(value, tuple):
-        return Ref(value, "paper's range")
-    return Ref(value, "paper's value", style={"lw": 1.2})
-
-
 def tails_over_training(tails: dict[str, Any], placement: str) -> bytes:
     """ξ̂, λ̂ and held-out Δ̄ per configuration over training, ±95% t-interval over seeds as error
     bars (dodged per configuration), against the paper's values (a line for ξ, bands for λ, Δ̄)."""
     groups = list(tails)
     styles = group_styles(groups)
-    specs = [("pot.xi", "GPD shape ξ̂ of negative cosines", PAPER_XI),
-             (f"link.{placement}.lambda_hat", f"λ̂, H1 blend (1/τ {placement})", PAPER_LAMBDA),
-             (f"link.{placement}.delta_mean", r"held-out $\bar{\Delta}$ (nats/anchor)", PAPER_DELTA)]
+    specs = [("pot.xi", "GPD shape ξ̂ of negative cosines",
+              Ref(PAPER_XI, "paper's value", style={"lw": 1.2})),
+             (f"link.{placement}.lambda_hat", f"λ̂, H1 blend (1/τ {placement})",
+              Ref(PAPER_LAMBDA, "paper's range")),
+             (f"link.{placement}.delta_mean", r"held-out $\bar{\Delta}$ (nats/anchor)",
+              Ref(PAPER_DELTA, "paper's range"))]
     epochs = sorted({e for g in groups for e in epoch_series(tails[g], specs[0][0])[0]})
     gap = min((b - a for a, b in zip(epochs, epochs[1:], strict=False)), default=10.0)
 
@@ -628,7 +599,7 @@ def tails_over_training(tails: dict[str, Any], placement: str) -> bytes:
                                    **styles[g]}))
         return out
 
-    return figure([Panel(lines(key), [_paper(paper)], title=title, x="epoch", grid="major")
+    return figure([Panel(lines(key), [paper], title=title, x="epoch", grid="major")
                    for key, title, paper in specs], (13, 3.9), shared_legend=True)
 
 
@@ -685,24 +656,21 @@ def link_ablations(seeds: dict[str, dict[str, Any]]) -> bytes:
         (10, 6.4), rows=2, sharex="col")
 
 
-def _active_bins(edges: list[float], *masses: list[float], floor: float = 1e-3) -> tuple[float, float]:
-    """x-range from one bin below the first bin holding ``floor`` of any mass to the top edge."""
-    first = min((i for m in masses for i, v in enumerate(m) if v >= floor), default=0)
-    return edges[max(first - 1, 0)], edges[-1]
-
-
 def allocation_shares(alloc: dict[str, Any], title: str) -> bytes:
     """Share of failures (risk) and of softmax / Weibit gradient mass per negative-score bin."""
     edges = alloc["bin_edges"]
     centres = [0.5 * (a + b) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    series = (("risk", "risk: where the failures' culprits sit", "k-"),
+              ("softmax_grad", "softmax gradient mass", "C3--"),
+              ("weibit_grad", "Weibit gradient mass", "C0-"))
     shares = [Line(centres, alloc[key], fmt, label, style={"marker": "o", "ms": 3, "lw": 1.3})
-              for key, label, fmt in (("risk", "risk: where the failures' culprits sit", "k-"),
-                                      ("softmax_grad", "softmax gradient mass", "C3--"),
-                                      ("weibit_grad", "Weibit gradient mass", "C0-"))]
+              for key, label, fmt in series]
+    # x from one bin below the first bin holding 0.1% of any mass: the empty low bins are cut
+    first = min((i for key, _, _ in series for i, v in enumerate(alloc[key]) if v >= 1e-3),
+                default=0)
     return figure([Panel(shares, title=f"{title} · failure rate {alloc['failure_rate']:.2f}",
                          x="negative score s (bin centre)", y="share per bin", title_size=9,
-                         grid="major", xlim=_active_bins(edges, alloc["risk"],
-                                                         alloc["softmax_grad"], alloc["weibit_grad"]))],
+                         grid="major", xlim=(edges[max(first - 1, 0)], edges[-1]))],
                   (7.2, 3.8), tight=False)
 
 

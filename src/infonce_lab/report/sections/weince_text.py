@@ -247,18 +247,18 @@ def claim_rows(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], 
     context = "; ".join(f"{_case_name(c)}: {_one_sided(c['estimate'])}" for c, _ in main
                         if c["estimate"].t is not None)
     taus_text = ", ".join(f"{c['infonce']}: τ_c = {c['tau_scale']:g} × τ" for c, _ in ctrl)
+    gain_note = f"{note_data} Context: {context}." if context else note_data
+    control_note = (f"{taus_text}; 1/τ_c is WEINCE's mean logit slope between each anchor's "
+                    f"hardest negative and its positive (params.yaml). {note_data}")
+    no_pair = ("a WEINCE-kind and an InfoNCE-kind loss with the same candidates in "
+               "text.study.losses" if text.get("groups") else
+               "no text results: list losses in text.study and run the text stages")
     rows = []
     for key, pairs, why, note, what_it_takes in (
-            ("weince_beats_infonce", main, "WEINCE scores below InfoNCE",
-             f"{note_data} Context: {context}." if context else note_data,
-             "a WEINCE-kind and an InfoNCE-kind loss with the same candidates in "
-             "text.study.losses" if text.get("groups") else
-             "no text results: list losses in text.study and run the text stages"),
-            ("weince_beats_temperature_control", ctrl,
-             "InfoNCE at WEINCE's effective temperature does better — a softer temperature "
-             "accounts for the gain",
-             f"{taus_text}; 1/τ_c is WEINCE's mean logit slope between each anchor's hardest "
-             f"negative and its positive (params.yaml). {note_data}", CONTROL_SETTING)):
+            ("weince_beats_infonce", main, "WEINCE scores below InfoNCE", gain_note, no_pair),
+            ("weince_beats_temperature_control", ctrl, "InfoNCE at WEINCE's effective temperature "
+             "does better — a softer temperature accounts for the gain", control_note,
+             CONTROL_SETTING)):
         if not pairs:
             rows.append(CLAIMS[key].not_run(what_it_takes))
             continue

@@ -297,12 +297,12 @@ def _noise_rows(nf: dict[str, Any] | None) -> list[ClaimRow]:
     weibit_at_floor = _scaled(est["mse_weibit"][top], 1.0 / nf["softmax_floor"])
     cases = decide_family(ON_C_OVER_N, w, [f"n = {n}" for n in ns])
     cases.append(_control_case(f"softmax estimator, n = {top}", soft_on_line, ON_C_OVER_N))
-    on_line = NOISE_CLAIMS["weibit_with_control"]
-    weibit = on_line.with_quantity(
+    on_line = NOISE_CLAIMS["weibit_with_control"].with_quantity(
         f" (c = {nf['c']:.3g} = x_gap²/Var(x), the inverse Fisher information times the squared "
-        "gap), mean over replicates"
-    ).row(cases, verdict=on_line.rule.decide(([c.verdict for c in cases[:-1]], [soft_on_line])),
-          result=f"n = {top}: {w[-1]}; {tally(cases[:-1])}")
+        "gap), mean over replicates")
+    weibit = on_line.row(
+        cases, verdict=on_line.rule.decide(([c.verdict for c in cases[:-1]], [soft_on_line])),
+        result=f"n = {top}: {w[-1]}; {tally(cases[:-1])}")
     trend = ", ".join(f"{s_all[str(n)]['value']:.2f}" if s_all[str(n)].get("value") is not None
                       else "undefined" for n in ns)
     mse_s, mse_w = _est(est["mse_softmax"][top]), _est(est["mse_weibit"][top])

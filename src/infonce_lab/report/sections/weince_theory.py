@@ -166,7 +166,7 @@ def _claim(text: str, quantity: str, rule_id: str) -> Claim:
     return Claim(PAPER, TOPIC, text, quantity, RULES[rule_id])
 
 
-# keyed by the block of link_theory.json that decides each
+# keyed by the block of link_theory.json that decides each (Table 1's rows: plackett_luce's)
 LINK_CLAIMS = {
     "gumbel": _claim(
         "§2.1 (Eq. 2.3): InfoNCE's softmax is the top-1 law of additive Gumbel utilities "

@@ -30,6 +30,10 @@ LOSSES = {"simcse_infonce": {"kind": "info_nce", "candidates": "cross_view", "ta
           "simcse_infonce_tc": {"kind": "info_nce", "candidates": "cross_view", "tau_scale": 1.36},
           "infonce": {"kind": "info_nce"}, "weince": {"kind": "weince"}}
 TAUS = {"s": 0.05}
+# the rows are keyed by their claim's sentence
+GAIN_CLAIM, CONTROL_CLAIM, CONTROL_AT_CLAIM = (wt.CLAIMS[k].text for k in (
+    "weince_beats_infonce", "weince_beats_temperature_control", "control_at_weince_temperature"))
+LEVEL_CLAIM = wt.LEVEL.text
 INV_TC = 1 / (0.05 * 1.36)  # 14.71
 
 
@@ -86,14 +90,14 @@ def test_summarise_text_pairs_every_loss_with_its_t_inference():
 def test_a_clear_gain_over_both_is_reproduced_with_holm_shown():
     rows, _ = _rows({"simcse_infonce": I4, "simcse_weince": W4, "simcse_infonce_tc": C4},
                     KAPPA_AT_CONTROL)
-    gain, ctrl = rows[wt.GAIN_CLAIM], rows[wt.CONTROL_CLAIM]
+    gain, ctrl = rows[GAIN_CLAIM], rows[CONTROL_CLAIM]
     assert gain.verdict.outcome is Outcome.REPRODUCED and ctrl.verdict.outcome is Outcome.REPRODUCED
     assert "Holm" in gain.result and "+5.50" in gain.result
     assert "not STS-B" in gain.note and "paired one-sided t (the paper's test)" in gain.note
     assert "1.36 × τ" in ctrl.note
-    check = rows[wt.CONTROL_AT_CLAIM]
+    check = rows[CONTROL_AT_CLAIM]
     assert check.self_check and check.verdict.outcome is Outcome.REPRODUCED
-    assert rows[wt.LEVEL_CLAIM].verdict.outcome is Outcome.NOT_RUN
+    assert rows[LEVEL_CLAIM].verdict.outcome is Outcome.NOT_RUN
 
 
 def test_the_two_seed_result_that_passed_the_one_sided_test_is_inconclusive():
@@ -104,7 +108,7 @@ def test_the_two_seed_result_that_passed_the_one_sided_test_is_inconclusive():
     (pair,) = text["paired"].values()
     one_sided = stats.ttest_rel(w, i, alternative="greater").pvalue
     assert one_sided < 0.05
-    gain = rows[wt.GAIN_CLAIM]
+    gain = rows[GAIN_CLAIM]
     assert gain.verdict.outcome is Outcome.INCONCLUSIVE
     assert f"p = {one_sided:.3f}" in gain.note
 
@@ -112,19 +116,19 @@ def test_the_two_seed_result_that_passed_the_one_sided_test_is_inconclusive():
 def test_weince_below_the_control_is_contradicted():
     rows, _ = _rows({"simcse_infonce": I4, "simcse_weince": W4,
                      "simcse_infonce_tc": [64.0, 66.5, 63.0, 67.0]}, KAPPA_AT_CONTROL)
-    ctrl = rows[wt.CONTROL_CLAIM]
+    ctrl = rows[CONTROL_CLAIM]
     assert ctrl.verdict.outcome is Outcome.NOT_REPRODUCED
     assert "softer temperature" in ctrl.cases[0].verdict.why
-    assert rows[wt.GAIN_CLAIM].verdict.outcome is Outcome.REPRODUCED
+    assert rows[GAIN_CLAIM].verdict.outcome is Outcome.REPRODUCED
 
 
 def test_weince_below_infonce_is_contradicted():
     rows, _ = _rows({"simcse_infonce": W4, "simcse_weince": I4})
-    gain = rows[wt.GAIN_CLAIM]
+    gain = rows[GAIN_CLAIM]
     assert gain.verdict.outcome is Outcome.NOT_REPRODUCED
     assert "WEINCE scores below InfoNCE" in str(gain.cases[0].verdict)
-    assert rows[wt.CONTROL_CLAIM].verdict.outcome is Outcome.NOT_RUN
-    assert "tau_scale" in rows[wt.CONTROL_CLAIM].verdict.why
+    assert rows[CONTROL_CLAIM].verdict.outcome is Outcome.NOT_RUN
+    assert "tau_scale" in rows[CONTROL_CLAIM].verdict.why
 
 
 def test_holm_over_the_family_can_withhold_a_verdict():
@@ -149,7 +153,7 @@ def test_holm_over_the_family_can_withhold_a_verdict():
 def test_the_control_self_check_fails_when_weince_trains_at_infonces_temperature():
     rows, _ = _rows({"simcse_infonce": I4, "simcse_weince": W4, "simcse_infonce_tc": C4},
                     [19.9, 20.0, 19.8, 20.1])
-    check = rows[wt.CONTROL_AT_CLAIM]
+    check = rows[CONTROL_AT_CLAIM]
     assert check.verdict.outcome is Outcome.NOT_REPRODUCED
 
 
@@ -165,7 +169,7 @@ def test_control_position_is_affine_between_the_two_temperatures():
 
 def test_both_candidate_sets_join_one_family_and_are_named():
     rows, _ = _rows({"simcse_infonce": I4, "simcse_weince": W4, "infonce": I4, "weince": W4})
-    gain = rows[wt.GAIN_CLAIM]
+    gain = rows[GAIN_CLAIM]
     names = [c.name for c in gain.cases]
     assert len(names) == 2
     assert any("N cross-view candidates (SimCSE)" in n for n in names)
@@ -175,7 +179,7 @@ def test_both_candidate_sets_join_one_family_and_are_named():
 
 def test_one_seed_is_inconclusive_not_a_number():
     rows, _ = _rows({"simcse_infonce": [52.0], "simcse_weince": [58.0]})
-    gain = rows[wt.GAIN_CLAIM]
+    gain = rows[GAIN_CLAIM]
     assert gain.verdict.outcome is Outcome.INCONCLUSIVE and "undefined" in gain.verdict.why
 
 
@@ -183,12 +187,12 @@ def test_paper_level_is_decided_on_the_papers_data():
     rows, _ = _rows({"simcse_infonce": [71.0, 72.5, 70.8, 72.0],
                      "simcse_weince": [60.0, 61.0, 59.0, 60.5]},
                     dataset_kinds={"w": "simcse_wiki1m"}, dataset="w")
-    level = rows[wt.LEVEL_CLAIM]
+    level = rows[LEVEL_CLAIM]
     outcomes = {c.name: c.verdict.outcome for c in level.cases}
     assert outcomes == {"w-e-simcse_infonce-s": Outcome.REPRODUCED,
                         "w-e-simcse_weince-s": Outcome.NOT_REPRODUCED}
     assert level.verdict.outcome is Outcome.NOT_REPRODUCED
-    assert "STS-B test, the paper's set" in rows[wt.GAIN_CLAIM].note
+    assert "STS-B test, the paper's set" in rows[GAIN_CLAIM].note
 
 
 def test_no_text_results_give_not_run_rows():

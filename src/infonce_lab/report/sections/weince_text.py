@@ -31,6 +31,8 @@ from infonce_lab.report.sections import Inputs, Section
 from infonce_lab.report.verdicts import (
     Above,
     Case,
+    Check,
+    Claim,
     ClaimRow,
     Equivalent,
     Estimate,
@@ -38,11 +40,10 @@ from infonce_lab.report.verdicts import (
     InRange,
     Outcome,
     Rule,
-    claim,
+    claims,
     decide_family,
     fmt_p,
     not_reproduced,
-    not_run_row,
 )
 
 PAPER_ID = "weince"
@@ -60,24 +61,22 @@ PAPER = {"infonce": 71.74, "infonce_pm": 4.23, "weince": 76.36, "weince_pm": 3.1
 # tolerance fitted to the measurement.
 CONTROL_MARGIN = 0.5
 
-GAIN = Above(0.0, unit="points", what="WEINCE − InfoNCE, STS Spearman × 100, paired over seeds "
-                                      "(Holm within the text family)")
-CONTROL = Above(0.0, unit="points", what="WEINCE − InfoNCE at the control temperature τ_c, STS "
-                                         "Spearman × 100, paired over seeds (Holm within the "
-                                         "text family)")
-CONTROL_AT = Equivalent(CONTROL_MARGIN, what="r = (κ̄ − 1/τ_c)/(1/τ − 1/τ_c), WEINCE's mean "
-                                             "effective inverse temperature over training")
-LEVEL_INFONCE = InRange(PAPER["infonce"] - PAPER["infonce_pm"], PAPER["infonce"] + PAPER["infonce_pm"],
-                        what="InfoNCE's STS-B Spearman × 100 (mean over seeds)")
-LEVEL_WEINCE = InRange(PAPER["weince"] - PAPER["weince_pm"], PAPER["weince"] + PAPER["weince_pm"],
-                       what="WEINCE's STS-B Spearman × 100 (mean over seeds)")
-
 RULES: dict[str, Rule] = {
-    "weince_beats_infonce": GAIN,
-    "weince_beats_temperature_control": CONTROL,
-    "control_at_weince_temperature": CONTROL_AT,
-    "paper_level_infonce": LEVEL_INFONCE,
-    "paper_level_weince": LEVEL_WEINCE,
+    "weince_beats_infonce": Above(
+        0.0, unit="points", what="WEINCE − InfoNCE, STS Spearman × 100, paired over seeds (Holm "
+                                 "within the text family)"),
+    "weince_beats_temperature_control": Above(
+        0.0, unit="points", what="WEINCE − InfoNCE at the control temperature τ_c, STS Spearman "
+                                 "× 100, paired over seeds (Holm within the text family)"),
+    "control_at_weince_temperature": Equivalent(
+        CONTROL_MARGIN, what="r = (κ̄ − 1/τ_c)/(1/τ − 1/τ_c), WEINCE's mean effective inverse "
+                             "temperature over training"),
+    "paper_level_infonce": InRange(PAPER["infonce"] - PAPER["infonce_pm"],
+                                   PAPER["infonce"] + PAPER["infonce_pm"],
+                                   what="InfoNCE's STS-B Spearman × 100 (mean over seeds)"),
+    "paper_level_weince": InRange(PAPER["weince"] - PAPER["weince_pm"],
+                                  PAPER["weince"] + PAPER["weince_pm"],
+                                  what="WEINCE's STS-B Spearman × 100 (mean over seeds)"),
 }
 
 PAPER_SETTING = ("`infonce-lab profiles apply paper_simcse` (text.study.datasets: "
@@ -205,17 +204,29 @@ def _dataset_note(text: dict[str, Any], dataset_kinds: dict[str, str] | None) ->
 
 
 # ------------------------------------------------------------------------------------- claims
-GAIN_CLAIM = ("§4.2: \"On STS-B, InfoNCE achieves a Spearman score of 71.74 ± 4.23 …, while "
-              "WEINCE achieves 76.36 ± 3.17, a gain of +4.63 points (p < 0.05, paired one-sided "
-              "t-test)\" — unsupervised SimCSE, only the logit computation replaced")
-CONTROL_CLAIM = ("§4.2: the gain is \"the bounded-endpoint correction\" — so it must hold against "
-                 "InfoNCE at WEINCE's own effective temperature, not only at τ = 0.05 (our "
-                 "control; the paper runs InfoNCE at τ = 0.05 only)")
-CONTROL_AT_CLAIM = ("Self-check of the control: τ_c (set before any run from WEINCE's logit slope "
-                    "on the untuned encoder) is where WEINCE's effective temperature sits while "
-                    "it trains")
-LEVEL_CLAIM = ("§4.2: the absolute level — STS-B test, BERT-base-uncased, 1M "
-               "Wikipedia sentences: InfoNCE 71.74 ± 4.23, WEINCE 76.36 ± 3.17")
+CLAIMS = claims(PAPER_ID, TOPIC, RULES, {
+    "weince_beats_infonce": (
+        "§4.2: \"On STS-B, InfoNCE achieves a Spearman score of 71.74 ± 4.23 …, while WEINCE "
+        "achieves 76.36 ± 3.17, a gain of +4.63 points (p < 0.05, paired one-sided t-test)\" — "
+        "unsupervised SimCSE, only the logit computation replaced",
+        "WEINCE − InfoNCE on the STS Spearman × 100 (mean over seeds of the paired difference)"),
+    "weince_beats_temperature_control": (
+        "§4.2: the gain is \"the bounded-endpoint correction\" — so it must hold against InfoNCE "
+        "at WEINCE's own effective temperature, not only at τ = 0.05 (our control; the paper "
+        "runs InfoNCE at τ = 0.05 only)",
+        "WEINCE − InfoNCE at τ_c on the STS Spearman × 100 (paired over seeds)"),
+    "control_at_weince_temperature": (
+        "Self-check of the control: τ_c (set before any run from WEINCE's logit slope on the "
+        "untuned encoder) is where WEINCE's effective temperature sits while it trains",
+        "r: WEINCE's mean effective inverse temperature κ̄ over every training step (anchor mean "
+        "of κ_i, mean over seeds), placed between the control (0) and InfoNCE's τ (1)"),
+})
+LEVELS = {"info_nce": RULES["paper_level_infonce"], "weince": RULES["paper_level_weince"]}
+# Each loss against the paper's level for it: the rule's input is (the loss's kind, its estimate).
+LEVEL = Claim(
+    PAPER_ID, TOPIC, "§4.2: the absolute level — STS-B test, BERT-base-uncased, 1M Wikipedia "
+    "sentences: InfoNCE 71.74 ± 4.23, WEINCE 76.36 ± 3.17", "STS-B test Spearman × 100 per loss",
+    Check("; ".join(r.text for r in LEVELS.values()), lambda x: LEVELS[x[0]].decide(x[1])))
 
 
 def claim_rows(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], *,
@@ -228,40 +239,33 @@ def claim_rows(text_summary: dict[str, Any] | None, loss_kinds: dict[str, str], 
     text = text_summary or {}
     comps = _comparisons(text, loss_kinds, losses)
     # One family: every WEINCE − InfoNCE comparison of the section, the controls included.
-    family = decide_family(GAIN, [c["estimate"] for c in comps], [_case_name(c) for c in comps])
+    family = decide_family(RULES["weince_beats_infonce"], [c["estimate"] for c in comps],
+                           [_case_name(c) for c in comps])
     main = [(c, k) for c, k in zip(comps, family, strict=True) if not c["control"]]
     ctrl = [(c, k) for c, k in zip(comps, family, strict=True) if c["control"]]
     note_data = _dataset_note(text, dataset_kinds)
+    context = "; ".join(f"{_case_name(c)}: {_one_sided(c['estimate'])}" for c, _ in main
+                        if c["estimate"].t is not None)
+    taus_text = ", ".join(f"{c['infonce']}: τ_c = {c['tau_scale']:g} × τ" for c, _ in ctrl)
+    gain_note = f"{note_data} Context: {context}." if context else note_data
+    control_note = (f"{taus_text}; 1/τ_c is WEINCE's mean logit slope between each anchor's "
+                    f"hardest negative and its positive (params.yaml). {note_data}")
+    no_pair = ("a WEINCE-kind and an InfoNCE-kind loss with the same candidates in "
+               "text.study.losses" if text.get("groups") else
+               "no text results: list losses in text.study and run the text stages")
     rows = []
-    if main:
-        cases = _contradicted([k for _, k in main], "WEINCE scores below InfoNCE")
-        context = "; ".join(f"{_case_name(c)}: {_one_sided(c['estimate'])}" for c, _ in main
-                            if c["estimate"].t is not None)
-        rows.append(claim(PAPER_ID, TOPIC, GAIN_CLAIM,
-                          "WEINCE − InfoNCE on the STS Spearman × 100 (mean over seeds of the "
-                          "paired difference)", GAIN, cases, result=_headline(cases),
-                          note=f"{note_data} Context: {context}." if context else note_data))
-    else:
-        rows.append(not_run_row(PAPER_ID, TOPIC, GAIN_CLAIM, "WEINCE − InfoNCE, STS Spearman × 100",
-                                GAIN, "a WEINCE-kind and an InfoNCE-kind loss with the same "
-                                "candidates in text.study.losses" if text.get("groups") else
-                                "no text results: list losses in text.study and run the text "
-                                "stages"))
+    for key, pairs, why, note, what_it_takes in (
+            ("weince_beats_infonce", main, "WEINCE scores below InfoNCE", gain_note, no_pair),
+            ("weince_beats_temperature_control", ctrl, "InfoNCE at WEINCE's effective temperature "
+             "does better — a softer temperature accounts for the gain", control_note,
+             CONTROL_SETTING)):
+        if not pairs:
+            rows.append(CLAIMS[key].not_run(what_it_takes))
+            continue
+        cases = _contradicted([k for _, k in pairs], why)
+        rows.append(CLAIMS[key].row(cases, result=_headline(cases), note=note))
     if ctrl:
-        cases = _contradicted([k for _, k in ctrl], "InfoNCE at WEINCE's effective temperature "
-                              "does better — a softer temperature accounts for the gain")
-        taus_text = ", ".join(f"{c['infonce']}: τ_c = {c['tau_scale']:g} × τ"
-                              for c, _ in ctrl)
-        rows.append(claim(PAPER_ID, TOPIC, CONTROL_CLAIM,
-                          "WEINCE − InfoNCE at τ_c on the STS Spearman × 100 (paired over seeds)",
-                          CONTROL, cases, result=_headline(cases),
-                          note=f"{taus_text}; 1/τ_c is WEINCE's mean logit slope between each "
-                               f"anchor's hardest negative and its positive (params.yaml). "
-                               f"{note_data}"))
         rows.append(_control_at_row(text, [c for c, _ in ctrl], taus or {}))
-    else:
-        rows.append(not_run_row(PAPER_ID, TOPIC, CONTROL_CLAIM, "WEINCE − InfoNCE at τ_c", CONTROL,
-                                CONTROL_SETTING))
     rows.append(_level_row(text, loss_kinds, losses, dataset_kinds))
     return rows
 
@@ -295,13 +299,10 @@ def _control_at_row(text: dict[str, Any], ctrl: list[dict[str, Any]], taus: dict
         g = groups.get(f"{d}-{e}-{c['weince']}-{sc}", {})
         estimates.append(control_position(_kappa(g), taus[sc], c["tau_scale"]) if sc in taus
                          else Estimate.missing(f"schedule {sc} has no fixed τ"))
-    cases = decide_family(CONTROL_AT, estimates, names)
-    return claim(PAPER_ID, TOPIC, CONTROL_AT_CLAIM,
-                 "r: WEINCE's mean effective inverse temperature κ̄ over every training step "
-                 "(anchor mean of κ_i, mean over seeds), placed between the control (0) and "
-                 "InfoNCE's τ (1)", CONTROL_AT, cases, self_check=True,
-                 note="κ_i = the slope of anchor i's WEINCE logit between its hardest negative "
-                      "and its positive (losses.weince.effective_inverse_temperature).")
+    return CLAIMS["control_at_weince_temperature"].family(
+        estimates, names, self_check=True,
+        note="κ_i = the slope of anchor i's WEINCE logit between its hardest negative and its "
+             "positive (losses.weince.effective_inverse_temperature).")
 
 
 def _level_row(text: dict[str, Any], loss_kinds: dict[str, str],
@@ -309,20 +310,15 @@ def _level_row(text: dict[str, Any], loss_kinds: dict[str, str],
                dataset_kinds: dict[str, str] | None) -> ClaimRow:
     on_paper = {n: g for n, g in _trained(text).items() if _on_paper_data(g, dataset_kinds)}
     if not on_paper:
-        return not_run_row(PAPER_ID, TOPIC, LEVEL_CLAIM, "STS-B test Spearman × 100 per loss",
-                           f"{LEVEL_INFONCE.text}; {LEVEL_WEINCE.text}", PAPER_SETTING,
-                           Evidence.PAPER_SCALE)
-    cases: list[Case] = []
+        return LEVEL.not_run(PAPER_SETTING, evidence=Evidence.PAPER_SCALE)
+    cases = []
     for gname, g in on_paper.items():
         info = _loss_info(g["loss"], loss_kinds, losses)
-        if info["tau_scale"] != 1.0 or info["kind"] not in ("info_nce", "weince"):
-            continue
-        rule = LEVEL_WEINCE if info["kind"] == "weince" else LEVEL_INFONCE
-        e = _over_seeds(g.get(METRIC, {}), digits=2)
-        cases.append(Case(gname, str(e), rule.decide(e)))
-    row = claim(PAPER_ID, TOPIC, LEVEL_CLAIM, "STS-B test Spearman × 100 per loss (mean over "
-                "seeds, t-interval)", f"{LEVEL_INFONCE.text}; {LEVEL_WEINCE.text}", cases,
-                note="The paper does not say what its ± is (§4.2); taken here as a range.")
+        if info["tau_scale"] == 1.0 and info["kind"] in LEVELS:
+            e = _over_seeds(g.get(METRIC, {}), digits=2)
+            cases.append((gname, (info["kind"], e), str(e)))
+    row = LEVEL.with_quantity(" (mean over seeds, t-interval)").checked(
+        cases, note="The paper does not say what its ± is (§4.2); taken here as a range.")
     row.evidence = Evidence.PAPER_SCALE
     return row
 

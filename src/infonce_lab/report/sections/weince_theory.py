@@ -22,6 +22,7 @@ from infonce_lab.report.verdicts import (
     Below,
     Case,
     Check,
+    Claim,
     ClaimRow,
     Equivalent,
     Estimate,
@@ -30,11 +31,10 @@ from infonce_lab.report.verdicts import (
     Region,
     Rule,
     Verdict,
-    claim,
+    claims,
     decide_family,
     inconclusive,
     not_reproduced,
-    not_run_row,
     reproduced,
     tally,
 )
@@ -137,17 +137,15 @@ def _control_case(name: str, e: Estimate, base: Rule) -> Case:
     return Case(f"control: {name}", str(e), v)
 
 
-def _controlled(claim_text: str, quantity: str, rule_id: str, base: Rule,
-                cases: list[tuple[str, Estimate, bool]], result: str | None,
-                note: str = "") -> ClaimRow:
+def _controlled(c: Claim, base: Rule, cases: list[tuple[str, Estimate, bool]],
+                result: str | None, note: str = "") -> ClaimRow:
     """A claim row from (name, estimate, is it a control) cases: each decided by ``base`` (a
-    control as one that must fail it), the row by ``RULES[rule_id]`` (:func:`_with_controls`);
+    control as one that must fail it), the row by the claim's rule (:func:`_with_controls`);
     ``result`` None: the cases' tally."""
-    return claim(PAPER, TOPIC, claim_text, quantity, RULES[rule_id].text,
-                 [_control_case(n, e, base) if control else Case(n, str(e), base.decide(e))
+    return c.row([_control_case(n, e, base) if control else Case(n, str(e), base.decide(e))
                   for n, e, control in cases],
-                 verdict=_with_controls(base, [e for _, e, c in cases if not c],
-                                        [e for _, e, c in cases if c]),
+                 verdict=c.rule.decide(([e for _, e, k in cases if not k],
+                                        [e for _, e, k in cases if k])),
                  result=result, note=note)
 
 
@@ -163,45 +161,77 @@ def _scaled(d: dict[str, Any] | None, factor: float) -> Estimate:
     return Estimate(e.value * factor, e.low * factor, e.high * factor, n=e.n)
 
 
-# ------------------------------------------------------------------------------ Table 1 rows
-TABLE1 = {
-    "gumbel": (
+# ----------------------------------------------------------------------------------- claims
+def _claim(text: str, quantity: str, rule_id: str) -> Claim:
+    return Claim(PAPER, TOPIC, text, quantity, RULES[rule_id])
+
+
+# keyed by the block of link_theory.json that decides each (Table 1's rows: plackett_luce's)
+LINK_CLAIMS = {
+    "gumbel": _claim(
         "§2.1 (Eq. 2.3): InfoNCE's softmax is the top-1 law of additive Gumbel utilities "
         "(\"the softmax form is … tied to the Gumbel distributional choice [and] the "
         "additive-in-score structure in Equation 2.3\")",
         "U_j = s_j/τ + G_j, G i.i.d. Gumbel; winners against softmax(s/τ)",
-        {"wrong_exponent": "1/τ × {e}", "rival_weibit": "the Weibit link (1 − s)^{{−1/τ}}"}),
-    "weibull": (
+        "link_match_with_controls"),
+    "weibull": _claim(
         "Table 1, Weibull row (ξ < 0): with a common endpoint b and shortfall q(s), the top-1 "
         "law is q(s_j)^{−β}/Σ_k q(s_k)^{−β} — the bounded counterpart of the softmax",
         "X_j = 1 − (1 − s_j)·W_j, W i.i.d. Weibull(β); winners against (1 − s)^{−β}/Σ",
-        {"wrong_exponent": "β × {e}", "rival_softmax": "softmax with 1/τ = β (slope-matched)"}),
-    "frechet": (
+        "link_match_with_controls"),
+    "frechet": _claim(
         "Table 1, Fréchet row (ξ > 0): a scaling model X_s = ρ(s)·Z has the top-1 law "
         "ρ(s_j)^α/Σ_k ρ(s_k)^α",
         "X_j = (1 + s_j)·Z_j, Z i.i.d. Fréchet(α); winners against (1 + s)^α/Σ",
-        {"wrong_exponent": "α × {e}", "rival_softmax": "softmax with 1/τ = α (slope-matched)"}),
+        "link_match_with_controls"),
+    "large_k": _claim(
+        "Thm 2.4 (§2.2.3): \"for large candidate sets, the top-1 selection probabilities "
+        "depend on P_{U|S} only through these tail probabilities\" F̄_{s_i}(b_n)",
+        "worst-set distance of the winners' law from the tail-weight law at the largest K, for "
+        "utilities outside Table 1's models (the smallest K as the control)",
+        "link_match_with_controls"),
+    "coordinate_mismatch": _claim(
+        "Prop. C.3 (App. C.3): for any non-affine T \"there is no temperature τ > 0 such that "
+        "the link p^(T,τ̃) can be represented as p^(T̃,τ) uniformly over all candidate sets\"",
+        "min over τ̃ > 0 of the worst total variation over sampled candidate sets, T = −log(1 − s) "
+        "and WEINCE's blends; certified bounds (the sampled sets make it a lower bound on the "
+        "supremum over all sets)",
+        "no_tau_with_control"),
 }
+# Table 1's controls as its rows name them ({e}: the wrong exponent's factor)
+CONTROL_LABELS = {
+    "gumbel": {"wrong_exponent": "1/τ × {e}", "rival_weibit": "the Weibit link (1 − s)^{{−1/τ}}"},
+    "weibull": {"wrong_exponent": "β × {e}",
+                "rival_softmax": "softmax with 1/τ = β (slope-matched)"},
+    "frechet": {"wrong_exponent": "α × {e}",
+                "rival_softmax": "softmax with 1/τ = α (slope-matched)"},
+}
+NOISE_SENTENCE = (
+    "App. C.1 (Fig. 5): \"The correctly specified Weibit estimator has the expected O(1/n) "
+    "error decay, while the misspecified one-parameter softmax estimator converges to its "
+    "pseudo-true limit and retains a nonzero asymptotic error floor\"")
+NOISE_CLAIMS = claims(PAPER, TOPIC, RULES, {
+    "weibit_with_control": (NOISE_SENTENCE + " — the Weibit part",
+                            "n·MSE/c of the Weibit log-odds"),
+    "softmax_floor_with_control": (NOISE_SENTENCE + " — the softmax part",
+                                   "softmax MSE/floor at the largest n")})
 
 
-def _table1_rows(lt: dict[str, Any]) -> list[ClaimRow]:
-    pl = lt["plackett_luce"]
+# ------------------------------------------------------------------------------ Table 1 rows
+def _table1_row(lt: dict[str, Any], key: str) -> ClaimRow:
+    block = lt["plackett_luce"][key]
     e = lt.get("params", {}).get("plackett_luce", {}).get("wrong_exponent", "?")
-    rows = []
-    for key, (text, quantity, labels) in TABLE1.items():
-        block = pl[key]
-        match = _est(block["match"])
-        controls = {k: _est(v) for k, v in block["controls"].items()}
-        result = (f"own link: {match}; controls: "
-                  + ", ".join(f"{c.value:.3f}" if c.defined else "undefined"
-                              for c in controls.values()))
-        rows.append(_controlled(
-            text, quantity, "link_match_with_controls", LINK_MATCH,
-            [("the model's own link", match, False)]
-            + [(labels.get(k, k).format(e=e), c, True) for k, c in controls.items()], result,
-            note=f"top candidate's share under the link: {block['top_share']:.2f} "
-                 "(mean over sets); accuracy set by the trials per set"))
-    return rows
+    match = _est(block["match"])
+    controls = {k: _est(v) for k, v in block["controls"].items()}
+    result = (f"own link: {match}; controls: "
+              + ", ".join(f"{c.value:.3f}" if c.defined else "undefined"
+                          for c in controls.values()))
+    return _controlled(
+        LINK_CLAIMS[key], LINK_MATCH,
+        [("the model's own link", match, False)]
+        + [(CONTROL_LABELS[key].get(k, k).format(e=e), c, True) for k, c in controls.items()],
+        result, note=f"top candidate's share under the link: {block['top_share']:.2f} "
+                     "(mean over sets); accuracy set by the trials per set")
 
 
 # ---------------------------------------------------------------------------------- Thm 2.4
@@ -221,11 +251,7 @@ def _large_k_row(lt: dict[str, Any]) -> ClaimRow:
         trend.append(f"{label}: " + ", ".join(
             f"K = {k}: {v:.3f}" for k, v in values.items()) + f" (largest at K = {peak})")
     return _controlled(
-        "Thm 2.4 (§2.2.3): \"for large candidate sets, the top-1 selection probabilities "
-        "depend on P_{U|S} only through these tail probabilities\" F̄_{s_i}(b_n)",
-        "worst-set distance of the winners' law from the tail-weight law at the largest K, for "
-        "utilities outside Table 1's models (the smallest K as the control)",
-        "link_match_with_controls", LINK_MATCH, cases,
+        LINK_CLAIMS["large_k"], LINK_MATCH, cases,
         "; ".join(str(e) for _, e, control in cases if not control) + " at the largest K",
         note="distance over K — " + "; ".join(trend))
 
@@ -248,30 +274,18 @@ def _mismatch_row(lt: dict[str, Any]) -> ClaimRow:
     smallest = min((e for _, e, control in cases if not control and e.defined),
                    key=lambda e: e.value, default=None)
     return _controlled(
-        "Prop. C.3 (App. C.3): for any non-affine T \"there is no temperature τ > 0 such that "
-        "the link p^(T,τ̃) can be represented as p^(T̃,τ) uniformly over all candidate sets\"",
-        "min over τ̃ > 0 of the worst total variation over sampled candidate sets, T = −log(1 − s) "
-        "and WEINCE's blends; certified bounds (the sampled sets make it a lower bound on the "
-        "supremum over all sets)",
-        "no_tau_with_control", NO_TAU, cases,
+        LINK_CLAIMS["coordinate_mismatch"], NO_TAU, cases,
         f"smallest over the non-affine cases: {smallest}" if smallest else None,
         note="an affine T = 2s + 0.3 is undone by τ̃ = 2τ: the control's bound reaches ≈ 0")
 
 
 # ------------------------------------------------------------------------------ noise floor
-def _noise_not_run(weibit: str, softmax: str, why: str) -> list[ClaimRow]:
-    return [not_run_row(PAPER, TOPIC, weibit, "n·MSE/c", RULES["weibit_on_c_over_n"], why),
-            not_run_row(PAPER, TOPIC, softmax, "MSE/floor", RULES["softmax_at_floor"], why)]
-
-
-def _noise_rows(nf: dict[str, Any]) -> list[ClaimRow]:
-    est = nf.get("estimates")
-    sentence = ("App. C.1 (Fig. 5): \"The correctly specified Weibit estimator has the expected "
-                "O(1/n) error decay, while the misspecified one-parameter softmax estimator "
-                "converges to its pseudo-true limit and retains a nonzero asymptotic error floor\"")
+def _noise_rows(nf: dict[str, Any] | None) -> list[ClaimRow]:
+    est = (nf or {}).get("estimates")
     if not est:
-        return _noise_not_run(sentence + " — Weibit", sentence + " — softmax", "the noise-floor "
-                              "file predates its intervals: re-run `dvc repro noise_floor`")
+        why = ("the noise_floor stage (`dvc repro noise_floor`, ≈ 2 s)" if nf is None else
+               "the noise-floor file predates its intervals: re-run `dvc repro noise_floor`")
+        return [c.not_run(why) for c in NOISE_CLAIMS.values()]
     ns = sorted(int(n) for n in est["weibit_n_mse_over_c"])
     top = str(ns[-1])
     w = [_est(est["weibit_n_mse_over_c"][str(n)]) for n in ns]
@@ -283,61 +297,39 @@ def _noise_rows(nf: dict[str, Any]) -> list[ClaimRow]:
     weibit_at_floor = _scaled(est["mse_weibit"][top], 1.0 / nf["softmax_floor"])
     cases = decide_family(ON_C_OVER_N, w, [f"n = {n}" for n in ns])
     cases.append(_control_case(f"softmax estimator, n = {top}", soft_on_line, ON_C_OVER_N))
-    weibit = claim(PAPER, TOPIC, sentence + " — the Weibit part",
-                   f"n·MSE/c of the Weibit log-odds (c = {nf['c']:.3g} = x_gap²/Var(x), the "
-                   "inverse Fisher information times the squared gap), mean over replicates",
-                   RULES["weibit_with_control"].text, cases,
-                   verdict=RULES["weibit_with_control"].decide(
-                       ([c.verdict for c in cases[:-1]], [soft_on_line])),
-                   result=f"n = {top}: {w[-1]}; {tally(cases[:-1])}")
+    on_line = NOISE_CLAIMS["weibit_with_control"].with_quantity(
+        f" (c = {nf['c']:.3g} = x_gap²/Var(x), the inverse Fisher information times the squared "
+        "gap), mean over replicates")
+    weibit = on_line.row(
+        cases, verdict=on_line.rule.decide(([c.verdict for c in cases[:-1]], [soft_on_line])),
+        result=f"n = {top}: {w[-1]}; {tally(cases[:-1])}")
     trend = ", ".join(f"{s_all[str(n)]['value']:.2f}" if s_all[str(n)].get("value") is not None
                       else "undefined" for n in ns)
     mse_s, mse_w = _est(est["mse_softmax"][top]), _est(est["mse_weibit"][top])
     ratio = (f"; softmax/Weibit MSE at n = {top}: {mse_s.value / mse_w.value:.0f}×"
              if mse_s.defined and mse_w.defined and mse_w.value > 0 else "")
-    softmax = _controlled(sentence + " — the softmax part",
-                          f"softmax MSE/floor at the largest n, floor = (θ_pseudo·s_gap − truth)² = "
-                          f"{nf['softmax_floor']:.4g} (θ_pseudo solves E_θ[s] = E_p*[s])",
-                          "softmax_floor_with_control", AT_FLOOR,
-                          [(f"n = {top}", s, False),
-                           (f"Weibit estimator, n = {top}", weibit_at_floor, True)],
-                          str(s), note=f"MSE/floor over n = {ns[0]}…{ns[-1]}: {trend}{ratio}")
+    softmax = _controlled(
+        NOISE_CLAIMS["softmax_floor_with_control"].with_quantity(
+            f", floor = (θ_pseudo·s_gap − truth)² = {nf['softmax_floor']:.4g} (θ_pseudo solves "
+            "E_θ[s] = E_p*[s])"), AT_FLOOR,
+        [(f"n = {top}", s, False), (f"Weibit estimator, n = {top}", weibit_at_floor, True)],
+        str(s), note=f"MSE/floor over n = {ns[0]}…{ns[-1]}: {trend}{ratio}")
     return [weibit, softmax]
 
 
 # ------------------------------------------------------------------------------------- rows
-LINK_SENTENCES = [
-    ("§2.1 (Eq. 2.3): softmax = top-1 law of additive Gumbel utilities", "worst-set distance"),
-    ("Table 1, Weibull row: (1 − s)^{−β} link of the endpoint-shortfall model",
-     "worst-set distance"),
-    ("Table 1, Fréchet row: ρ(s)^α link of the scaling model", "worst-set distance"),
-    ("Thm 2.4: large-K top-1 law ∝ tail weights", "worst-set distance at the largest K"),
-    ("Prop. C.3: no τ̃ undoes a non-affine coordinate change", "min over τ̃ of the worst TV"),
-]
-
-
 def claim_rows(link_theory: dict[str, Any] | None, noise_floor: dict[str, Any] | None
                ) -> list[ClaimRow]:
     """The section's rows from ``reports/sims/link_theory.json`` and
     ``reports/tails/noise_floor.json`` (either may be None: its claims read *not run*)."""
-    rows: list[ClaimRow] = []
     if link_theory is None:
-        rules = ["link_match_with_controls"] * 4 + ["no_tau_with_control"]
-        rows += [not_run_row(PAPER, TOPIC, text, q, RULES[r].text,
-                             "the simulate stage's link_theory experiment (list it in "
-                             "simulation.experiments; `dvc repro simulate@link_theory`, ≈ 3 s)")
-                 for (text, q), r in zip(LINK_SENTENCES, rules, strict=True)]
+        rows = [c.not_run("the simulate stage's link_theory experiment (list it in "
+                          "simulation.experiments; `dvc repro simulate@link_theory`, ≈ 3 s)")
+                for c in LINK_CLAIMS.values()]
     else:
-        rows += _table1_rows(link_theory)
-        rows.append(_large_k_row(link_theory))
-        rows.append(_mismatch_row(link_theory))
-    if noise_floor is None:
-        rows += _noise_not_run("App. C.1 (Fig. 5): Weibit MSE O(1/n)", "App. C.1 (Fig. 5): "
-                               "softmax stalls at its floor",
-                               "the noise_floor stage (`dvc repro noise_floor`, ≈ 2 s)")
-    else:
-        rows += _noise_rows(noise_floor)
-    return rows
+        rows = [_table1_row(link_theory, key) for key in CONTROL_LABELS]
+        rows += [_large_k_row(link_theory), _mismatch_row(link_theory)]
+    return rows + _noise_rows(noise_floor)
 
 
 def context(link_theory: dict[str, Any] | None, noise_floor: dict[str, Any] | None

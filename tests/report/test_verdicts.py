@@ -216,3 +216,24 @@ def test_claims_are_declared_with_their_rules_and_build_every_row() -> None:
     assert checked.verdict.outcome is Outcome.NOT_REPRODUCED and checked.rule == "flag set"
     skipped = declared["up"].with_quantity(" (x)").not_run("run it")
     assert (skipped.quantity, str(skipped.verdict)) == ("gain (x)", "not run: run it")
+
+
+def test_a_declared_self_check_stays_one_run_or_not() -> None:
+    from infonce_lab.report.sections import geometry
+    from infonce_lab.report.verdicts import claims
+
+    rules = {"ours": Above(0.0, what="gap"), "theirs": Above(0.0, what="gain")}
+    declared = claims("s", "t", rules, {"ours": ("our derivation", "gap"),
+                                       "theirs": ("the paper's claim", "gain")},
+                      self_checks=("ours",))
+    with pytest.raises(KeyError, match="typo"):
+        claims("s", "t", rules, {"ours": ("x", "q")}, self_checks=("typo",))
+    ran = declared["ours"].family([Estimate(0.5, 0.2, 0.8)], ["a"])
+    assert ran.self_check and declared["ours"].not_run("run it").self_check
+    assert not declared["theirs"].not_run("run it").self_check
+    # the geometry section's checks of its own derivations, with none of their results files
+    kinds = {r.claim: r.self_check for r in geometry.claim_rows({})}
+    assert kinds[geometry.LB_CLAIMS["value_rate"].text]
+    assert kinds[geometry.MG_CLAIMS["mg_diagnosis"].text]
+    assert kinds[geometry.GIBBS_CLAIMS["bandwidth"].text]
+    assert not kinds[geometry.LB_CLAIMS["wi_limit"].text]

@@ -415,21 +415,30 @@ def not_run_row(section: str, topic: str, claim_text: str, quantity: str, rule: 
 class Claim:
     """A claim as registered before the data: its part of the page and topic, the paper's
     sentence (with its section or equation), the quantity we measure and the rule that decides
-    it. A section module declares its claims once and builds every row, run or not, from them."""
+    it. A section module declares its claims once and builds every row, run or not, from them.
+    ``self_check`` (a check of our own derivation) and ``evidence`` (PAPER_SCALE for a claim at
+    the paper's settings) are declared here too, so a row keeps them whether it ran or not."""
 
     section: str
     topic: str
     text: str
     quantity: str
     rule: Rule | Check
+    self_check: bool = False
+    evidence: Evidence | None = None
 
     def row(self, cases: Sequence[Case], **kw: Any) -> ClaimRow:
         """The row from its cases (:func:`claim`'s keywords: ``combine``, ``result``, …)."""
-        return claim(self.section, self.topic, self.text, self.quantity, self.rule.text, cases,
-                     **kw)
+        kw.setdefault("self_check", self.self_check)
+        row = claim(self.section, self.topic, self.text, self.quantity, self.rule.text, cases,
+                    **kw)
+        row.evidence = self.evidence
+        return row
 
     def not_run(self, what_it_takes: str, **kw: Any) -> ClaimRow:
         """The row of a claim this run could not decide (:func:`not_run_row`'s keywords)."""
+        kw.setdefault("self_check", self.self_check)
+        kw.setdefault("evidence", self.evidence)
         return not_run_row(self.section, self.topic, self.text, self.quantity, self.rule.text,
                            what_it_takes, **kw)
 
@@ -449,12 +458,13 @@ class Claim:
 
 
 def claims(section: str, topic: str, rules: Mapping[str, Rule | Check],
-           specs: Mapping[str, tuple[str, str]]) -> dict[str, Claim]:
+           specs: Mapping[str, tuple[str, str]], self_checks: Sequence[str] = ()) -> dict[str, Claim]:
     """A topic's claims keyed by their rule's id: ``specs`` maps the id to (the paper's sentence,
-    the quantity); an id without a rule is an error at import, not a row that silently lacks one."""
-    if missing := [k for k in specs if k not in rules]:
+    the quantity); an id without a rule is an error at import, not a row that silently lacks one.
+    ``self_checks``: the ids that check our own derivation rather than a paper's claim."""
+    if missing := [k for k in [*specs, *self_checks] if k not in rules]:
         raise KeyError(f"claims without a rule: {missing}")
-    return {k: Claim(section, topic, text, quantity, rules[k])
+    return {k: Claim(section, topic, text, quantity, rules[k], self_check=k in self_checks)
             for k, (text, quantity) in specs.items()}
 
 

@@ -118,7 +118,7 @@ CLAIMS = claims(PAPER, TOPIC, RULES, {
     "barrier_closed_form": ("S0 barrier: ΔE = 2 − a + a²/8 out of the trap, c* = 1/ΔE (our "
                             "derivation, D.8 S0)", "ΔE from Brent's root of U′ and a bounded "
                             "minimisation, minus 2 − a + a²/8"),
-})
+}, self_checks=("barrier_closed_form",))
 
 # A case decided at both steps: its name, the file's {"step": …, "half_step": …} estimate, and
 # what else its result shows.
@@ -282,7 +282,7 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     e = Estimate(num - closed, num - closed, num - closed, digits=12, signed=True)
     rows.append(CLAIMS["barrier_closed_form"].checked(
         [(f"a = {s0['a']:g}", e, f"numerical {num:.12f}, closed form {closed:.12f} ({e}); "
-          f"c* = {s0['c_star']:.6f}")], self_check=True))
+          f"c* = {s0['c_star']:.6f}")]))
     return rows
 
 

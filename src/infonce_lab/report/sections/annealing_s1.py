@@ -208,7 +208,7 @@ S1 = claims(PAPER, TOPIC_S1, RULES, {
         "Prop. 3.3 (D.3(3)): with liminf β(t)/ln t = c′ > c* the process stays in a suboptimal "
         "basin with positive probability",
         _P2_LOG),
-})
+}, self_checks=("s1_watershed", "p1_traps_more"))
 # Decided by Prop. 3.3's rule, on the schedules that are not logarithmic.
 FAST_SCHEDULES = claims(PAPER, TOPIC_S1, RULES, {"p2_traps": (
     "App. A.6 / §6: faster schedules (linear, square-root) lack the guarantee and risk "
@@ -242,7 +242,8 @@ HESSIAN = claims(PAPER, TOPIC_HESSIAN, RULES, {
         "At a global minimizer with a unique positive maximum ‖H‖ → 0 like β²e^(−β·margin) "
         "(D.8(iii) and our analysis; the paper leaves the scaling at the optimum open)",
         "‖H‖₂ over β ∈ [1, 200] and its decay rate −Δlog‖H‖/Δβ at the top"),
-})
+}, self_checks=("fd_formula", "hessian_linear", "hessian_tie_quadratic", "hessian_coefficient",
+                 "hessian_vanishes"))
 LANDSCAPE = claims(PAPER, TOPIC_LANDSCAPE, RULES, {
     "prop_c2": (
         "Prop. C.2: Z* is a global minimizer of U₀ if and only if sim(z_i, z_j) = S_max "
@@ -295,20 +296,19 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
               + f" (κ_s/16 = {exact:.5f}); c* = {bar['c_star']:.2f}; F_β̄ (β̄ = "
               f"{bar['beta_bar']:g}): ΔE = {bar['delta_e_max_f']:.4f}")
     rows = [S1["s1_watershed"].checked(
-        [("—", {"value": bar["delta_e_max_u0"], "exact": exact, "coarse": coarse}, result)],
-        self_check=True)]
+        [("—", {"value": bar["delta_e_max_u0"], "exact": exact, "coarse": coarse}, result)])]
 
     p1 = S1["p1_traps_more"]
     if diffs := s1.get("p1_minus_p2"):
         rows.append(p1.with_quantity(
             f" at t = {s1.get('horizon_p1'):g} ({s1['chains']} chains each; P1's horizon)").row(
             [_converged_case(name, d, p1.rule) for name, d in diffs.items()],
-            combine=_combine, self_check=True,
+            combine=_combine,
             note="P1's step is dt ≤ h/(κ_s²β²): its drift's curvature at the trap is κ_s²β²; at "
                  "the old fixed dt = 0.01 chains left the trap numerically from β ≈ 14 on."))
     else:
         rows.append(p1.not_run("simulation.s1.dynamics must list both P1 and P2"
-                               if "p1_minus_p2" in s1 else _STALE, self_check=True))
+                               if "p1_minus_p2" in s1 else _STALE))
 
     gibbs = s1.get("p2_vs_gibbs") or {}
     T = s1["horizon"]
@@ -349,8 +349,7 @@ def hessian_rows(h: dict[str, Any]) -> list[ClaimRow]:
     if (fd := h.get("fd")) is not None:
         errs = fd["rel_err_max"]
         rows.append(_at(HESSIAN["fd_formula"], configs=fd["configs"], betas=len(fd["betas"])).checked(
-            [("—", errs, f"FD step: {errs['step']:.1e}; half the FD step: {errs['half_step']:.1e}")],
-            self_check=True))
+            [("—", errs, f"FD step: {errs['step']:.1e}; half the FD step: {errs['half_step']:.1e}")]))
     cfg = {c["name"]: c for c in h["configs"]}
     asym = h.get("asymptotic") or {}
     trap, pert = cfg.get("s1_trap"), asym.get("perturbed_trap")
@@ -387,23 +386,20 @@ def hessian_rows(h: dict[str, Any]) -> list[ClaimRow]:
         lin_cases.append((f"{asym['count']} random non-optimal (S²)⁶", worst,
                           f"slopes {asym['slope_min']:.4f} … {asym['slope_max']:.4f}"))
     if lin_cases:
-        rows.append(HESSIAN["hessian_linear"].checked(lin_cases, combine=_combine, note=asym_note,
-                                                      self_check=True))
+        rows.append(HESSIAN["hessian_linear"].checked(lin_cases, combine=_combine, note=asym_note))
     if trap is not None:
         rows.append(HESSIAN["hessian_tie_quadratic"].checked(
-            [("S1 trap", trap["slope_full_top"], f"slope {trap['slope_full_top']:.4f}")],
-            self_check=True))
+            [("S1 trap", trap["slope_full_top"], f"slope {trap['slope_full_top']:.4f}")]))
     if asym.get("anchors"):
         rows.append(_at(HESSIAN["hessian_coefficient"], anchors=asym["anchors"]).checked(
             [("—", {"min": asym["coeff_ratio_min"], "max": asym["coeff_ratio_max"]},
-              f"ratio {asym['coeff_ratio_min']:.6f} … {asym['coeff_ratio_max']:.6f}")],
-            self_check=True))
+              f"ratio {asym['coeff_ratio_min']:.6f} … {asym['coeff_ratio_max']:.6f}")]))
     if minima := [c for c in h["configs"] if c["u0"] <= 0]:
         rows.append(HESSIAN["hessian_vanishes"].checked(
             [(c["name"], {"norms": c["norm_full"], "decay_rate": c["decay_rate_full_top"]},
               f"‖H‖ = {c['norm_full'][0]:.2e} → {c['norm_full'][-1]:.1e}; decay rate "
               f"{c['decay_rate_full_top']:.3f} (margin {c['min_margin']:.3f})") for c in minima],
-            combine=_combine, self_check=True))
+            combine=_combine))
     return rows
 
 

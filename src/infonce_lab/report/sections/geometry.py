@@ -190,7 +190,7 @@ GIBBS_CLAIMS["bandwidth"] = Claim(
     "Our explanation of the parting: the fixed KDE bandwidth (h larger than the Gibbs width √τ) "
     "— a smaller h closes it (E.5(2); ours, not the paper's)",
     "trained − Gibbs mass at the smallest h (every τ run); the parting's reduction from h = 0.35",
-    RULES["gibbs_match"])
+    RULES["gibbs_match"], self_check=True)
 
 
 def gibbs_rows(g: dict[str, Any]) -> list[ClaimRow]:
@@ -219,7 +219,7 @@ def gibbs_rows(g: dict[str, Any]) -> list[ClaimRow]:
     test = g.get("bandwidth_test")
     if not test:
         return rows + [bandwidth.not_run(
-            "simulation.gibbs.extra_bandwidths: a bandwidth below 0.35", self_check=True)]
+            "simulation.gibbs.extra_bandwidths: a bandwidth below 0.35")]
     _, *smaller = test["by_bandwidth"]
     h_min = min(smaller, key=lambda b: b["h"])
     # at the test's particle count: the smallest h matches, and the parting shrinks from the
@@ -235,7 +235,7 @@ def gibbs_rows(g: dict[str, Any]) -> list[ClaimRow]:
     note = f"a separate run: {test['particles']} particles, {test['seeds']} seeds per bandwidth"
     rule = (f"{match.rule.text} (smallest h); "
             f"{RULES['gibbs_bandwidth_reduction'].text} (each smaller h)")
-    return rows + [replace(bandwidth.row(cases, self_check=True, note=note), rule=rule)]
+    return rows + [replace(bandwidth.row(cases, note=note), rule=rule)]
 
 
 # --------------------------------------------------------------------------- modality gap
@@ -259,7 +259,7 @@ MG_CLAIMS = claims(PAPER, TOPIC_MG, RULES, {
         "encoders, whose D_sym the 1e-8 pseudo-counts set (E.5(3); ours)",
         "share of outliers (D_sym > 10 × the σ's median) with a collapsed encoder (σ_min/σ_max < "
         "0.1), and of collapsed seeds that are outliers; Wilson intervals"),
-})
+}, self_checks=("mg_diagnosis",))
 FSYM_CLAIMS = claims(PAPER, TOPIC_FSYM, RULES, {
     "fsym_identity": (
         "Large-batch symmetric InfoNCE is the lifted energy ½[F(ρ₁)+F(ρ₂)] − "
@@ -338,7 +338,7 @@ def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
         note += (f"Collapsed outliers' D_sym {min(sat):.3g}–{max(sat):.3g} with 1e-8 pseudo-counts, "
                  f"{min(halves):.3g}–{max(halves):.3g} with ½ count per bin: the pseudo-count "
                  f"sets their size (disjoint supports saturate near 2·log(n/1e-8)).")
-    return rows + [diagnosis.row(cases, self_check=True, note=note)]
+    return rows + [diagnosis.row(cases, note=note)]
 
 
 def lifted_energy_rows(le: dict[str, Any]) -> list[ClaimRow]:
@@ -381,7 +381,8 @@ LB_CLAIMS = {
         PAPER, TOPIC_LB,
         "Our expectation (E.6): the value gap is O(N^−1/2), plus an O(1/N) bias with the positive "
         "in the denominator",
-        "slope of log RMS value gap on log N (upper half of N), seed bootstrap", RULES["lb_rate"]),
+        "slope of log RMS value gap on log N (upper half of N), seed bootstrap", RULES["lb_rate"],
+        self_check=True),
     "wi_limit": Claim(
         AU, TOPIC_LB,
         "Wang–Isola Theorem 1: lim_M [L(M) − log M] = −(1/τ)·E[f(x)ᵀf(y)] + E_x log E_{x⁻} "
@@ -397,7 +398,8 @@ LB_CLAIMS = {
         AU, TOPIC_LB,
         "Our closed form of the limit, −A_d(κ)/τ + log M_d(1/τ), equals alignment/(2τ) + "
         "uniformity(t = 1/(2τ)) by the project's estimators (F.2–F.3)",
-        "estimators on the check pairs − closed form, t over chunks", RULES["wi_self_check"]),
+        "estimators on the check pairs − closed form, t over chunks", RULES["wi_self_check"],
+        self_check=True),
 }
 
 
@@ -431,7 +433,7 @@ def large_batch_rows(lb: dict[str, Any]) -> list[ClaimRow]:
         row("value", items, note="; ".join(
             f"{name}: gap at N = {v['n'][-1]}: {_est(v[variant]['estimates']['gap_at_max_n'], 4)}"
             for v, variant, name in variants)),
-        row("value_rate", items, self_check=True),
+        row("value_rate", items),
         row("wi_limit", [(w["estimates"]["gap_at_max_m"], f"τ = {w['tau']:g}, M = {w['m'][-1]}")
                          for w in wis],
             digits=5, note="; ".join(f"τ = {w['tau']:g}: limit {w['limit']:.4f} = alignment "
@@ -443,7 +445,7 @@ def large_batch_rows(lb: dict[str, Any]) -> list[ClaimRow]:
             note="the expectation's gap falls as c₁/M (faster than M^−1/2); one anchor's loss "
                  "spreads as M^−1/2"),
         row("wi_self_check", [(w["estimates"]["limit_check"], f"τ = {w['tau']:g}") for w in wis],
-            digits=5, self_check=True),
+            digits=5),
     ]
 
 

@@ -220,7 +220,7 @@ CLAIMS = claims(PAPER_ID, TOPIC, RULES, {
         "untuned encoder) is where WEINCE's effective temperature sits while it trains",
         "r: WEINCE's mean effective inverse temperature κ̄ over every training step (anchor mean "
         "of κ_i, mean over seeds), placed between the control (0) and InfoNCE's τ (1)"),
-})
+}, self_checks=("control_at_weince_temperature",))
 LEVELS = {"info_nce": RULES["paper_level_infonce"], "weince": RULES["paper_level_weince"]}
 # Each loss against the paper's level for it: the rule's input is (the loss's kind, its estimate).
 LEVEL = Claim(
@@ -300,7 +300,7 @@ def _control_at_row(text: dict[str, Any], ctrl: list[dict[str, Any]], taus: dict
         estimates.append(control_position(_kappa(g), taus[sc], c["tau_scale"]) if sc in taus
                          else Estimate.missing(f"schedule {sc} has no fixed τ"))
     return CLAIMS["control_at_weince_temperature"].family(
-        estimates, names, self_check=True,
+        estimates, names,
         note="κ_i = the slope of anchor i's WEINCE logit between its hardest negative and its "
              "positive (losses.weince.effective_inverse_temperature).")
 

@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from infonce_lab.report.findings import counted
 from infonce_lab.report.sections import annealing_s1 as sec
 from infonce_lab.report.verdicts import Estimate, Outcome
 from infonce_lab.simulation.s1 import proportion, proportion_difference
@@ -164,6 +165,22 @@ def _find(rows, start: str):
     return next(r for r in rows if r.claim.startswith(start))
 
 
+def test_a_fast_schedule_that_keeps_chains_trapped_reproduces_the_risk():
+    p1, p2_t1, p2_end = DEFAULT_COUNTS
+    sims = {**synthetic_sims(), "s1": synthetic_s1(p1, p2_t1, {**p2_end, "sqrt": 59})}
+    fast = _find(sec.claim_rows(sims), "App. A.6")
+    assert fast.verdict.outcome is Outcome.REPRODUCED, fast.verdict
+
+
+def test_an_untestable_claim_reads_so_whatever_its_data():
+    for barrier in (0.0114, 0.2):  # this family's barrier falls, then rises
+        sims = synthetic_sims()
+        for res in ("step", "half_step"):
+            sims["negatives"]["rows"][1][res]["u0_barrier"] = barrier
+        row = _find(sec.claim_rows(sims), "App. A.2")
+        assert row.verdict.outcome is Outcome.NOT_TESTABLE and not counted(row)
+
+
 def test_rows_on_the_expected_data():
     rows = sec.claim_rows(synthetic_sims())
     assert {r.section for r in rows} == {"annealing"}
@@ -174,11 +191,11 @@ def test_rows_on_the_expected_data():
     assert _find(rows, "Prop. 3.3").verdict.outcome is Outcome.REPRODUCED
     assert _find(rows, "Lemma C.3").verdict.outcome is Outcome.REPRODUCED
     fast = _find(rows, "App. A.6")  # the √t run that empties the trap (0 of 200 at T)
-    assert fast.verdict.outcome is Outcome.INCONCLUSIVE and "untestable" in fast.verdict.why
+    assert fast.verdict.outcome is Outcome.NOT_REPRODUCED, fast.verdict
     c2 = _find(rows, "Prop. C.2")
     assert c2.verdict.outcome is Outcome.NOT_REPRODUCED and "only if" in c2.verdict.why
-    a2 = _find(rows, "App. A.2")
-    assert a2.verdict.outcome is Outcome.INCONCLUSIVE and "falls" in a2.verdict.why
+    a2 = _find(rows, "App. A.2")  # declared untestable: shown, with its family's trend
+    assert a2.verdict.outcome is Outcome.NOT_TESTABLE and "falls" in a2.note
     # Self-checks: the watershed value, the FD check and our own analysis (D.7), never a claim
     # of the paper; the paper's claims are exactly the rest.
     ours = ("Our d", "Our check", "Our analysis", "At a global minimizer")
@@ -243,8 +260,8 @@ def test_rows_from_a_tiny_real_run():
     fd = _find(rows, "Our check")
     assert fd.self_check and fd.verdict.outcome is Outcome.REPRODUCED
     assert _find(rows, "Prop. C.2").verdict.outcome is Outcome.NOT_REPRODUCED
-    a2 = _find(rows, "App. A.2").verdict  # one trap family's barrier falls: no bound on the max
-    assert a2.outcome is Outcome.INCONCLUSIVE and "one trap family" in a2.why
+    a2 = _find(rows, "App. A.2").verdict  # one trap family's barrier bounds no maximum
+    assert a2.outcome is Outcome.NOT_TESTABLE and "one trap family" in a2.why
     assert _find(rows, "Lemma C.3").verdict.outcome is Outcome.REPRODUCED
     neg = neg["rows"]
     assert neg[0]["step"]["u0_barrier"] == pytest.approx(1 / 16, abs=1e-4)  # the S1 watershed

@@ -237,3 +237,20 @@ def test_a_declared_self_check_stays_one_run_or_not() -> None:
     assert kinds[geometry.MG_CLAIMS["mg_diagnosis"].text]
     assert kinds[geometry.GIBBS_CLAIMS["bandwidth"].text]
     assert not kinds[geometry.LB_CLAIMS["wi_limit"].text]
+
+
+def test_a_claim_declared_untestable_reads_so_and_takes_no_verdict() -> None:
+    from infonce_lab.report.findings import counted
+    from infonce_lab.report.verdicts import claims
+
+    rules = {"max": Above(0.0, what="rise")}
+    with pytest.raises(KeyError, match="typo"):
+        claims("s", "t", rules, {"max": ("x", "q")}, untestable={"typo": "why"})
+    c = claims("s", "t", rules, {"max": ("ΔE_max rises", "one basin's rise")},
+               untestable={"max": "one basin bounds no maximum"})["max"]
+    for e in (Estimate(0.5, 0.2, 0.8), Estimate(-0.5, -0.8, -0.2)):  # passes, fails the rule
+        row = c.family([e], ["a"])
+        assert row.verdict.outcome is Outcome.NOT_TESTABLE and not counted(row)
+        assert str(row.verdict) == "not testable here: one basin bounds no maximum"
+    with pytest.raises(TypeError, match="untestable"):
+        c.row([], verdict=reproduced())

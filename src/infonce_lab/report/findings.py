@@ -92,12 +92,15 @@ def short(claim: str, limit: int = 90) -> str:
 
 def counts(rows: Sequence[ClaimRow]) -> dict[str, int]:
     outcomes = [r.verdict.outcome for r in rows]
-    return {"n": len(rows), **{o.name.lower(): outcomes.count(o) for o in Outcome}}
+    return {"n": len(rows), **{o.name.lower(): outcomes.count(o) for o in Outcome
+                               if o is not Outcome.NOT_TESTABLE}}  # never counted: see counted()
 
 
 def counted(row: ClaimRow) -> bool:
-    """A claim of the paper: not our self-check, not our context."""
-    return not row.self_check and row.evidence is not Evidence.CONTEXT
+    """A claim of the paper that this study can decide: not our self-check, not our context,
+    not declared untestable here."""
+    return (not row.self_check and row.evidence is not Evidence.CONTEXT
+            and row.verdict.outcome is not Outcome.NOT_TESTABLE)
 
 
 def deciding(row: ClaimRow) -> list[Case]:

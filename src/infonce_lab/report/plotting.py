@@ -186,7 +186,7 @@ BASELINE_STYLES: dict[str, dict[str, Any]] = {
     "random_init": {"color": "#d95f02", "linestyle": ":", "label": "random init"},
 }
 VERDICT_COLOURS = {"reproduced": "#0a7d22", "not reproduced": "#b00020",
-                   "inconclusive": "#a36b00", "not run": "#777777"}
+                   "inconclusive": "#a36b00", "not run": "#777777", "not testable here": "#777777"}
 
 
 def loss_colours(losses: Iterable[str]) -> dict[str, Any]:

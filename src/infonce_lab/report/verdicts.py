@@ -3,8 +3,10 @@
 A row holds the paper's sentence (with its section or equation), the quantity measured, the
 *rule* — stated with its tolerance or margin before any data is read, and printed on the page —,
 the result with its interval, and the verdict: *reproduced*, *not reproduced*, *inconclusive
-(why)* or *not run (what it takes)*. A rule always has a region that fails it (tests feed each
-rule data that must fail and data that must pass).
+(why)*, *not run (what it takes)* or *not testable here (why)*. A rule always has a region that
+fails it (tests feed each rule data that must fail and data that must pass). A claim whose
+measurement here could decide it in neither direction is declared untestable with its claim,
+before the data (:attr:`Claim.untestable`): its row shows the measurement and is never counted.
 
 - An :class:`Estimate` is a number with its interval; with a :class:`TInference` behind it, it
   also gives one-sided p-values at any null value, so a family of cases can be Holm-adjusted.
@@ -38,6 +40,7 @@ class Outcome(StrEnum):
     NOT_REPRODUCED = "not reproduced"
     INCONCLUSIVE = "inconclusive"
     NOT_RUN = "not run"
+    NOT_TESTABLE = "not testable here"
 
 
 @dataclass(frozen=True)
@@ -46,8 +49,8 @@ class Verdict:
     why: str = ""
 
     def __str__(self) -> str:
-        if self.outcome is Outcome.NOT_RUN:
-            return f"not run: {self.why}" if self.why else "not run"
+        if self.outcome in (Outcome.NOT_RUN, Outcome.NOT_TESTABLE):
+            return f"{self.outcome}: {self.why}" if self.why else str(self.outcome)
         return f"{self.outcome} ({self.why})" if self.why else str(self.outcome)
 
 
@@ -65,6 +68,10 @@ def inconclusive(why: str) -> Verdict:
 
 def not_run(what_it_takes: str) -> Verdict:
     return Verdict(Outcome.NOT_RUN, what_it_takes)
+
+
+def not_testable(why: str) -> Verdict:
+    return Verdict(Outcome.NOT_TESTABLE, why)
 
 
 def fmt_p(p: float | None, floor: float | None = None) -> str:
@@ -417,7 +424,9 @@ class Claim:
     sentence (with its section or equation), the quantity we measure and the rule that decides
     it. A section module declares its claims once and builds every row, run or not, from them.
     ``self_check`` (a check of our own derivation) and ``evidence`` (PAPER_SCALE for a claim at
-    the paper's settings) are declared here too, so a row keeps them whether it ran or not."""
+    the paper's settings) are declared here too, so a row keeps them whether it ran or not.
+    ``untestable``: why this study's measurement cannot decide the claim either way, declared
+    with it — every row it builds reads *not testable here*, whatever the data."""
 
     section: str
     topic: str
@@ -426,10 +435,15 @@ class Claim:
     rule: Rule | Check
     self_check: bool = False
     evidence: Evidence | None = None
+    untestable: str = ""
 
     def row(self, cases: Sequence[Case], **kw: Any) -> ClaimRow:
         """The row from its cases (:func:`claim`'s keywords: ``combine``, ``result``, …)."""
         kw.setdefault("self_check", self.self_check)
+        if self.untestable:
+            if "verdict" in kw:
+                raise TypeError(f"{self.text[:40]!r} is declared untestable: no verdict to pass")
+            kw["verdict"] = not_testable(self.untestable)
         row = claim(self.section, self.topic, self.text, self.quantity, self.rule.text, cases,
                     **kw)
         row.evidence = self.evidence
@@ -458,14 +472,17 @@ class Claim:
 
 
 def claims(section: str, topic: str, rules: Mapping[str, Rule | Check],
-           specs: Mapping[str, tuple[str, str]], self_checks: Sequence[str] = ()) -> dict[str, Claim]:
+           specs: Mapping[str, tuple[str, str]], self_checks: Sequence[str] = (),
+           untestable: Mapping[str, str] | None = None) -> dict[str, Claim]:
     """A topic's claims keyed by their rule's id: ``specs`` maps the id to (the paper's sentence,
     the quantity); an id without a rule is an error at import, not a row that silently lacks one.
-    ``self_checks``: the ids that check our own derivation rather than a paper's claim."""
-    if missing := [k for k in [*specs, *self_checks] if k not in rules]:
+    ``self_checks``: the ids that check our own derivation rather than a paper's claim;
+    ``untestable``: id → why this study's measurement cannot decide it either way."""
+    untestable = dict(untestable or {})
+    if missing := [k for k in [*specs, *self_checks, *untestable] if k not in rules]:
         raise KeyError(f"claims without a rule: {missing}")
-    return {k: Claim(section, topic, text, quantity, rules[k], self_check=k in self_checks)
-            for k, (text, quantity) in specs.items()}
+    return {k: Claim(section, topic, text, quantity, rules[k], self_check=k in self_checks,
+                     untestable=untestable.get(k, "")) for k, (text, quantity) in specs.items()}
 
 
 def md_cell(text: Any) -> str:
@@ -474,7 +491,8 @@ def md_cell(text: Any) -> str:
 
 
 _CSS = {Outcome.REPRODUCED: "verdict-reproduced", Outcome.NOT_REPRODUCED: "verdict-not",
-        Outcome.INCONCLUSIVE: "verdict-inconclusive", Outcome.NOT_RUN: "verdict-notrun"}
+        Outcome.INCONCLUSIVE: "verdict-inconclusive", Outcome.NOT_RUN: "verdict-notrun",
+        Outcome.NOT_TESTABLE: "verdict-notrun"}
 
 
 def verdict_class(verdict: Verdict) -> str:

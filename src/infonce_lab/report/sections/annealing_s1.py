@@ -257,7 +257,10 @@ LANDSCAPE = claims(PAPER, TOPIC_LANDSCAPE, RULES, {
         "escape barrier of U₀ out of the interleaved trap (pairs antipodal, pairs evenly "
         "interleaved) for n pairs on S¹ (2n − 2 negatives per anchor), along minimum-energy "
         "paths of F_β̄ at β̄ and 2β̄; 0 where the configuration is no trap"),
-})
+}, untestable={"negatives_barrier": (
+    "ΔE_max is the largest barrier over every non-global basin; the barrier of one trap family "
+    "bounds it in neither direction (rising or falling, another basin may set the maximum), and "
+    "the basins of the larger systems are not searched here")})
 
 
 # ---------------------------------------------------------------------------------- claim rows
@@ -330,17 +333,13 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
         c = _at(FAST_SCHEDULES, T=T)
         cases = [_converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, c.rule)
                  for name, g in fast.items()]
-        emptied = all(case.verdict.outcome is Outcome.NOT_REPRODUCED for case in cases)
         rows.append(c.row(
             cases, combine=_combine,
-            verdict=(inconclusive("untestable in S1: the √t schedule empties the trap before "
-                                  "it outruns the critical log schedule, so the positive "
-                                  "trapping probability Prop. 3.3 gives is too small to see")
-                     if emptied else None),
-            note="β₀ + √t outruns the critical log schedule only after it has emptied the "
-                 "trap: with ΔE_max = κ_s/16 the escape integral ∫exp(−β(s)ΔE)ds is large, so "
-                 "Prop. 3.3's positive probability is real but far too small to observe in "
-                 "S1; the proposition is not contradicted, the practical risk does not show."))
+            note="The rule decides D.8(c)'s prediction for S1 at T, both ways. β₀ + √t outruns "
+                 "the critical log schedule c*·ln t only after it has emptied the trap: with "
+                 "ΔE_max = κ_s/16 the escape integral ∫exp(−β(s)ΔE)ds is large, so the trapping "
+                 "probability Prop. 3.3 guarantees is positive but too small to observe here. "
+                 "A failure contradicts the practical risk in S1, not the proposition."))
     return rows
 
 
@@ -442,17 +441,12 @@ def landscape_rows(c2: dict[str, Any] | None, neg: dict[str, Any] | None) -> lis
             parts.append(f"{r['negatives']} negatives: "
                          + " / ".join("—" if v is None else f"{v:.4f}" for v in vals)
                          + (" (no trap)" if r["step"]["is_minimum"] is False else ""))
-        verdict = a2.rule.decide(members)
-        if verdict.outcome is Outcome.NOT_REPRODUCED:
-            # ΔE_max is a maximum over every non-global basin; one trap family's barrier
-            # falling bounds no maximum, so it cannot contradict a rise.
-            where = verdict.why.removeprefix("contradicted: the barrier falls ")
-            verdict = inconclusive(f"one trap family only: its barrier falls {where}, but "
-                                   "ΔE_max is the maximum over all basins, not searched")
+        verdict = a2.rule.decide(members)  # this trap family's trend, shown beside the row's
         rows.append(a2.row(
             [Case("—", "; ".join(parts) + f" (β̄ = {neg['beta_bar']:g} / {neg['beta_bar_check']:g})",
                   verdict)],
-            note="A path's maximum bounds the barrier from above, and the 2-pair value is exact "
+            note=f"This trap family's barrier, by the rule: {verdict}. "
+                 "A path's maximum bounds the barrier from above, and the 2-pair value is exact "
                  "(κ_s/16, the S1 watershed), so a fall from 2 pairs is certain for this trap; "
                  "other traps of the larger systems are not searched here."))
     return rows

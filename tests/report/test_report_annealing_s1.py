@@ -93,6 +93,7 @@ def synthetic_s1(p1: dict[str, int], p2_t1: dict[str, int], p2_end: dict[str, in
                     "delta_e_max_u0_coarse": 0.0624},
         "chains": CHAINS, "horizon": T, "horizon_p1": t1, "c_ratios": [0.5, 1.0, 2.0],
         "check_times": [t1, T], "K": math.e, "dt": 0.01,
+        "sqrt": {"outruns": 2.0, "beta0": 32.0, "rate": 15.62},
         "convergence": {"dt_max": 0.01, "dt_max_half": 0.005, "h": {"P1": 0.5, "P2": 0.4},
                         "h_half": {"P1": 0.25, "P2": 0.2}, "steps": {}, "chain_steps": 0},
         "p1_minus_p2": {}, "p2_vs_gibbs": {},
@@ -170,6 +171,13 @@ def test_a_fast_schedule_that_keeps_chains_trapped_reproduces_the_risk():
     sims = {**synthetic_sims(), "s1": synthetic_s1(p1, p2_t1, {**p2_end, "sqrt": 59})}
     fast = _find(sec.claim_rows(sims), "App. A.6")
     assert fast.verdict.outcome is Outcome.REPRODUCED, fast.verdict
+
+
+def test_a_file_before_the_outrunning_sqrt_schedule_leaves_its_row_not_run():
+    sims = synthetic_sims()
+    del sims["s1"]["sqrt"]
+    fast = _find(sec.claim_rows(sims), "App. A.6")
+    assert fast.verdict.outcome is Outcome.NOT_RUN and "re-run simulate@s1" in fast.verdict.why
 
 
 def test_an_untestable_claim_reads_so_whatever_its_data():

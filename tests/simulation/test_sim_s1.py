@@ -35,6 +35,7 @@ from infonce_lab.simulation.s1 import (
     check_times,
     proportion_difference,
     run_s1,
+    sqrt_outrunning,
 )
 
 
@@ -197,8 +198,21 @@ def test_fixed_step_empties_the_trap_numerically_and_the_rule_does_not():
     assert trapped_after(stiffness_rule("P1", 0.01, 0.5)) == 1.0
 
 
+@pytest.mark.parametrize("c, K, horizon", [(32.0, math.e, 100.0), (5.0, 2.0, 3.0),
+                                            (1.0, math.e, 1e4)])
+def test_the_sqrt_schedule_is_the_slowest_at_or_above_the_log_one(c, K, horizon):
+    s = sqrt_outrunning(c, K, horizon)
+    t = np.concatenate([np.geomspace(1e-8, horizon, 200_001), [0.0]])
+    ratio = (s.beta0 + s.rate * np.sqrt(t)) / (c * np.log(t + K))
+    assert ratio.min() >= 1.0 and s.beta0 == pytest.approx(c * math.log(K))
+    # the slowest: it touches the log schedule inside (0, horizon], so any smaller r falls below
+    inner = t > 0
+    need = c * (np.log(t[inner] + K) - math.log(K)) / np.sqrt(t[inner])
+    assert need.max() == pytest.approx(s.rate, rel=1e-6)
+
+
 def test_vectorised_betas_are_the_schedules():
-    scheds = list(_schedules(16.0, math.e, (0.5, 2.0), None).values())
+    scheds = list(_schedules(16.0, math.e, (0.5, 2.0), 2.0, 100.0).values())
     scheds.append(BetaGrowth("sqrt", 3.0, 2.0, 1.0, 50.0))
     scheds.append(LogAnneal(c=0.1, K=1.5, time_per_step=1.0, tau_max=2.0))  # τ_max binds
     beta = _vectorised_betas(scheds)
@@ -206,7 +220,7 @@ def test_vectorised_betas_are_the_schedules():
     for t in (0.0, 0.37, 5.0, 1e3):
         np.testing.assert_allclose(beta(np.full(len(scheds), t), groups),
                                    [1.0 / s.tau(t) for s in scheds], rtol=1e-13)
-    assert scheds[2].beta0 == 16.0  # √t starts at c*
+    assert scheds[2].beta0 == 32.0  # √t starts with the c = 2c* log schedule (K = e)
 
 
 # ---------------------------------------------------------------------------------- the run

@@ -129,7 +129,9 @@ class S1Config(ExperimentConfig):
     horizon_p1: PosFloat = 5.0
     first_check: PosFloat = 0.1
     c_ratios: Annotated[list[PosFloat], Field(min_length=1)] = [0.5, 1.0, 2.0]
-    sqrt_beta0: PosFloat | None = None  # None: c*, the critical log schedule's β(0)
+    # the √t schedule starts at, and stays at or above over [0, horizon], the log schedule with
+    # this c/c*: Prop. 3.3's regime (c′ > c*) reached within the run
+    sqrt_outruns: Annotated[float, Field(gt=1.0)] = 2.0
     dynamics: Annotated[list[Dynamics], Field(min_length=1)] = ["P2", "P1"]
     angle_sd: NonNegFloat = 0.05
     seed: Seed = 0

@@ -99,16 +99,32 @@ def gibbs_trap_mass(beta: float, labels_trap: np.ndarray, kappa_s: float) -> flo
     return float(w[labels_trap].sum() / w.sum())
 
 
-def _schedules(c_star: float, K: float, c_ratios: Sequence[float],
-               sqrt_beta0: float | None) -> dict[str, Schedule]:
+def sqrt_outrunning(c: float, K: float, horizon: float) -> BetaGrowth:
+    """The slowest β = β₀ + r·√t that starts at, and stays at or above, the log schedule
+    c·ln(t + K) over [0, horizon]: β₀ = c·ln K, r = c·max_t (ln(t + K) − ln K)/√t.
+
+    Prop. 3.3 (liminf β/ln t > c*) is about the regime past c*·ln t; a √t schedule that gets there
+    only after the horizon (β₀ + √t with β₀ = c*, for S1's c* ≈ 16, crosses 2c*·ln t near
+    t ≈ 10⁴) empties the trap first and cannot test it within T (App. A.6, §6)."""
+    from scipy.optimize import minimize_scalar
+
+    def gain(t: float) -> float:  # (ln(t + K) − ln K)/√t: 0 at t → 0, one interior maximum
+        return (math.log(t + K) - math.log(K)) / math.sqrt(t) if t > 0 else 0.0
+
+    inner = minimize_scalar(lambda t: -gain(t), bounds=(0.0, horizon), method="bounded",
+                            options={"xatol": 1e-10 * max(1.0, horizon)})
+    rate = c * max(gain(float(inner.x)), gain(horizon))
+    return BetaGrowth(form="sqrt", beta0=c * math.log(K), rate=rate * (1 + 1e-9),
+                      time_per_step=1.0, beta_max=1e6)
+
+
+def _schedules(c_star: float, K: float, c_ratios: Sequence[float], sqrt_outruns: float,
+               horizon: float) -> dict[str, Schedule]:
     """On the time axis (time_per_step = 1: ``tau(t)`` takes the time t itself)."""
     out: dict[str, Schedule] = {
         f"log c/c*={r:g}": LogAnneal(c=r * c_star, K=K, time_per_step=1.0, tau_max=1e6)
         for r in c_ratios}
-    # β0 defaults to c*, the critical log schedule's β(0) (K = e): as in S0, the fast schedule
-    # starts where the critical one does and then outruns it.
-    out["sqrt"] = BetaGrowth(form="sqrt", beta0=c_star if sqrt_beta0 is None else sqrt_beta0,
-                             rate=1.0, time_per_step=1.0, beta_max=1e6)
+    out["sqrt"] = sqrt_outrunning(sqrt_outruns * c_star, K, horizon)
     return out
 
 
@@ -126,13 +142,14 @@ def run_s1(
     first_check: float = 0.1,
     K: float = math.e,
     c_ratios: Sequence[float] = (0.5, 1.0, 2.0),
-    sqrt_beta0: float | None = None,
+    sqrt_outruns: float = 2.0,
     dynamics: Sequence[str] = ("P2", "P1"),
     angle_sd: float = 0.05,
     seed: int = 0,
 ) -> dict[str, Any]:
     """Barriers and c* of S1, then P_trap(t) (occupancy and survival, Wilson CIs) for the log
-    schedule at each c/c* and a √t schedule, under each dynamics, at the step rule and at half
+    schedule at each c/c* and a √t schedule that outruns c = ``sqrt_outruns``·c* over [0, T]
+    (:func:`sqrt_outrunning`), under each dynamics, at the step rule and at half
     of it; the estimates the report decides with (see the module docstring)."""
     if horizon_p1 > horizon:
         raise ValueError("horizon_p1 must not exceed horizon")
@@ -142,7 +159,7 @@ def run_s1(
     coarse_n = grid // 2 if (grid // 2) % 4 == 0 and grid // 2 >= 8 else None
     coarse = s1_barrier(coarse_n, beta_bar, kappa_s) if coarse_n else None
     c_star = barrier.c_star
-    scheds = _schedules(c_star, K, c_ratios, sqrt_beta0)
+    scheds = _schedules(c_star, K, c_ratios, sqrt_outruns, horizon)
     names = list(scheds)
     model = s1_model(kappa_s)
     h = {"P1": h_p1, "P2": h_p2}
@@ -259,6 +276,8 @@ def run_s1(
                     "grid_coarse": coarse_n,
                     "delta_e_max_u0_coarse": None if coarse is None else coarse.delta_e_max_u0},
         "chains": chains, "horizon": horizon, "horizon_p1": horizon_p1, "c_ratios": list(c_ratios),
+        "sqrt": {"outruns": sqrt_outruns, "beta0": scheds["sqrt"].beta0,  # type: ignore[union-attr]
+                 "rate": scheds["sqrt"].rate},  # type: ignore[union-attr]
         "check_times": times, "K": K,
         "dt": dt_max,  # the largest step (the old key, kept for readers of the fixed-step files)
         "convergence": {

@@ -57,8 +57,8 @@ FIXTURES: dict[str, tuple[Any, Any]] = {
     # the shipped densities' lifting errors / the same errors against τ reversed (growing as τ falls)
     "fsym_lifting": ([(t, q["lifting_error"]) for t, q in _Q.items()],
                      [(t, q["lifting_error"]) for t, q in zip(sorted(_Q), _Q.values(), strict=True)]),
-    # error falling as N^−1/2 / growing
-    "lb_decreasing": (_e(-0.5, 0.05), _e(0.1, 0.05)),
+    # the decoupled gap at N = 4096 (≈ 0) / the positive's share in the denominator (≈ 0.6 nats)
+    "lb_value": (_e(-0.0008, 0.003), _e(0.61, 0.02)),
     # N^−1/2 / N^−1/5
     "lb_rate": (_e(-0.5, 0.05), _e(-0.2, 0.05)),
     # the gap at M = 4096 (≈ c₁/M) / a 0.05-nat offset

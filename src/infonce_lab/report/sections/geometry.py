@@ -65,6 +65,9 @@ COUPLING_MARGIN = 0.1
 # Wang–Isola: the gap to the limit "→ 0": within a hundredth of a nat at the largest M — the loss
 # is read to two decimals, and the leading 1/M term alone is ~ 1e-3 at M = 4096.
 WI_LIMIT_TOL = 0.01
+# Thm 3.1's value "→ 0" likewise: the gap to J_τ + log(N·V_κ) within a hundredth of a nat at the
+# largest N (a falling gap alone passes at any size; this bound can fail).
+VALUE_TOL = 0.01
 # Self-check of our closed form against the project's alignment/uniformity estimators: a
 # derivation error (a wrong Bessel order, a lost ½) moves the limit by ≥ 0.1 nats at these τ;
 # 0.02 leaves room for the sampling error of the 4096 check pairs.
@@ -111,7 +114,8 @@ RULES: dict[str, Rule | Check] = {
         f"|F^Sym(ρ) − J^Sym| by quadrature: falls at every step to a lower τ and ends below "
         f"{FSYM_MARGIN:g} nats reproduces; no smaller at the lowest τ than at the highest does "
         f"not", _lifting_check),
-    "lb_decreasing": Below(0.0, what="log–log slope of the error on N"),
+    "lb_value": Equivalent(VALUE_TOL, what="L_NCE − J_τ − log(N·V_κ) at the largest N",
+                           unit="nats"),
     "lb_rate": Below(RATE_BOUND, what="log–log slope (upper half of the range)"),
     "wi_limit": Equivalent(WI_LIMIT_TOL, what="E[L(M)] − log M − limit at the largest M",
                            unit="nats"),
@@ -367,16 +371,15 @@ LB_CLAIMS = {
         PAPER, TOPIC_LB,
         "Thm 3.1: the InfoNCE gradient converges to the population energy's, ∇_θ L_NCE → ∇_θ J_τ "
         "as N → ∞ — its direction (E.2; E.5(1))",
-        "per-seed slope of log(1 − cos(g_N, g_ref)) on log N, t over seeds",
-        RULES["lb_decreasing"]),
+        "per-seed slope of log(1 − cos(g_N, g_ref)) on log N, t over seeds: the Monte-Carlo "
+        "rate N^−1/2 or faster", RULES["lb_rate"]),
     "grad_norm": Claim(
         PAPER, TOPIC_LB, "Thm 3.1: ‖∇_θ L_NCE − ∇_θ J_τ‖ → 0 (E.2; E.5(1))",
-        "per-seed slope of log(‖g_N − g_ref‖/‖g_ref‖) on log N, t over seeds",
-        RULES["lb_decreasing"]),
+        "per-seed slope of log(‖g_N − g_ref‖/‖g_ref‖) on log N, t over seeds: the Monte-Carlo "
+        "rate N^−1/2 or faster", RULES["lb_rate"]),
     "value": Claim(
         PAPER, TOPIC_LB, "Thm 3.1: |L_NCE − J_τ − log(N·V_κ(τ))| → 0 (E.2; E.6)",
-        "slope of log RMS-over-seeds value gap on log N (upper half of N), seed bootstrap",
-        RULES["lb_decreasing"]),
+        "value gap at the largest N, mean over seeds", RULES["lb_value"]),
     "value_rate": Claim(
         PAPER, TOPIC_LB,
         "Our expectation (E.6): the value gap is O(N^−1/2), plus an O(1/N) bias with the positive "
@@ -430,9 +433,12 @@ def large_batch_rows(lb: dict[str, Any]) -> list[ClaimRow]:
         row("grad_norm", [(g["estimates"]["slope_rel_err"], gname(g)) for g in grads],
             note=rel + " (with the positive in the denominator the gradient is too small until "
                        "N·Γ ≫ e^{s⁺/τ})"),
-        row("value", items, note="; ".join(
-            f"{name}: gap at N = {v['n'][-1]}: {_est(v[variant]['estimates']['gap_at_max_n'], 4)}"
-            for v, variant, name in variants)),
+        row("value", [(v[variant]["estimates"]["gap_at_max_n"], f"{name}, N = {v['n'][-1]}")
+                      for v, variant, name in variants], digits=4,
+            note="with the positive in the denominator the gap is ≈ log(1 + e^{s⁺/τ}/(N·Γ)), "
+                 "near 0 only once N·Γ ≫ e^{s⁺/τ}; slopes of the RMS gap: " + "; ".join(
+                     f"{name}: {_est(v[variant]['estimates']['slope_rms_gap'])}"
+                     for v, variant, name in variants)),
         row("value_rate", items),
         row("wi_limit", [(w["estimates"]["gap_at_max_m"], f"τ = {w['tau']:g}, M = {w['m'][-1]}")
                          for w in wis],

@@ -55,6 +55,10 @@ def _quantities(frac: np.ndarray, c_ratio: float) -> dict[str, Any]:
 # chains frozen in the trap while the equilibrium mass falls to 10⁻⁴.
 SLOW = _quantities(_mixed(_gibbs(0.25)), 0.25)
 FAST = _quantities(_frozen(0.35), 1.5)
+# One chain of 800 frozen in the trap: far above a cold Gibbs mass, yet no practical risk.
+_ONE = np.zeros((N, ENDS.size))
+_ONE[0] = 1.0
+ONE_CHAIN = _quantities(_ONE, 1.5)
 # A population decaying as the paper's bound, exp(−C·(t+K)^{1−c/c*}) at c/c* = 0.25.
 STRETCHED = _quantities(_mixed(np.exp(-0.004 * np.exp(0.75 * ELL))), 0.25)
 
@@ -99,6 +103,7 @@ FIXTURES = {
     "log_fast_traps": (E(FAST["follow"]), E(SLOW["follow"])),
     "tracks_gibbs": (E(SLOW["excess"]), E(FAST["excess"])),
     "fast_schedules_trap": (E(FAST["excess"]), E(SLOW["excess"])),
+    "fast_schedules_share": (E(FAST["occupancy"]["10000"]), E(ONE_CHAIN["occupancy"]["10000"])),
     "hazard_exponent": (E(HAZARD_RIGHT["ratio"]), E(HAZARD_SWAPPED["ratio"])),
     "finite_time_rate": (E(STRETCHED["stretch"]), E(SLOW["stretch"])),
     "ergodic_gibbs": (E(ERG_RIGHT), E(ERG_WRONG_LAW)),
@@ -190,7 +195,7 @@ def _rows(s0: dict[str, Any]) -> dict[str, Any]:
 
 def test_rows_on_a_theory_like_file():
     rows = _rows(_file())
-    assert len(rows) == len(sec.RULES)
+    assert len(rows) == len(sec.CLAIMS)
     for key in ("log_slow_converges", "tracks_gibbs", "log_fast_traps", "fast_schedules_trap",
                 "ergodic_gibbs", "sgd_limit", "barrier_closed_form"):
         assert rows[key].verdict.outcome is Outcome.REPRODUCED, (key, rows[key].verdict)
@@ -279,3 +284,13 @@ def test_figures_draw_from_the_file():
     assert set(figs) == set(sec.SIM_FIGURES["s0"]) == {"sim_s0_trap", "sim_s0_hazard",
                                                     "sim_s0_fixed_beta"}
     assert all(png.startswith(b"\x89PNG") for png in figs.values())
+
+
+def test_one_trapped_chain_is_no_risk_of_trapping():
+    s0 = _file()
+    s0["schedules"]["sqrt"] = _entry(ONE_CHAIN, None, kind="fast")
+    row = _rows(s0)["fast_schedules_trap"]
+    assert row.verdict.outcome is Outcome.NOT_REPRODUCED, row.verdict
+    assert row.cases[-1].name == "sqrt: P_trap(T)"
+    assert row.cases[-1].verdict.outcome is Outcome.NOT_REPRODUCED
+    assert "P_trap(T), the share of chains trapped" in row.rule

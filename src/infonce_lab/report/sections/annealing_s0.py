@@ -58,6 +58,9 @@ TRACK_MARGIN = math.log(2.0)
 # X for "traps": an occupancy more than ten times the Gibbs mass at β(T) — beyond the bounded
 # excess (≈ 0.8) that even the critical log schedule keeps — is not tracking an equilibrium.
 TRAP_EXCESS = math.log(10.0)
+# ...and "risk getting trapped" is a share of runs one would meet: at least one in twenty chains
+# trapped at T. Against a cold β(T) the excess alone passes on a single trapped chain of 400.
+TRAP_SHARE = 0.05
 # g: midpoint between a polynomial decay (0) and the bound's stretched exponential (1).
 STRETCH_MIDPOINT = 0.5
 # Hazard slope / (−c/c*) or /(−ΔE): beyond Kramers' asymptotics the exact escape rate (the
@@ -81,6 +84,7 @@ RULES: dict[str, Rule] = {
     "log_fast_traps": Below(FOLLOW_MIDPOINT, what=PHI),
     "tracks_gibbs": Equivalent(TRACK_MARGIN, what=EXCESS),
     "fast_schedules_trap": Above(TRAP_EXCESS, what=EXCESS),
+    "fast_schedules_share": Above(TRAP_SHARE, what="P_trap(T), the share of chains trapped"),
     "hazard_exponent": Equivalent(HAZARD_MARGIN, center=1.0,
                                   what="escape-hazard slope vs log(t+K), divided by −c/c*"),
     "finite_time_rate": Above(STRETCH_MIDPOINT, what="g = γ̂/(1 − c/c*), the occupancy's "
@@ -206,15 +210,20 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     row("log_fast_traps", decade + at, by_c("follow", lambda c: c > 1.0),
         note="A plateau is a population that no longer follows the equilibrium's decline; the "
         "c/c* = 0.25 data (φ ≈ 1) fail this rule and the c/c* = 1.5 data fail the c ≤ c* one.")
-    row("fast_schedules_trap", f" = {T}{at}",
-        [(n, e.get("excess"), _gibbs_text(e, T) + (
-            f"; held from t = {e['frozen_at']:g} (fewer than "
-            f"{s0['freeze']['expected_crossings_after']:g} crossings expected after)"
-            if e["frozen_at"] else "")) for n, e in fast.items()],
-        note="A fast schedule ends cold (β(T) = " + ", ".join(
+    trap, share = CLAIMS["fast_schedules_trap"], RULES["fast_schedules_share"]
+    cases = [_converged_case(trap.rule, f"{n}: X", e.get("excess"), _gibbs_text(e, T) + (
+        f"; held from t = {e['frozen_at']:g} (fewer than "
+        f"{s0['freeze']['expected_crossings_after']:g} crossings expected after)"
+        if e["frozen_at"] else "")) for n, e in fast.items()]
+    cases += [_converged_case(share, f"{n}: P_trap(T)", {k: (e["occupancy"][k] or {}).get(T)
+                                                        for k in ("step", "half_step")}, digits=3)
+              for n, e in fast.items()]
+    rows.append(replace(trap.with_quantity(f" = {T}, and P_trap(T){at}").row(
+        cases, note="A fast schedule ends cold (β(T) = " + ", ".join(
             f"{n}: {e['beta_T']:.3g}" for n, e in fast.items()) + "), so its Gibbs trap mass is "
         "tiny; an occupancy above ten times it is frozen out of equilibrium. φ is not used: the "
-        "capped and held schedules have a constant Gibbs mass over the last decade.")
+        "capped and held schedules have a constant Gibbs mass over the last decade; the share "
+        "of chains trapped is what makes it a risk."), rule=f"{trap.rule.text}; and {share.text}"))
 
     arr, cut = s0["arrhenius"], s0["hazard_min_barrier"]
     rates = arr["rates"]["step"]

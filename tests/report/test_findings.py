@@ -113,3 +113,25 @@ def test_short_cuts_at_a_word():
     text = "word " * 40
     assert short(text).endswith(" …") and len(short(text)) <= 92
     assert short("a — b") == "a"
+
+
+def test_a_qualifying_self_check_is_stated_not_counted():
+    import pytest
+
+    from infonce_lab.report.verdicts import claims
+
+    rows = [row("annealing", "Thm 3.2: escapes", Outcome.REPRODUCED, Evidence.THEORY),
+            row("annealing", "Our analysis: the threshold holds for P2 only", Outcome.REPRODUCED,
+                Evidence.THEORY, self_check=True, qualifies=True),
+            row("annealing", "Our watershed", Outcome.REPRODUCED, Evidence.THEORY,
+                self_check=True)]
+    (f,) = [f for f in findings(rows, PAPERS) if f.section == "annealing"]
+    assert f.n == 1
+    assert f.qualifiers == [("Our analysis: the threshold holds for P2 only", "res",
+                             "reproduced")]
+    rules = {"ours": Above(0.0), "theirs": Above(0.0)}
+    specs = {"ours": ("x", "q"), "theirs": ("y", "q")}
+    assert claims("s", "t", rules, specs, self_checks=("ours",),
+                  qualifying=("ours",))["ours"].not_run("why").qualifies
+    with pytest.raises(ValueError, match="only a self-check"):
+        claims("s", "t", rules, specs, qualifying=("theirs",))

@@ -16,7 +16,7 @@ cannot drift from the rows below it). Its rules, stated before the data:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from infonce_lab.report.sections import Paper
 from infonce_lab.report.verdicts import (
@@ -30,6 +30,7 @@ from infonce_lab.report.verdicts import (
 
 LISTED = 4  # contradicted claims named per kind before "and N more"
 LISTED_REPRODUCED = 2
+QUALIFIER_LIMIT = 240  # a qualifying self-check is stated whole: its point is the qualification
 
 # How the summary words a claim our data do not reproduce, by what the verdict rests on.
 CONTRADICTS = {
@@ -76,6 +77,7 @@ class Finding:
     reproduced: list[str]
     more_reproduced: int
     context: list[tuple[str, str, str]]  # (claim, result, verdict): shown, not counted
+    qualifiers: list[tuple[str, str, str]] = field(default_factory=list)  # our checks, likewise
 
     @property
     def n(self) -> int:
@@ -158,7 +160,9 @@ def finding(p: Paper, rows: Sequence[ClaimRow]) -> Finding | None:
             if r.verdict.outcome is Outcome.REPRODUCED and not r.primary]
     return Finding(paper, p.name, p.short, p.link, groups, primary, pooled, near, contradicted, more,
                    good[:LISTED_REPRODUCED], max(0, len(good) - LISTED_REPRODUCED),
-                   [(short(r.claim), r.result, str(r.verdict)) for r in context_rows])
+                   [(short(r.claim), r.result, str(r.verdict)) for r in context_rows],
+                   [(short(r.claim, QUALIFIER_LIMIT), r.result, str(r.verdict)) for r in rows
+                    if r.section == paper and r.qualifies])
 
 
 def findings(rows: Sequence[ClaimRow], papers: Sequence[Paper]) -> list[Finding]:

@@ -382,6 +382,7 @@ class ClaimRow:
     note: str = ""
     primary: bool = False  # a pre-registered primary comparison (the summary names it first)
     evidence: Evidence | None = None  # None: its section's default (sections.Section.evidence)
+    qualifies: bool = False  # a self-check the summary states beside the paper's claims
 
     @property
     def kind(self) -> str:  # templates: claims and self-checks render in separate blocks
@@ -426,7 +427,8 @@ class Claim:
     ``self_check`` (a check of our own derivation) and ``evidence`` (PAPER_SCALE for a claim at
     the paper's settings) are declared here too, so a row keeps them whether it ran or not.
     ``untestable``: why this study's measurement cannot decide the claim either way, declared
-    with it — every row it builds reads *not testable here*, whatever the data."""
+    with it — every row it builds reads *not testable here*, whatever the data. ``qualifies``: a
+    self-check that qualifies the paper's claims, so the summary states it (never counted)."""
 
     section: str
     topic: str
@@ -436,6 +438,7 @@ class Claim:
     self_check: bool = False
     evidence: Evidence | None = None
     untestable: str = ""
+    qualifies: bool = False
 
     def row(self, cases: Sequence[Case], **kw: Any) -> ClaimRow:
         """The row from its cases (:func:`claim`'s keywords: ``combine``, ``result``, …)."""
@@ -446,15 +449,17 @@ class Claim:
             kw["verdict"] = not_testable(self.untestable)
         row = claim(self.section, self.topic, self.text, self.quantity, self.rule.text, cases,
                     **kw)
-        row.evidence = self.evidence
+        row.evidence, row.qualifies = self.evidence, self.qualifies
         return row
 
     def not_run(self, what_it_takes: str, **kw: Any) -> ClaimRow:
         """The row of a claim this run could not decide (:func:`not_run_row`'s keywords)."""
         kw.setdefault("self_check", self.self_check)
         kw.setdefault("evidence", self.evidence)
-        return not_run_row(self.section, self.topic, self.text, self.quantity, self.rule.text,
-                           what_it_takes, **kw)
+        row = not_run_row(self.section, self.topic, self.text, self.quantity, self.rule.text,
+                          what_it_takes, **kw)
+        row.qualifies = self.qualifies
+        return row
 
     def family(self, estimates: Sequence[Estimate], names: Sequence[str], **kw: Any) -> ClaimRow:
         """Every case decided by the rule together (:func:`decide_family`, Holm)."""
@@ -473,16 +478,21 @@ class Claim:
 
 def claims(section: str, topic: str, rules: Mapping[str, Rule | Check],
            specs: Mapping[str, tuple[str, str]], self_checks: Sequence[str] = (),
-           untestable: Mapping[str, str] | None = None) -> dict[str, Claim]:
+           untestable: Mapping[str, str] | None = None,
+           qualifying: Sequence[str] = ()) -> dict[str, Claim]:
     """A topic's claims keyed by their rule's id: ``specs`` maps the id to (the paper's sentence,
     the quantity); an id without a rule is an error at import, not a row that silently lacks one.
     ``self_checks``: the ids that check our own derivation rather than a paper's claim;
-    ``untestable``: id → why this study's measurement cannot decide it either way."""
+    ``untestable``: id → why this study's measurement cannot decide it either way;
+    ``qualifying``: the self-checks the summary states beside the paper's claims."""
     untestable = dict(untestable or {})
-    if missing := [k for k in [*specs, *self_checks, *untestable] if k not in rules]:
+    if missing := [k for k in [*specs, *self_checks, *untestable, *qualifying] if k not in rules]:
         raise KeyError(f"claims without a rule: {missing}")
+    if stray := [k for k in qualifying if k not in self_checks]:
+        raise ValueError(f"only a self-check qualifies the paper's claims: {stray}")
     return {k: Claim(section, topic, text, quantity, rules[k], self_check=k in self_checks,
-                     untestable=untestable.get(k, "")) for k, (text, quantity) in specs.items()}
+                     untestable=untestable.get(k, ""), qualifies=k in qualifying)
+            for k, (text, quantity) in specs.items()}
 
 
 def md_cell(text: Any) -> str:

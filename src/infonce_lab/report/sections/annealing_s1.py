@@ -196,9 +196,10 @@ S1 = claims(PAPER, TOPIC_S1, RULES, {
         "cos θ = 1/4, so ΔE_max(U₀) = κ_s/16 and c* = 16/κ_s (A5 constant, §2.2, of our S1)",
         "ΔE_max(U₀) of the union-find watershed on the rotation-quotiented 3-torus"),
     "p1_traps_more": (
-        "Our analysis (D.7(i)), not the paper: under the literal SDE (P1: drift −grad L, "
-        "noise √(2/β)) barriers of U₀ are crossed at rate ≈ exp(−β²ΔE), so P1 traps more "
-        "than the normalised dynamics P2 (drift −grad L/β) under the same schedule",
+        "Our analysis (D.7(i)), not the paper: c* = 1/ΔE_max(U₀) is the threshold of the "
+        "normalised dynamics P2 (drift −grad L/β) only; under the SDE as written (P1: drift "
+        "−grad L, noise √(2/β)) barriers of U₀ are crossed at rate ≈ exp(−β²ΔE), so P1 traps "
+        "more than P2 under the same schedule",
         "P_trap(P1) − P_trap(P2)"),
     "p2_escapes": (
         "Thm. 3.2 (D.3(2)): a log schedule β = c·ln(t + K) with c ≤ c* escapes every "
@@ -208,7 +209,7 @@ S1 = claims(PAPER, TOPIC_S1, RULES, {
         "Prop. 3.3 (D.3(3)): with liminf β(t)/ln t = c′ > c* the process stays in a suboptimal "
         "basin with positive probability",
         _P2_LOG),
-}, self_checks=("s1_watershed", "p1_traps_more"))
+}, self_checks=("s1_watershed", "p1_traps_more"), qualifying=("p1_traps_more",))
 # Decided by Prop. 3.3's rule, on the schedules that are not logarithmic.
 FAST_SCHEDULES = claims(PAPER, TOPIC_S1, RULES, {"p2_traps": (
     "App. A.6 / §6: faster schedules (linear, square-root) lack the guarantee and risk "

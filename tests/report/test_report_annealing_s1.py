@@ -44,6 +44,8 @@ FIXTURES = {
     "hessian_linear": (0.9998, 2.0),  # the tied trap's β² fails "∝ β"
     "hessian_tie_quadratic": (2.0, 1.0),
     "hessian_coefficient": ({"min": 0.99999, "max": 1.00001}, {"min": 0.5, "max": 1.0}),
+    # O(1/β) as the proof says / a tie's covariance that does not decay
+    "hessian_cov_rate": (Estimate(-1.02, -1.02, -1.02), Estimate(0.0, 0.0, 0.0)),
     "hessian_vanishes": ({"norms": [0.34, 1e-3, 1e-40, 3.7e-167], "decay_rate": 1.95},
                          {"norms": [0.3, 2.0, 40.0], "decay_rate": -0.01}),
     "prop_c2": (_c2(0), _c2(199)),
@@ -138,6 +140,7 @@ def synthetic_hessian() -> dict:
                        "coeff_ratio_min": 0.99999, "coeff_ratio_max": 1.00001, "anchors": 40,
                        "perturbed_trap": {"beta1": 200.0, "margin": 0.2, "slope": 1.0,
                                           "coeff_ratio": [1.0]}},
+        "covariance": {"s1_trap": 0.0, "random_min": -104.0, "random_max": -43.3, "count": 9},
         "fd": {"rel_err_max": {"step": 4e-6, "half_step": 1.4e-6}, "configs": 12,
                "betas": [1.0, 100.0, 200.0]},
     }
@@ -273,3 +276,14 @@ def test_rows_from_a_tiny_real_run():
     assert _find(rows, "Lemma C.3").verdict.outcome is Outcome.REPRODUCED
     neg = neg["rows"]
     assert neg[0]["step"]["u0_barrier"] == pytest.approx(1 / 16, abs=1e-4)  # the S1 watershed
+
+
+def test_the_covariance_rate_is_decided_both_ways():
+    sims = synthetic_sims()
+    row = _find(sec.claim_rows(sims), "Lemma C.3's proof")
+    assert row.verdict.outcome is Outcome.NOT_REPRODUCED and len(row.cases) == 3
+    sims["hessian"]["covariance"] = {"s1_trap": -1.0, "random_min": -1.1, "random_max": -0.9,
+                                     "count": 9}
+    assert _find(sec.claim_rows(sims), "Lemma C.3's proof").verdict.outcome is Outcome.REPRODUCED
+    del sims["hessian"]["covariance"]
+    assert _find(sec.claim_rows(sims), "Lemma C.3's proof").verdict.outcome is Outcome.NOT_RUN

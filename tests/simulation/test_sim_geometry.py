@@ -410,3 +410,13 @@ def test_lifted_energy_monte_carlo_agrees_and_needs_the_coupling():
     assert 0.45 < c["value"] < 0.55
     errs = [abs(q["lifting_error"]) for q in r["quadrature"]]
     assert all(b < a for a, b in zip(errs[:-1], errs[1:], strict=True)) and errs[-1] < 0.05
+
+
+def test_the_covariance_decays_like_the_margin_not_like_one_over_beta():
+    # A unique best candidate leading by the margin m: Cov ≈ p₂(1 − p₂)·|Δ∇s|² with
+    # p₂ ∝ e^{−βm}, so from β₁ to 2β₁ it falls by e^{−β₁m}: slope −β₁m/ln 2. A tie: constant.
+    cfg = hs.random_configs(1, rng=np.random.default_rng(3))[0]
+    m = hs.top2_margin(cfg.z, cfg.pairs)
+    beta1 = 30.0 / m  # the study's β₁: concentrated to e^{−30}
+    assert hs.covariance_slope(cfg, beta1) == pytest.approx(-beta1 * m / np.log(2), rel=0.02)
+    assert hs.covariance_slope(hs.s1_trap(), 200.0) == pytest.approx(0.0, abs=1e-9)

@@ -425,6 +425,19 @@ def top2_margin(z: np.ndarray, pairs: np.ndarray) -> float:
     return float((s[:, -1] - s[:, -2]).min())
 
 
+def covariance_slope(cfg: SphereConfig, beta1: float) -> float:
+    """log₂ of max_i ‖Cov_{k∼p_i}[∇s_ik]‖₂ at 2β₁ over β₁: the log–log slope that App. C.3's
+    proof says is −1 (the covariance "decays as O(1/β)"). It is 0 where an anchor's best
+    candidates tie (the softmax never concentrates) and ≈ −β₁·margin/ln 2 where one candidate
+    leads by the margin (the covariance decays like e^{−β·margin})."""
+    others, pos = _anchor_candidates(cfg.z.shape[0], cfg.pairs)
+    norms = []
+    for beta in (beta1, 2.0 * beta1):
+        cov, _ = hessian_terms(cfg.z[cfg.pairs[:, 0]], cfg.z[others], pos, beta)
+        norms.append(float(np.linalg.norm(cov / beta**2, 2, axis=(-2, -1)).max()))
+    return float(np.log2(norms[1] / norms[0]))
+
+
 def asymptotic_scaling(
     cfg: SphereConfig, beta_min: float, margin_factor: float, beta_cap: float
 ) -> dict | None:
@@ -445,7 +458,8 @@ def asymptotic_scaling(
     gap = u0(cfg.z, cfg.pairs)
     non_opt = gap > 0
     return {"beta1": float(beta1), "margin": m, "slope": float(np.log2(norms[1] / norms[0])),
-            "coeff_ratio": (blocks[non_opt] / beta1 / gap[non_opt]).tolist()}
+            "coeff_ratio": (blocks[non_opt] / beta1 / gap[non_opt]).tolist(),
+            "cov_slope": covariance_slope(cfg, beta1)}
 
 
 def run_hessian(
@@ -503,6 +517,14 @@ def run_hessian(
             "anchors": int(a_ratio.size),
             "perturbed_trap": pert,
             "perturbed_trap_slope_top": perturbed["slope_full_top"],
+        },
+        # App. C.3's step "Cov decays as O(1/β)", at the same β₁ and 2β₁ (the trap: at the
+        # largest β, where the tie keeps the softmax split whatever β)
+        "covariance": {
+            "s1_trap": covariance_slope(special[0], float(max(betas))),
+            "random_min": float(min(a["cov_slope"] for a in kept)) if kept else None,
+            "random_max": float(max(a["cov_slope"] for a in kept)) if kept else None,
+            "count": len(kept),
         },
         "fd": {
             "rel_err_max": {"step": float(max(r["fd_rel_err_max"] for r in all_res)),

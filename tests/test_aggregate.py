@@ -120,3 +120,22 @@ def test_alignment_uniformity_fit_recovers_a_planted_plane_and_skips_other_kinds
     # too few configurations for clustered errors on two slopes: left out, not fitted on nothing
     small = alignment_uniformity(df.iloc[:4])["d"]
     assert "linear.test_acc" not in small
+
+
+def test_primary_families_pair_over_their_own_seeds():
+    """A loss compared in both families trains the union of their seeds; each family's contrast
+    is paired over that family's seeds only (brute force: scipy on the family's seeds)."""
+    from infonce_lab.aggregate import primary_comparisons
+
+    rng = np.random.default_rng(1)
+    acc = {(lo, s): float(rng.uniform(0.8, 0.95)) for lo in ("x", "y") for s in range(1, 7)}
+    acc |= {("z", s): float(rng.uniform(0.8, 0.95)) for s in (1, 2, 3)}
+    df = _frame([_row(lo, "s", s, 0.0, v) for (lo, s), v in acc.items()])
+    out = primary_comparisons(df, "d-b", "s", [("primary", [1, 2, 3, 4, 5, 6], [("x", "y")]),
+                                               ("secondary", [1, 2, 3], [("x", "z")])],
+                              ["linear.test_acc"])
+    first, second = out["d-b/x_vs_y@s/linear.test_acc"], out["d-b/x_vs_z@s/linear.test_acc"]
+    assert (first["family"], second["family"]) == ("primary", "secondary")
+    assert sorted(map(int, first["per_seed"])) == [1, 2, 3, 4, 5, 6]
+    assert second["p_value"] == pytest.approx(stats.ttest_rel(
+        [acc[("x", s)] for s in (1, 2, 3)], [acc[("z", s)] for s in (1, 2, 3)]).pvalue)

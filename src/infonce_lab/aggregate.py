@@ -202,14 +202,22 @@ def pooled_over_schedules(paired: dict[str, dict[str, Any]], df: pd.DataFrame,
 
 
 def primary_comparisons(df: pd.DataFrame, setting: str, schedule: str,
-                        contrasts: list[tuple[str, str]], metric_names: list[str],
-                        ) -> dict[str, dict[str, Any]]:
-    """The pre-registered comparisons: each (treatment, reference) at ``setting``
-    (``<dataset>-<backbone>``) and ``schedule``, treatment − reference on each metric, keyed as
-    :func:`paired_comparisons` keys its rows."""
-    return {f"{setting}/{t}_vs_{r}@{schedule}/{m}": paired_comparison(
-                df, f"{setting}-{t}-{schedule}", f"{setting}-{r}-{schedule}", m)
-            for t, r in contrasts for m in metric_names}
+                        families: list[tuple[str, list[int], list[tuple[str, str]]]],
+                        metric_names: list[str]) -> dict[str, dict[str, Any]]:
+    """The pre-registered comparisons: per family (name, seeds, contrasts), each (treatment,
+    reference) at ``setting`` (``<dataset>-<backbone>``) and ``schedule``, treatment − reference
+    on each metric over the family's own seeds (a loss compared in two families trains both
+    seed sets), keyed as :func:`paired_comparisons` keys its rows."""
+    out: dict[str, dict[str, Any]] = {}
+    for family, seeds, contrasts in families:
+        mine = df[df["encoder.seed"].isin(seeds)]
+        for t, r in contrasts:
+            for m in metric_names:
+                out[f"{setting}/{t}_vs_{r}@{schedule}/{m}"] = {
+                    **paired_comparison(mine, f"{setting}-{t}-{schedule}",
+                                        f"{setting}-{r}-{schedule}", m),
+                    "family": family}
+    return out
 
 
 AU_METRICS = metrics.names(headline=True)

@@ -25,7 +25,7 @@ def _error(raw: dict) -> str:
 def test_shipped_params_are_valid(repo_root):
     p = load_params(repo_root / "params.yaml")
     assert len(p.grid_runs()) == len(p.study.seeds) * len(p.study.losses) * len(p.study.schedules)
-    assert len(p.primary_runs()) == len(p.primary.seeds) * len(p.primary.losses)
+    assert len(p.primary_runs()) == sum(len(p.primary.seeds_of(lo)) for lo in p.primary.losses)
     assert p.runs() == p.grid_runs() + p.primary_runs()
     first = "-".join(map(str, (p.study.datasets[0], p.study.backbones[0], p.study.losses[0],
                                p.study.schedules[0], p.study.seeds[0])))

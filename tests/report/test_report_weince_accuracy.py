@@ -127,3 +127,24 @@ def test_primary_rows_read_not_run_before_its_runs_and_vanish_without_seeds():
     assert rows[0].verdict.outcome is Outcome.NOT_RUN and "pretrain_primary" in rows[0].verdict.why
     assert len([r for r in claim_rows({}, {}, KINDS, None, {}, {**DESIGN, "seeds": []})
                 if "pre-registered" in r.claim]) == 0
+
+
+def test_a_secondary_family_is_its_own_holm_family_on_its_own_seeds():
+    """Moving a contrast to the secondary family leaves the primary's cases adjusted over the
+    primary's cases only: the primary's MDE is at 0.05/2, the same as with no other contrast."""
+    gain = {1: 0.03, 2: 0.035, 3: 0.032, 4: 0.028}
+    noisy = {1: 0.02, 2: -0.03, 3: 0.001}
+    split = {**DESIGN, "comparisons": DESIGN["comparisons"][:1],
+             "secondary": {"seeds": [1, 2, 3], "comparisons": DESIGN["comparisons"][1:]}}
+    alone = {**split, "secondary": {"seeds": [], "comparisons": []}}
+    data = _primary({("weince", "infonce"): gain, ("weince_recipe", "infonce_topm"): noisy})
+    rows = [r for r in claim_rows({}, {}, KINDS, None, data, split) if r.primary]
+    only = [r for r in claim_rows({}, {}, KINDS, None, data, alone) if r.primary]
+    assert len(rows) == 2 and len(only) == 1
+    assert "secondary comparison" in rows[1].claim and "seeds [1, 2, 3]" in rows[1].quantity
+    assert [c.p for c in rows[0].cases] == [c.p for c in only[0].cases]
+    mde = 100 * t_mean(list(gain.values())).minimal_detectable_effect(alpha=0.05 / 2)
+    assert f"MDE {mde:.2f}" in rows[0].cases[0].result
+    # in one family of four the same data are adjusted over four cases
+    joint = claim_rows({}, {}, KINDS, None, data, DESIGN)[0]
+    assert [c.p for c in joint.cases] != [c.p for c in rows[0].cases]

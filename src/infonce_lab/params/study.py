@@ -55,11 +55,21 @@ class Contrast(Strict):
     reference: Name
 
 
+class SecondaryFamily(Strict):
+    """Pre-registered comparisons decided as their own Holm family, on their own seeds: in the
+    same setting and on the same metrics as the primary family, never its headline. Where the
+    budget cannot give every contrast the primary's seeds, the primary keeps its power."""
+
+    seeds: Annotated[list[Seed], Unique] = []
+    comparisons: list[Contrast] = []
+
+
 class PrimaryConfig(Strict):
     """The pre-registered primary comparison: one setting, its own seeds, its own runs (a block
     beside the study's grid, never pooled with it), the metrics that decide it. ``seeds: []``
     leaves it out. ``losses`` is what dvc.yaml's matrix expands (DVC cannot derive it from the
-    comparisons); it must list exactly the comparisons' losses."""
+    comparisons); it must list exactly the comparisons' losses, of both families. A loss trains
+    the seeds of every family that compares it."""
 
     dataset: Name
     backbone: Name
@@ -67,25 +77,47 @@ class PrimaryConfig(Strict):
     losses: Annotated[list[Name], Unique]
     seeds: Annotated[list[Seed], Unique]
     comparisons: list[Contrast]
+    secondary: SecondaryFamily = SecondaryFamily()
     metrics: Annotated[list[Annotated[str, Field(pattern=r"^[a-z_]+\.[a-z0-9_]+$")]],
                        Field(min_length=1), Unique]
     min_effect_points: Annotated[float, Field(gt=0.0)] = 1.0
+
+    def families(self) -> list[tuple[str, list[int], list[Contrast]]]:
+        """(name, seeds, contrasts) of each family that has contrasts: each is one Holm family."""
+        if not self.seeds:
+            return []
+        out = [("primary", list(self.seeds), list(self.comparisons))]
+        if self.secondary.comparisons:
+            out.append(("secondary", list(self.secondary.seeds), list(self.secondary.comparisons)))
+        return out
+
+    def seeds_of(self, loss: str) -> list[int]:
+        """The seeds ``loss`` trains: the union over the families that compare it."""
+        return sorted({s for _, seeds, contrasts in self.families() for s in seeds
+                       if any(loss in (c.treatment, c.reference) for c in contrasts)})
 
     @model_validator(mode="after")
     def _consistent(self) -> PrimaryConfig:
         if not self.seeds:
             return self
-        if len(self.seeds) < 2:
-            raise _KeyProblem("primary.seeds", self.seeds,
-                              "≥ 2 seeds (a paired comparison over one seed has no interval), "
-                              "or [] to leave the primary comparison out")
-        compared = [n for c in self.comparisons for n in (c.treatment, c.reference)]
-        for i, c in enumerate(self.comparisons):
-            if c.treatment == c.reference:
-                raise _KeyProblem(f"primary.comparisons[{i}].reference", c.reference,
-                                  "a loss other than the treatment")
-        if not self.comparisons:
-            raise _KeyProblem("primary.comparisons", [], "≥ 1 {treatment, reference} pair")
+        for key, fam_seeds, contrasts in (
+                ("primary", self.seeds, self.comparisons),
+                ("primary.secondary", self.secondary.seeds, self.secondary.comparisons)):
+            if key == "primary.secondary" and not contrasts and not fam_seeds:
+                continue
+            if len(fam_seeds) < 2:
+                raise _KeyProblem(f"{key}.seeds", fam_seeds,
+                                  "≥ 2 seeds (a paired comparison over one seed has no "
+                                  "interval), or primary.seeds: [] to leave the primary "
+                                  "comparison out")
+            if not contrasts:
+                raise _KeyProblem(f"{key}.comparisons", [], "≥ 1 {treatment, reference} pair")
+            for i, c in enumerate(contrasts):
+                if c.treatment == c.reference:
+                    raise _KeyProblem(f"{key}.comparisons[{i}].reference", c.reference,
+                                      "a loss other than the treatment")
+        compared = [n for _, _, cs in self.families() for c in cs
+                    for n in (c.treatment, c.reference)]
         if set(compared) != set(self.losses):
             raise _KeyProblem("primary.losses", self.losses,
                               f"exactly the comparisons' losses {sorted(set(compared))}")
@@ -240,7 +272,7 @@ class Params(Strict):
         """The primary block's runs, in the order dvc.yaml's pretrain_primary matrix expands them."""
         p = self.primary
         return [Run(dataset=p.dataset, backbone=p.backbone, loss=lo, schedule=p.schedule, seed=seed)
-                for lo in p.losses for seed in p.seeds]
+                for lo in p.losses for seed in p.seeds_of(lo)]
 
     def runs(self) -> list[Run]:
         """Every image run: the grid, then the primary block."""

@@ -41,8 +41,8 @@ def write_aggregates(params: Params) -> None:
         paired = paired_comparisons(grid)
         primary = primary_comparisons(
             df, f"{pr.dataset}-{pr.backbone}", pr.schedule,
-            [(c.treatment, c.reference) for c in pr.comparisons], list(pr.metrics),
-        ) if pr.seeds else {}
+            [(name, seeds, [(c.treatment, c.reference) for c in contrasts])
+             for name, seeds, contrasts in pr.families()], list(pr.metrics))
     except IncompleteSeeds as exc:
         raise ValueError(str(exc)) from None
     selection = select_on_validation(grid, summary)
@@ -63,7 +63,7 @@ def write_aggregates(params: Params) -> None:
                 row[f"{metric}.mean"] = s[metric]["mean"]
                 row[f"{metric}.ci95"] = s[metric]["ci95"]
         rows.append(row)
-    paired_rows = [{"comparison": k, "block": "primary" if k in primary else "grid",
+    paired_rows = [{"comparison": k, "block": v.get("family", "grid"),
                     "a": v["a"], "b": v["b"], "metric": v["metric"],
                     "diff_mean": v["diff"]["mean"], "diff_ci95": v["diff"]["ci95"],
                     "n": v["diff"]["n"], "mde_80": v.get("mde_80"), "p_value": v["p_value"]}

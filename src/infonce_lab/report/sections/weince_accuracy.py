@@ -120,25 +120,39 @@ def gain_rows(paired: dict[str, Any], pooled: dict[str, Any], loss_kinds: dict[s
 
 def primary_rows(primary: dict[str, Any], design: dict[str, Any]) -> list[ClaimRow]:
     """One row per pre-registered contrast (``design``: params.yaml's primary block); its cases
-    are the primary metrics, all contrasts × metrics one Holm family. A contrast holds when it
-    holds on every metric; each case shows the effect 80% power would detect at the observed
-    paired SD, so an inconclusive row says what it could have seen."""
+    are the primary metrics, each family's contrasts × metrics one Holm family (the secondary
+    family, on its own seeds, never weakens the primary's level). A contrast holds when it holds
+    on every metric; each case shows the effect 80% power would detect at the observed paired
+    SD, so an inconclusive row says what it could have seen."""
     rule = primary_rule(design["min_effect_points"])
     setting = f"{design['dataset']}/{design['backbone']} at {design['schedule']}"
-    contrasts = [(c["treatment"], c["reference"]) for c in design["comparisons"]]
-    by_key = {(c.a, c.b, c.metric): c.pair for c in comparisons(primary)}
     if not design["seeds"]:
         return []
-    if not by_key:
-        return [replace(not_run_row(PAPER, TOPIC, f"{t} beats {r} (pre-registered primary)",
-                                    f"{t} − {r} at {setting}", rule,
-                                    "run the pretrain_primary stages"), primary=True)
-                for t, r in contrasts]
+    secondary = design.get("secondary") or {}
+    families = [("primary", design["seeds"], design["comparisons"])]
+    if secondary.get("comparisons"):
+        families.append(("secondary", secondary["seeds"], secondary["comparisons"]))
+    by_key = {(c.a, c.b, c.metric): c.pair for c in comparisons(primary)}
+    rows = []
+    for family, seeds, contrasts in families:
+        pairs = [(c["treatment"], c["reference"]) for c in contrasts]
+        if not by_key:
+            rows += [not_run_row(PAPER, TOPIC, f"{t} beats {r} (pre-registered {family})",
+                                 f"{t} − {r} at {setting}", rule, "run the pretrain_primary stages")
+                     for t, r in pairs]
+            continue
+        rows += _family_rows(family, seeds, pairs, by_key, design, rule, setting)
+    return [replace(row, primary=True) for row in rows]
+
+
+def _family_rows(family: str, seeds: list[int], contrasts: list[tuple[str, str]],
+                 by_key: dict[tuple[str, str, str], dict[str, Any]], design: dict[str, Any],
+                 rule: Rule, setting: str) -> list[ClaimRow]:
     keys = [(t, r, m) for t, r in contrasts for m in design["metrics"]]
     ts = [TInference.from_json(by_key[k]["t"]) if k in by_key and by_key[k].get("t") else None
           for k in keys]
-    # The MDE at the rule's own level: one-sided at α/2 after Holm's strictest step over the m
-    # cases, i.e. two-sided at 0.05/m (the aggregate stage's mde_80 is the unadjusted one).
+    # The MDE at the rule's own level: one-sided at α/2 after Holm's strictest step over the
+    # family's m cases, i.e. two-sided at 0.05/m (the aggregate stage's mde_80 is unadjusted).
     mdes = [POINTS * t.minimal_detectable_effect(alpha=0.05 / len(keys)) if t is not None
             else None for t in ts]
     results = [f"{points(t)}; MDE {mde:.2f}" if mde is not None else str(points(t))
@@ -146,21 +160,20 @@ def primary_rows(primary: dict[str, Any], design: dict[str, Any]) -> list[ClaimR
     cases = [replace(c, mde=mde) for c, mde in zip(decide_family(
         rule, [points(t) for t in ts], [f"{t} − {r}: {BY_NAME[m].label}" for t, r, m in keys],
         results), mdes, strict=True)]
-    rows = []
     n_metrics = len(design["metrics"])
-    for i, (t, r) in enumerate(contrasts):
-        mine = cases[i * n_metrics:(i + 1) * n_metrics]
-        rows.append(claim(
-            PAPER, TOPIC, f"{t} beats {r} (pre-registered primary comparison; decided in this "
-            f"study's setting, {setting}, not the paper's)",
-            f"{t} − {r} on {', '.join(BY_NAME[m].label for m in design['metrics'])} (test split), "
-            f"paired over seeds {design['seeds']}, {setting}; Holm over the "
-            f"{len(keys)} contrast × metric cases, every metric must hold; MDE: the true "
-            f"difference detected with 80% power at the rule's level (Holm's strictest step) and "
-            "the observed paired SD (points)", rule, mine,
-            note="Pre-registered in params.yaml (primary:) before its runs; decided on its own "
-                 "runs only: the grid's comparisons and selection never include them."))
-    return [replace(row, primary=True) for row in rows]
+    which = ("primary comparison" if family == "primary" else
+             "secondary comparison, its own Holm family on its own seeds")
+    return [claim(
+        PAPER, TOPIC, f"{t} beats {r} (pre-registered {which}; decided in this study's setting, "
+        f"{setting}, not the paper's)",
+        f"{t} − {r} on {', '.join(BY_NAME[m].label for m in design['metrics'])} (test split), "
+        f"paired over seeds {seeds}, {setting}; Holm over the family's {len(keys)} contrast × "
+        f"metric cases, every metric must hold; MDE: the true difference detected with 80% "
+        f"power at the rule's level (Holm's strictest step) and the observed paired SD (points)",
+        rule, cases[i * n_metrics:(i + 1) * n_metrics],
+        note="Pre-registered in params.yaml (primary:) before its runs; decided on its own runs "
+             "only: the grid's comparisons and selection never include them.")
+        for i, (t, r) in enumerate(contrasts)]
 
 
 def selection_row(selection: dict[str, Any] | None) -> ClaimRow:

@@ -95,14 +95,19 @@ def test_alignment_uniformity_fit_recovers_a_planted_plane_and_skips_other_kinds
         a, u = rng.uniform(0.1, 0.6), rng.uniform(-3.0, -0.5)
         acc = 0.9 - 0.3 * a - 0.1 * u + 0.002 * rng.normal()
         rows.append({"encoder.kind": "trained" if i % 5 else "random_init", "encoder.dataset": "d",
-                     "geometry.alignment": a, "geometry.uniformity": u,
+                     "geometry_z.alignment": a, "geometry_z.uniformity": u,
+                     "geometry.alignment": u, "geometry.uniformity": a,  # h: the plane swapped
                      "linear.test_acc": acc, "knn.test_acc": acc})
     # a raw-pixel baseline far off the plane must not enter the fit
     rows.append({"encoder.kind": "raw_pixels", "encoder.dataset": "d", "geometry.alignment": 5.0,
                  "geometry.uniformity": 5.0, "linear.test_acc": 1.0, "knn.test_acc": 1.0})
+    # (raw pixels have no projector: no z coordinates)
     df = pd.DataFrame(rows)
     df["group"] = [f"c{i % 10}" if k == "trained" else "ri" for i, k in enumerate(df["encoder.kind"])]
-    out = alignment_uniformity(df)["d"]
+    both = alignment_uniformity(df)["d"]
+    out = both["z"]
+    # h is fitted on its own coordinates: the swapped plane's slopes
+    assert both["h"]["linear.test_acc"]["alignment"]["coef"] == pytest.approx(-0.1, abs=0.01)
     # the claim's fit: trained encoders only, clustered by configuration
     assert out["n_encoders"] == 24 and out["n_random_init"] == 6
     assert out["linear.test_acc"]["clusters"] == 8 and out["linear.test_acc"]["n"] == 24
@@ -111,14 +116,14 @@ def test_alignment_uniformity_fit_recovers_a_planted_plane_and_skips_other_kinds
     assert fit["uniformity"]["ci_low"] < -0.1 < fit["uniformity"]["ci_high"] < 0
     assert fit["r2"] > 0.99
     trained = [r for r in rows[:30] if r["encoder.kind"] == "trained"]
-    ref = stats.spearmanr([r["geometry.uniformity"] for r in trained],
+    ref = stats.spearmanr([r["geometry_z.uniformity"] for r in trained],
                           [r["linear.test_acc"] for r in trained])
     assert fit["uniformity"]["spearman"] == pytest.approx(ref.statistic)
     # the random inits enter only the labelled reference fit (one more cluster)
     assert out["linear.test_acc.with_random_init"]["n"] == 30
     assert out["linear.test_acc.with_random_init"]["clusters"] == 9
     # too few configurations for clustered errors on two slopes: left out, not fitted on nothing
-    small = alignment_uniformity(df.iloc[:4])["d"]
+    small = alignment_uniformity(df.iloc[:4])["d"]["z"]
     assert "linear.test_acc" not in small
 
 

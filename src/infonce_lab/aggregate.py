@@ -221,16 +221,19 @@ def primary_comparisons(df: pd.DataFrame, setting: str, schedule: str,
 
 
 AU_METRICS = metrics.names(headline=True)
-AU_COORDS = ["geometry.alignment", "geometry.uniformity"]
+# The plane's coordinates per embedding: the projector's output z (where the losses act, and
+# where Wang & Isola measure them) decides; the backbone's h (what the probes read) is shown.
+AU_EMBEDDINGS = {"z": ["geometry_z.alignment", "geometry_z.uniformity"],
+                 "h": ["geometry.alignment", "geometry.uniformity"]}
 
 
-def _au_fit(part: pd.DataFrame, metric: str) -> dict[str, Any] | None:
-    """OLS of ``metric`` on alignment and uniformity with errors clustered by configuration
-    (the seeds of one configuration share everything but the seed); None when there are too few
-    configurations for clustered errors on two slopes."""
+def _au_fit(part: pd.DataFrame, metric: str, coords: list[str]) -> dict[str, Any] | None:
+    """OLS of ``metric`` on alignment and uniformity (``coords``) with errors clustered by
+    configuration (the seeds of one configuration share everything but the seed); None when
+    there are too few configurations for clustered errors on two slopes."""
     from scipy import stats
 
-    x = part[AU_COORDS].to_numpy(dtype=float)
+    x = part[coords].to_numpy(dtype=float)
     y = part[metric].to_numpy(dtype=float)
     try:
         fit = ols_ci(x, y, groups=part["group"].tolist())
@@ -247,28 +250,32 @@ def _au_fit(part: pd.DataFrame, metric: str) -> dict[str, Any] | None:
 
 
 def alignment_uniformity(df: pd.DataFrame) -> dict[str, Any]:
-    """Wang & Isola's empirical claim, per dataset: does accuracy fall with alignment *and*
-    uniformity over the trained encoders (every seed of every configuration)? OLS of the
-    accuracy on both coordinates, errors clustered by configuration. The random initialisations
-    are a labelled reference, not data of the claim: a second fit that includes them (as one
-    more cluster) shows how much they lever the slopes. Keys, not lists, so ``dvc metrics
-    diff`` names every number."""
+    """Wang & Isola's empirical claim, per dataset and embedding (z, h): does accuracy fall with
+    alignment *and* uniformity over the trained encoders (every seed of every configuration)?
+    OLS of the accuracy on both coordinates, errors clustered by configuration. The random
+    initialisations are a labelled reference, not data of the claim: a second fit that includes
+    them (as one more cluster) shows how much they lever the slopes. Keys, not lists, so ``dvc
+    metrics diff`` names every number: ``<dataset>.<embedding>.<metric>``."""
     out: dict[str, Any] = {}
-    enc = df[df["encoder.kind"].isin(("trained", "random_init"))].dropna(subset=AU_COORDS)
-    for dataset, part in enc.groupby("encoder.dataset", sort=False):
-        trained = part[part["encoder.kind"] == "trained"]
-        entry: dict[str, Any] = {
-            "n_encoders": int(len(trained)), "n_configurations": int(trained["group"].nunique()),
-            "n_random_init": int((part["encoder.kind"] == "random_init").sum())}
-        for metric in AU_METRICS:
-            fit = _au_fit(trained, metric)
-            if fit is None:
-                continue
-            entry[metric] = fit
-            reference = _au_fit(part, metric)
-            if reference is not None and entry["n_random_init"]:
-                entry[f"{metric}.with_random_init"] = reference
-        out[str(dataset)] = entry
+    for embedding, coords in AU_EMBEDDINGS.items():
+        if not set(coords) <= set(df.columns):
+            continue
+        enc = df[df["encoder.kind"].isin(("trained", "random_init"))].dropna(subset=coords)
+        for dataset, part in enc.groupby("encoder.dataset", sort=False):
+            trained = part[part["encoder.kind"] == "trained"]
+            entry: dict[str, Any] = {
+                "n_encoders": int(len(trained)),
+                "n_configurations": int(trained["group"].nunique()),
+                "n_random_init": int((part["encoder.kind"] == "random_init").sum())}
+            for metric in AU_METRICS:
+                fit = _au_fit(trained, metric, coords)
+                if fit is None:
+                    continue
+                entry[metric] = fit
+                reference = _au_fit(part, metric, coords)
+                if reference is not None and entry["n_random_init"]:
+                    entry[f"{metric}.with_random_init"] = reference
+            out.setdefault(str(dataset), {})[embedding] = entry
     return out
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
+import torch
 
 from infonce_lab import aggregate
 from infonce_lab.evaluation import metrics
@@ -30,11 +32,17 @@ def test_the_image_protocol_writes_every_image_metric_by_its_declared_name():
     x = rng.normal(size=(120, 6)) + 2.0 * np.eye(6)[y % 6]
     cfg = EvaluationConfig(probe={"epochs": 5}, recall_ks=[1, 5, 50])
     out = evaluate_features(x[:90], y[:90], x[90:], y[90:], cfg,
-                            test_views=(x[90:], x[90:] + 0.1))
+                            test_views=(x[90:], x[90:] + 0.1),
+                            projected=(x[90:, :3], x[90:, :3], x[90:, :3] + 0.1))
     written = {f"{section}.{key}" for section, values in out.items() for key in values}
-    image = {m.name for m in metrics.METRICS if m.name.split(".")[0] in ("linear", "knn",
-                                                                          "geometry", "few")}
+    image = {m.name for m in metrics.METRICS if m.name.split(".")[0] in (
+        "linear", "knn", "geometry", "geometry_z", "few")}
     assert image <= written, image - written
+    # z's geometry is z's: the projected rows, not h's (brute force: the loss's own functions)
+    from infonce_lab.losses.geometry import alignment, uniformity
+    z = torch.as_tensor(x[90:, :3], dtype=torch.float64)
+    assert out["geometry_z"]["uniformity"] == pytest.approx(float(uniformity(z)))
+    assert out["geometry_z"]["alignment"] == pytest.approx(float(alignment(z, z + 0.1)))
 
 
 def test_the_stages_lists_are_derived():
@@ -51,7 +59,8 @@ def test_aggregate_summarises_every_metric_the_image_protocol_writes():
     x = rng.normal(size=(120, 6)) + 2.0 * np.eye(6)[y % 6]
     out = evaluate_features(x[:90], y[:90], x[90:], y[90:],
                             EvaluationConfig(probe={"epochs": 5}, recall_ks=[1, 5, 50]),
-                            test_views=(x[90:], x[90:] + 0.1))
+                            test_views=(x[90:], x[90:] + 0.1),
+                            projected=(x[90:, :3], x[90:, :3], x[90:, :3] + 0.1))
     columns = {f"{s}.{k}" for s, values in out.items() for k in values}
     summarised = set(aggregate.metric_columns(pd.DataFrame(columns=sorted(columns))))
     assert {m.name for m in metrics.METRICS if m.table} <= summarised

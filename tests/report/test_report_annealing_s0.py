@@ -59,6 +59,10 @@ FAST = _quantities(_frozen(0.35), 1.5)
 _ONE = np.zeros((N, ENDS.size))
 _ONE[0] = 1.0
 ONE_CHAIN = _quantities(_ONE, 1.5)
+# At c = c*: a population tracking (a multiple of) its equilibrium decays as a power law; one
+# frozen in the trap does not decay at all.
+CRITICAL = _quantities(_mixed(_gibbs(1.0) * 2.2), 1.0)
+CRITICAL_FROZEN = _quantities(_frozen(0.35), 1.0)
 # A population decaying as the paper's bound, exp(−C·(t+K)^{1−c/c*}) at c/c* = 0.25.
 STRETCHED = _quantities(_mixed(np.exp(-0.004 * np.exp(0.75 * ELL))), 0.25)
 
@@ -106,6 +110,7 @@ FIXTURES = {
     "fast_schedules_share": (E(FAST["occupancy"]["10000"]), E(ONE_CHAIN["occupancy"]["10000"])),
     "hazard_exponent": (E(HAZARD_RIGHT["ratio"]), E(HAZARD_SWAPPED["ratio"])),
     "finite_time_rate": (E(STRETCHED["stretch"]), E(SLOW["stretch"])),
+    "critical_polynomial": (E(CRITICAL["decay"]), E(CRITICAL_FROZEN["decay"])),
     "ergodic_gibbs": (E(ERG_RIGHT), E(ERG_WRONG_LAW)),
     "sgd_limit": (E(SGD_O_ETA), E(SGD_NO_LIMIT)),
     # Numerical ΔE minus the closed form; the failing one is a wrong closed form (2 − a).
@@ -128,7 +133,7 @@ def _entry(q: dict[str, Any], c_ratio: float | None, kind: str = "log",
                         "trap_ci": [[0.85, 0.45, 0.25], [0.95, 0.55, 0.35]],
                         "p_surv": [0.8, 0.2, 0.0]}),
         "gibbs_curve": [0.4, 0.35, 0.3]}
-    for k in ("excess", "follow", "stretch"):
+    for k in ("excess", "follow", "stretch", "decay"):
         if k in q:
             e[k] = _pair(q[k])
     if kind == "log":
@@ -144,7 +149,7 @@ def _file() -> dict[str, Any]:
     schedules = {
         "log_c0.25": _entry(SLOW, 0.25),
         "log_c0.5": _entry(_quantities(_mixed(_gibbs(0.5)), 0.5), 0.5),
-        "log_c1": _entry(_quantities(_mixed(_gibbs(1.0) * 2.2), 1.0), 1.0),
+        "log_c1": _entry(CRITICAL, 1.0),
         "log_c1.5": _entry(FAST, 1.5, hazard=HAZARD_RIGHT),
         "sqrt": _entry(_quantities(_frozen(0.6), 1.5), None, kind="fast"),
     }
@@ -197,7 +202,7 @@ def test_rows_on_a_theory_like_file():
     rows = _rows(_file())
     assert len(rows) == len(sec.CLAIMS)
     for key in ("log_slow_converges", "tracks_gibbs", "log_fast_traps", "fast_schedules_trap",
-                "ergodic_gibbs", "sgd_limit", "barrier_closed_form"):
+                "critical_polynomial", "ergodic_gibbs", "sgd_limit", "barrier_closed_form"):
         assert rows[key].verdict.outcome is Outcome.REPRODUCED, (key, rows[key].verdict)
     for r in rows.values():
         assert r.section == "annealing" and r.topic == sec.TOPIC and r.rule
@@ -242,6 +247,16 @@ def test_a_stretched_exponential_decay_would_reproduce_the_rate():
     assert _rows(s0)["finite_time_rate"].verdict.outcome is Outcome.REPRODUCED
 
 
+def test_a_critical_schedule_frozen_in_the_trap_fails_the_polynomial_bound():
+    s0 = _file()
+    s0["schedules"]["log_c1"]["decay"] = _pair(CRITICAL_FROZEN["decay"])
+    row = _rows(s0)["critical_polynomial"]
+    assert row.verdict.outcome is Outcome.NOT_REPRODUCED, row.verdict
+    del s0["schedules"]["log_c1"]["decay"]  # a file from before the statistic: say what to run
+    row = _rows(s0)["critical_polynomial"]
+    assert row.verdict.outcome is Outcome.NOT_RUN and "simulate@s0" in row.verdict.why
+
+
 def test_without_the_file_every_claim_is_not_run():
     rows = sec.claim_rows({})
     assert len(rows) == len(sec.CLAIMS)
@@ -259,7 +274,7 @@ def test_context_has_one_row_per_schedule():
 
 def test_rows_from_a_real_tiny_run():
     small = {"chains": 20, "horizon": 200.0, "burn_in": 20.0}
-    s0 = run_s0(chains=20, horizon=120.0, c_ratios=(0.5, 2.0), bootstrap=100, curve_points=10,
+    s0 = run_s0(chains=20, horizon=120.0, c_ratios=(0.5, 1.0, 2.0), bootstrap=100, curve_points=10,
                 schedule={"cosine_horizons": [10.0]}, ergodicity=small, sgd=small | {"eta": 0.2},
                 arrhenius={"chains": 20, "horizon": 60.0}, workers=1)
     rows = sec.claim_rows({"s0": s0})

@@ -19,14 +19,19 @@ def _slope(coef: float, half: float) -> dict:
             "p": 0.01, "spearman": -0.4, "spearman_p": 0.1}
 
 
-def _au(a, u, with_ref=True):
+def _entry(a, u, with_ref=True):
     block = {"r2": 0.5, "dof": 8, "clusters": 9, "n": 18,
              "alignment": _slope(*a), "uniformity": _slope(*u)}
     entry = {"n_encoders": 18, "n_configurations": 9, "n_random_init": 2,
              "linear.test_acc": block}
     if with_ref:
         entry["linear.test_acc.with_random_init"] = {**block, "r2": 0.9}
-    return {"digits": entry}
+    return entry
+
+
+def _au(a, u, with_ref=True, h=((0.3, 0.05), (0.3, 0.05))):
+    """z's fit decides; h's (by default the opposite sign) is only shown."""
+    return {"digits": {"z": _entry(a, u, with_ref), "h": _entry(*h, with_ref=False)}}
 
 
 def test_plane_needs_both_slopes_negative_on_trained_encoders():
@@ -36,6 +41,14 @@ def test_plane_needs_both_slopes_negative_on_trained_encoders():
     assert "random inits (reference" in row.cases[1].result
     assert plane_rows(_au((-0.2, 0.3), (-0.1, 0.05)))[0].verdict.outcome is Outcome.INCONCLUSIVE
     assert plane_rows(None)[0].verdict.outcome is Outcome.NOT_RUN
+
+
+def test_the_plane_is_decided_on_z_and_shows_h():
+    row = plane_rows(_au((-0.2, 0.05), (-0.1, 0.05)))[0]
+    assert row.verdict.outcome is Outcome.REPRODUCED and "on h: +0.300" in row.cases[0].result
+    # the same slopes on h alone (no z fit): not run, however good h looks
+    only_h = {"digits": {"h": _entry((-0.2, 0.05), (-0.1, 0.05))}}
+    assert plane_rows(only_h)[0].verdict.outcome is Outcome.NOT_RUN
 
 
 def _pair(sched: str, diffs: dict[int, float]):

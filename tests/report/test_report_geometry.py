@@ -49,6 +49,8 @@ FIXTURES: dict[str, tuple[Any, Any]] = {
     "mg_excess": (_e(0.05, 0.02), _e(-0.3, 0.1)),
     "mg_symmetric_vs_one_directional": (_e(0.1, 0.05), _e(-0.1, 0.05)),
     # 14 of 17 outliers collapsed / 1 of 10
+    # compatible modalities: the inputs' own gap ± 0.002 / a gap of 0.05 nats that stays at σ = 0
+    "mg_knife_edge": (_e(0.0, 0.002), _e(0.05, 0.002)),
     "mg_diagnosis": (Estimate.from_dict(est.wilson(14, 17)), Estimate.from_dict(est.wilson(1, 10))),
     # the identity as derived / with the KL coupling dropped (a Monte-Carlo-sized interval)
     "fsym_identity": (_e(0.004, 0.01), _e(_NO_KL, 0.01)),
@@ -106,8 +108,10 @@ def _gibbs(parting: float = 0.26, moved: float = 0.0) -> dict[str, Any]:
     }
 
 
-def _mg(excess: float, sym_minus_one: float, slope: float = 0.4) -> dict[str, Any]:
-    """A modality-gap file over σ_mis ∈ {0, 0.35, 0.7}; ``excess``: trained − identity at σ > 0."""
+def _mg(excess: float, sym_minus_one: float, slope: float = 0.4,
+        zero: tuple[float, float] = (0.0, 0.01)) -> dict[str, Any]:
+    """A modality-gap file over σ_mis ∈ {0, 0.35, 0.7}; ``excess``: trained − identity at σ > 0;
+    ``zero``: (value, se) of every paired difference at σ = 0."""
     sig = [0.0, 0.35, 0.7]
     conv = {"steps": 1000, "steps_doubled": 2000, "continued": True}
 
@@ -120,8 +124,8 @@ def _mg(excess: float, sym_minus_one: float, slope: float = 0.4) -> dict[str, An
                 "det_fg_sign_per_seed": [[1.0] * 12] * 3, "final_loss_per_seed": [[3.0] * 12] * 3}
 
     def paired(v: float) -> dict:
-        return {"by_sigma": [{"sigma_mis": s, **_pair(_t(0.0 if s == 0 else v, 0.01, 5))}
-                             for s in sig],
+        return {"by_sigma": [{"sigma_mis": s, **_pair(_t(zero[0], zero[1], 5) if s == 0
+                                                      else _t(v, 0.01, 5))} for s in sig],
                 "pooled": _pair(_t(v, 0.008, 9))}
 
     outliers = [{"sigma_mis": 0.35, "seed": s, "d_sym": 53.0, "median_d_sym": 0.1,
@@ -223,6 +227,17 @@ def test_modality_gap_rows_reproduce_when_the_gap_is_created():
     rows = _rows({"modality_gap": _mg(excess=0.2, sym_minus_one=0.1)})
     assert _find(rows, "Symmetric InfoNCE makes").verdict.outcome is Outcome.REPRODUCED
     assert _find(rows, "The gap is the symmetric").verdict.outcome is Outcome.REPRODUCED
+
+
+@pytest.mark.parametrize(("zero", "expected"), [
+    ((0.0, 0.001), Outcome.REPRODUCED),          # the inputs' own gap at compatibility
+    ((0.05, 0.001), Outcome.NOT_REPRODUCED),     # a gap that stays at σ_mis = 0: not a knife edge
+    ((0.0, 0.01), Outcome.INCONCLUSIVE)])        # the interval reaches past the margin
+def test_the_knife_edge_row_is_an_equivalence_at_compatibility(zero, expected):
+    row = _find(_rows({"modality_gap": _mg(excess=0.2, sym_minus_one=0.1, zero=zero)}),
+                "The gap closes only")
+    assert row.verdict.outcome is expected
+    assert not row.self_check
 
 
 def test_lifted_energy_rows_on_a_real_small_check():

@@ -50,6 +50,12 @@ METRICS: tuple[Metric, ...] = (
     Metric("few.knn_test_acc", "few-label kNN", short="few-label kNN", compared=True, table=True),
     Metric("geometry.alignment", "alignment", higher_is_better=False, table=True, text=True),
     Metric("geometry.uniformity", "uniformity", higher_is_better=False, table=True, text=True),
+    # The same two on the projector's output z, where the losses act (Wang & Isola measure the
+    # loss's own normalised output); the probes read h.
+    Metric("geometry_z.alignment", "alignment of z", short="align. z", higher_is_better=False,
+           table=True),
+    Metric("geometry_z.uniformity", "uniformity of z", short="unif. z", higher_is_better=False,
+           table=True),
     Metric("geometry.effective_rank", "effective rank", short="eff. rank", table=True,
            text=True),
     # The loss's own statistics averaged over every training step (WEINCE: λ̄ and its effective

@@ -38,7 +38,8 @@ from infonce_lab.train.runtime import resolve_device
 
 def _score(f: dict[str, np.ndarray], data: Any, ecfg: Any) -> dict[str, Any]:
     return evaluate_features(f["train_h"], data.train_y, f["test_h"], data.test_y, ecfg,
-                             (f["view1_h"], f["view2_h"]))
+                             (f["view1_h"], f["view2_h"]),
+                             (f["test_z"], f["view1_z"], f["view2_z"]))
 
 
 def evaluate_dataset(params: Params, dataset: str) -> None:

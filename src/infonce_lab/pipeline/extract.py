@@ -58,13 +58,15 @@ def checkpoints(model_dir: Path, epochs: list[int]) -> list[Path]:
 
 def encode_splits(encoder: torch.nn.Module, data: Any, views: Views, bs: int,
                   device: str | torch.device = "cpu") -> dict[str, np.ndarray]:
-    """h and z of the train and test sets, h of the two test views — what the protocol scores,
-    trained runs and random-init baselines alike."""
+    """h and z of the train and test sets and of the two test views — what the protocol scores
+    (the probes read h; the geometry is measured on h and on z, where the losses act), trained
+    runs and random-init baselines alike."""
     train_h, train_z = extract_features(encoder, data.train_x, bs, device)
     test_h, test_z = extract_features(encoder, data.test_x, bs, device)
+    view1_h, view1_z = extract_features(encoder, views[0], bs, device)
+    view2_h, view2_z = extract_features(encoder, views[1], bs, device)
     return {"train_h": train_h, "train_z": train_z, "test_h": test_h, "test_z": test_z,
-            "view1_h": extract_features(encoder, views[0], bs, device)[0],
-            "view2_h": extract_features(encoder, views[1], bs, device)[0]}
+            "view1_h": view1_h, "view2_h": view2_h, "view1_z": view1_z, "view2_z": view2_z}
 
 
 def save_splits(out: Path, f: dict[str, np.ndarray], data: Any) -> None:

@@ -57,6 +57,7 @@ def evaluate_features(
     test_y: np.ndarray,
     cfg: EvaluationConfig,
     test_views: tuple[np.ndarray, np.ndarray] | None = None,
+    projected: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, dict[str, float]]:
     fit_idx, val_idx = stratified_split(train_y, cfg.val_fraction, cfg.split_seeds[0])
     accs = linear_probes(
@@ -94,4 +95,8 @@ def evaluate_features(
     if test_views is not None:
         v1, v2 = (torch.as_tensor(v, dtype=torch.float64) for v in test_views)
         out["geometry"]["alignment"] = float(alignment(v1, v2))
+    if projected is not None:  # (test z, view-1 z, view-2 z): the space the losses act on
+        z, z1, z2 = (torch.as_tensor(v, dtype=torch.float64) for v in projected)
+        out["geometry_z"] = {"alignment": float(alignment(z1, z2)),
+                             "uniformity": float(uniformity(z))}
     return out

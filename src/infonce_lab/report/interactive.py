@@ -56,9 +56,9 @@ def au_plane_spec(encoders: pd.DataFrame) -> dict[str, Any]:
                  "strokeWidth": 0.4},
         "encoding": {
             "x": {"field": "alignment", "type": "quantitative", "scale": {"zero": False},
-                  "title": "alignment of two augmented test views (lower = better)"},
+                  "title": "alignment of two augmented test views, backbone h (lower = better)"},
             "y": {"field": "uniformity", "type": "quantitative", "scale": {"zero": False},
-                  "title": "uniformity of test features (lower = better)"},
+                  "title": "uniformity of test features, backbone h (lower = better)"},
             "shape": {"field": "what", "type": "nominal", "title": "loss or baseline"},
             "color": {"field": "linear", "type": "quantitative", "title": "linear test acc",
                       "scale": {"scheme": "viridis"}},

@@ -20,6 +20,9 @@ schedule, with a bootstrap over chains (the same chains are followed through eve
 - stretch g = γ̂/(1 − c/c*) (c < c*): γ̂ = Δ ln κ / Δ ln(t+K) from the occupancy's secant decay
   exponents κ over the last two decades; a decay exp(−C(t+K)^γ) — the paper's D.3(4) bound — has
   γ̂ = γ whatever C and any prefactor, a polynomial decay has γ̂ = 0;
+- decay d̂ = ln(P_{T/100}/P_T) / Δ ln(t+K) (c = c*): the occupancy's power-law exponent over the
+  last two decades, for the bound P(Z_t ∉ 𝒩(U*, ε)) ≤ C′(t+K)^(−d) at the critical schedule
+  (D.3(4)); beside it the Gibbs trap mass's own exponent (``decay_gibbs``);
 - the escape hazard of the never-exited chains against log(t+K) (D.3(4): slope −c/c*), fitted
   where β·ΔE ≥ ``hazard_min_barrier`` (Kramers' rate A·e^{−βΔE} is an asymptotic law).
 
@@ -298,6 +301,10 @@ def _anneal_quantities(frac: np.ndarray, gibbs: np.ndarray, ell: np.ndarray, c_r
             gam = np.log(k2 / k1) / ((ell[-1] - ell[-3]) / 2.0)
         return gam / (1.0 - c_ratio)
 
+    def decay(p: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(p[..., -3] / p[..., -1]) / (ell[-1] - ell[-3])
+
     out: dict[str, Any] = {"occupancy": {
         f"{ends[i]:g}": _percentile(float(means[i]), boot[:, i], n, "no chain")
         for i in range(w)}}
@@ -316,6 +323,12 @@ def _anneal_quantities(frac: np.ndarray, gibbs: np.ndarray, ell: np.ndarray, c_r
                                          "decades (a decay exponent ≤ 0 or no chain left)")
         else:
             out["stretch"] = _undefined(n, "fewer than three decades")
+    if c_ratio == 1.0:
+        out["decay"] = (_percentile(float(decay(means)), decay(boot), n,
+                                    "no chain in the trap at T or at T/100")
+                        if w >= 3 else _undefined(n, "fewer than three decades"))
+        if w >= 3:
+            out["decay_gibbs"] = float(decay(gibbs))
     return out
 
 
@@ -530,10 +543,10 @@ def _merge_schedules(step: dict[str, Any], half: dict[str, Any]) -> dict[str, An
         schedules[name] = {
             "kind": "log" if log else "fast",
             "c_ratio": float(name.removeprefix("log_c")) if log else None,
-            **{k: e1[k] for k in ("beta_T", "frozen_at", "gibbs", "gibbs_curve", "stretch_gibbs")
-               if k in e1},
+            **{k: e1[k] for k in ("beta_T", "frozen_at", "gibbs", "gibbs_curve", "stretch_gibbs",
+                                  "decay_gibbs") if k in e1},
             **{q: est.step_pair(e1[q], e2[q]) for q in ("occupancy", "curve", "excess", "follow",
-                                                        "stretch", "hazard") if q in e1}}
+                                                        "stretch", "decay", "hazard") if q in e1}}
     return schedules
 
 

@@ -6,7 +6,7 @@ by what it contradicts — a failing row must show up in it."""
 from __future__ import annotations
 
 from infonce_lab.evaluation.stats import TInference
-from infonce_lab.report.findings import CONTRADICTS, LISTED, findings, short
+from infonce_lab.report.findings import CONTRADICTS, LISTED, NOT_REACHED, findings, short
 from infonce_lab.report.sections import PAPERS
 from infonce_lab.report.verdicts import (
     GROUPS,
@@ -63,6 +63,28 @@ def test_a_contradiction_is_worded_by_what_it_contradicts():
                               CONTRADICTS[Evidence.EXPERIMENT]: ["Fig. 3 re-run"]}
     assert "theory" in CONTRADICTS[Evidence.THEORY]
     assert "experiment" in CONTRADICTS[Evidence.EXPERIMENT]
+
+
+def test_a_limit_that_fails_at_the_largest_size_is_not_reached_not_contradicted():
+    rows = [row("geometry", "Thm 3.1: the gap → 0", Outcome.NOT_REPRODUCED, Evidence.THEORY,
+                limit=True),
+            row("geometry", "Thm: the gap closes", Outcome.NOT_REPRODUCED, Evidence.THEORY)]
+    (g,) = findings(rows, PAPERS)
+    assert g.contradicted == {NOT_REACHED: ["Thm 3.1: the gap → 0"],
+                              CONTRADICTS[Evidence.THEORY]: ["Thm: the gap closes"]}
+
+
+def test_the_declared_limit_claims_are_the_ones_about_a_limit():
+    """Every claim declared a limit speaks of one (→, lim, liminf/limsup); its rows keep the flag
+    whether they ran or not."""
+    from infonce_lab.report import sections
+
+    declared = [c for m in sections.modules() for v in vars(m).values() if isinstance(v, dict)
+                for c in v.values() if getattr(c, "limit", False)]
+    assert len(declared) >= 7
+    for c in declared:
+        assert "→" in c.text or "lim" in c.text, c.text
+        assert c.not_run("x").limit and c.row([]).limit
 
 
 def _cases(means: list[float], se: float = 0.5, n: int = 8) -> list[Case]:

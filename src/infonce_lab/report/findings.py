@@ -10,7 +10,9 @@ cannot drift from the rows below it). Its rules, stated before the data:
   (:func:`~infonce_lab.report.verdicts.near_threshold`) is named (a primary or pooled one where it
   is stated; a claim decided on intervals alone has no p, and is never named);
 - a contradiction is worded by what it contradicts: the theory, the paper's published experiment
-  re-run, or (an empirical claim) the paper's claim carried into this study's setting.
+  re-run, or (an empirical claim) the paper's claim carried into this study's setting; a claim
+  about a limit (N → ∞, t → ∞) that fails at the largest size run is worded as not reached
+  there, never as a contradiction of the limit.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ CONTRADICTS = {
                       "here)",
     Evidence.PAPER_SCALE: "Contradicts the paper's published experiment at its scale",
 }
+NOT_REACHED = ("Not reached within the range simulated (a limit, which finite data cannot "
+               "contradict: the rate or the distance at the largest size fails its rule)")
 
 
 @dataclass(frozen=True)
@@ -150,7 +154,7 @@ def finding(p: Paper, rows: Sequence[ClaimRow]) -> Finding | None:
     more: dict[str, int] = {}
     for r in mine:
         if r.verdict.outcome is Outcome.NOT_REPRODUCED and r.evidence is not None:
-            wording = CONTRADICTS[r.evidence]
+            wording = NOT_REACHED if r.limit else CONTRADICTS[r.evidence]
             listed = contradicted.setdefault(wording, [])
             if len(listed) < LISTED:
                 listed.append(short(r.claim))

@@ -383,6 +383,7 @@ class ClaimRow:
     primary: bool = False  # a pre-registered primary comparison (the summary names it first)
     evidence: Evidence | None = None  # None: its section's default (sections.Section.evidence)
     qualifies: bool = False  # a self-check the summary states beside the paper's claims
+    limit: bool = False  # a claim about N → ∞ or t → ∞, decided on a finite range
 
     @property
     def kind(self) -> str:  # templates: claims and self-checks render in separate blocks
@@ -428,7 +429,9 @@ class Claim:
     the paper's settings) are declared here too, so a row keeps them whether it ran or not.
     ``untestable``: why this study's measurement cannot decide the claim either way, declared
     with it — every row it builds reads *not testable here*, whatever the data. ``qualifies``: a
-    self-check that qualifies the paper's claims, so the summary states it (never counted)."""
+    self-check that qualifies the paper's claims, so the summary states it (never counted).
+    ``limit``: a claim about a limit (N → ∞, t → ∞) decided on a finite range through a rate or
+    a distance at the largest size run — a failure there is not a contradiction of the limit."""
 
     section: str
     topic: str
@@ -439,6 +442,7 @@ class Claim:
     evidence: Evidence | None = None
     untestable: str = ""
     qualifies: bool = False
+    limit: bool = False
 
     def row(self, cases: Sequence[Case], **kw: Any) -> ClaimRow:
         """The row from its cases (:func:`claim`'s keywords: ``combine``, ``result``, …)."""
@@ -449,7 +453,7 @@ class Claim:
             kw["verdict"] = not_testable(self.untestable)
         row = claim(self.section, self.topic, self.text, self.quantity, self.rule.text, cases,
                     **kw)
-        row.evidence, row.qualifies = self.evidence, self.qualifies
+        row.evidence, row.qualifies, row.limit = self.evidence, self.qualifies, self.limit
         return row
 
     def not_run(self, what_it_takes: str, **kw: Any) -> ClaimRow:
@@ -458,7 +462,7 @@ class Claim:
         kw.setdefault("evidence", self.evidence)
         row = not_run_row(self.section, self.topic, self.text, self.quantity, self.rule.text,
                           what_it_takes, **kw)
-        row.qualifies = self.qualifies
+        row.qualifies, row.limit = self.qualifies, self.limit
         return row
 
     def family(self, estimates: Sequence[Estimate], names: Sequence[str], **kw: Any) -> ClaimRow:
@@ -479,19 +483,22 @@ class Claim:
 def claims(section: str, topic: str, rules: Mapping[str, Rule | Check],
            specs: Mapping[str, tuple[str, str]], self_checks: Sequence[str] = (),
            untestable: Mapping[str, str] | None = None,
-           qualifying: Sequence[str] = ()) -> dict[str, Claim]:
+           qualifying: Sequence[str] = (), limits: Sequence[str] = ()) -> dict[str, Claim]:
     """A topic's claims keyed by their rule's id: ``specs`` maps the id to (the paper's sentence,
     the quantity); an id without a rule is an error at import, not a row that silently lacks one.
     ``self_checks``: the ids that check our own derivation rather than a paper's claim;
     ``untestable``: id → why this study's measurement cannot decide it either way;
-    ``qualifying``: the self-checks the summary states beside the paper's claims."""
+    ``qualifying``: the self-checks the summary states beside the paper's claims;
+    ``limits``: the claims about a limit (N → ∞, t → ∞), decided on a finite range."""
     untestable = dict(untestable or {})
-    if missing := [k for k in [*specs, *self_checks, *untestable, *qualifying] if k not in rules]:
+    if missing := [k for k in [*specs, *self_checks, *untestable, *qualifying, *limits]
+                   if k not in rules]:
         raise KeyError(f"claims without a rule: {missing}")
     if stray := [k for k in qualifying if k not in self_checks]:
         raise ValueError(f"only a self-check qualifies the paper's claims: {stray}")
     return {k: Claim(section, topic, text, quantity, rules[k], self_check=k in self_checks,
-                     untestable=untestable.get(k, ""), qualifies=k in qualifying)
+                     untestable=untestable.get(k, ""), qualifies=k in qualifying,
+                     limit=k in limits)
             for k, (text, quantity) in specs.items()}
 
 

@@ -132,7 +132,7 @@ CLAIMS = claims(PAPER, TOPIC, RULES, {
     "barrier_closed_form": ("S0 barrier: ΔE = 2 − a + a²/8 out of the trap, c* = 1/ΔE (our "
                             "derivation, D.8 S0)", "ΔE from Brent's root of U′ and a bounded "
                             "minimisation, minus 2 − a + a²/8"),
-}, self_checks=("barrier_closed_form",))
+}, self_checks=("barrier_closed_form",), limits=("log_slow_converges", "log_fast_traps"))
 
 # A case decided at both steps: its name, the file's {"step": …, "half_step": …} estimate, and
 # what else its result shows.

@@ -216,7 +216,8 @@ S1 = claims(PAPER, TOPIC_S1, RULES, {
         "Prop. 3.3 (D.3(3)): with liminf β(t)/ln t = c′ > c* the process stays in a suboptimal "
         "basin with positive probability",
         _P2_LOG),
-}, self_checks=("s1_watershed", "p1_traps_more"), qualifying=("p1_traps_more",))
+}, self_checks=("s1_watershed", "p1_traps_more"), qualifying=("p1_traps_more",),
+    limits=("p2_escapes", "p2_traps"))
 # Decided by Prop. 3.3's rule, on the schedules that are not logarithmic.
 FAST_SCHEDULES = claims(PAPER, TOPIC_S1, RULES, {"p2_traps": (
     "App. A.6 / §6: faster schedules (linear, square-root) lack the guarantee and risk "

@@ -391,14 +391,14 @@ LB_CLAIMS = {
         "Thm 3.1: the InfoNCE gradient converges to the population energy's, ∇_θ L_NCE → ∇_θ J_τ "
         "as N → ∞ — its direction (E.2; E.5(1))",
         "per-seed slope of log(1 − cos(g_N, g_ref)) on log N, t over seeds: the Monte-Carlo "
-        "rate N^−1/2 or faster", RULES["lb_rate"], evidence=Evidence.EXPERIMENT),
+        "rate N^−1/2 or faster", RULES["lb_rate"], evidence=Evidence.EXPERIMENT, limit=True),
     "grad_norm": Claim(
         PAPER, TOPIC_LB, "Thm 3.1: ‖∇_θ L_NCE − ∇_θ J_τ‖ → 0 (E.2; E.5(1))",
         "per-seed slope of log(‖g_N − g_ref‖/‖g_ref‖) on log N, t over seeds: the Monte-Carlo "
-        "rate N^−1/2 or faster", RULES["lb_rate"], evidence=Evidence.EXPERIMENT),
+        "rate N^−1/2 or faster", RULES["lb_rate"], evidence=Evidence.EXPERIMENT, limit=True),
     "value": Claim(
         PAPER, TOPIC_LB, "Thm 3.1: |L_NCE − J_τ − log(N·V_κ(τ))| → 0 (E.2; E.6)",
-        "value gap at the largest N, mean over seeds", RULES["lb_value"]),
+        "value gap at the largest N, mean over seeds", RULES["lb_value"], limit=True),
     "value_rate": Claim(
         PAPER, TOPIC_LB,
         "Our expectation (E.6): the value gap is O(N^−1/2), plus an O(1/N) bias with the positive "
@@ -410,7 +410,7 @@ LB_CLAIMS = {
         "Wang–Isola Theorem 1: lim_M [L(M) − log M] = −(1/τ)·E[f(x)ᵀf(y)] + E_x log E_{x⁻} "
         "e^{f(x⁻)ᵀf(x)/τ} (F.3)",
         "E[L(M)] − log M − limit at the largest M (uniform encoder, vMF positives), t over "
-        "Monte-Carlo replicates", RULES["wi_limit"]),
+        "Monte-Carlo replicates", RULES["wi_limit"], limit=True),
     "wi_rate": Claim(
         AU, TOPIC_LB,
         "Wang–Isola Theorem 1: the deviation from the limit decays as O(M^−1/2) (F.3)",

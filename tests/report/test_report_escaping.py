@@ -71,3 +71,15 @@ def test_a_hostile_title_is_text_on_the_page(tmp_path, repo_root) -> None:
     assert page.count("<script") == 4
     md = (tmp_path / "reports/REPORT.md").read_text()
     assert "<script" not in md and "<img" not in md and "# &lt;script&gt;alert" in md
+
+
+def test_a_claims_note_is_its_own_bullet_and_a_row_without_one_has_none() -> None:
+    from infonce_lab.report.verdicts import ClaimRow, reproduced
+
+    env = environment(markdown=True)
+    table = env.get_template("md/claims.md.j2").module.claims_table
+    rows = [ClaimRow("s", "t", "A claim (§1)", "q", "r", "res", reproduced(), note="A note."),
+            ClaimRow("s", "t", "Another claim", "q", "r", "res", reproduced())]
+    out = str(table(rows))
+    assert "- **Claim**: A claim (§1)\n- **Note**: A note.\n" in out
+    assert "- **Claim**: Another claim\n\n- **Measured**" in out

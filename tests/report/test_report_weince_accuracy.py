@@ -142,6 +142,8 @@ def test_a_secondary_family_is_its_own_holm_family_on_its_own_seeds():
     only = [r for r in claim_rows({}, {}, KINDS, None, data, alone) if r.primary]
     assert len(rows) == 2 and len(only) == 1
     assert "secondary comparison" in rows[1].claim and "seeds [1, 2, 3]" in rows[1].quantity
+    assert all(c.name.endswith("(secondary)") for c in rows[1].cases)
+    assert not any("secondary" in c.name for c in rows[0].cases)
     assert [c.p for c in rows[0].cases] == [c.p for c in only[0].cases]
     mde = 100 * t_mean(list(gain.values())).minimal_detectable_effect(alpha=0.05 / 2)
     assert f"MDE {mde:.2f}" in rows[0].cases[0].result

@@ -158,7 +158,9 @@ def _family_rows(family: str, seeds: list[int], contrasts: list[tuple[str, str]]
     results = [f"{points(t)}; MDE {mde:.2f}" if mde is not None else str(points(t))
                for t, mde in zip(ts, mdes, strict=True)]
     cases = [replace(c, mde=mde) for c, mde in zip(decide_family(
-        rule, [points(t) for t in ts], [f"{t} − {r}: {BY_NAME[m].label}" for t, r, m in keys],
+        rule, [points(t) for t in ts],
+        [f"{t} − {r}: {BY_NAME[m].label}{' (secondary)' if family == 'secondary' else ''}"
+         for t, r, m in keys],
         results), mdes, strict=True)]
     n_metrics = len(design["metrics"])
     which = ("primary comparison" if family == "primary" else

@@ -16,8 +16,8 @@ from infonce_lab.params import parse_params
     (lambda t: t.update(batch_size=1), "text.tails.batch_size"),
     # the ablations' sizes (tails:) must fit the text bank too: 2·8 − 2 = 14 negatives
     (lambda t: t.update(encoders=["minilm"], batch_size=8), "tails.ablations.hardness_ks[0]"),
-    (lambda t: t.update(encoders=["minilm"], batches=1, batch_size=254),
-     "tails.ablations.pool_sizes[3]"),  # 512 > 506
+    (lambda t: t.update(encoders=["minilm"], batches=1, batch_size=128),
+     "tails.ablations.pool_sizes[6]"),  # 256 > 2·128 − 2 = 254
 ])
 def test_bad_text_tails_name_their_key(raw, config_error, edit, key):
     broken = copy.deepcopy(raw)

@@ -149,7 +149,10 @@ def _mg(excess: float, sym_minus_one: float, slope: float = 0.4,
         "det_fg_sign_init_per_seed": [[1.0] * 12] * 3,
         "excess_over_identity": {"symmetric": paired(excess), "x_to_y": paired(excess)},
         "symmetric_minus_x_to_y": paired(sym_minus_one),
-        "slope": {"symmetric": _pair(est.interval(slope, slope - 0.1, slope + 0.1, "bootstrap")),
+        "trend": {"symmetric": _pair({**est.interval(slope, slope - 0.1, slope + 0.1,
+                                                     "bootstrap"), "excluded": 3})},
+        # the trimmed-mean slope is shown, not decided on: here it always points down
+        "slope": {"symmetric": _pair(est.interval(-0.4, -0.5, -0.3, "bootstrap")),
                   "x_to_y": _pair(est.interval(0.6, 0.5, 0.7, "bootstrap")),
                   "excess_symmetric": _pair(est.interval(-0.5, -0.6, -0.4, "bootstrap")),
                   "identity": est.interval(1.0, 0.9, 1.1, "bootstrap")},
@@ -221,6 +224,20 @@ def test_modality_gap_rows_say_when_the_controls_undercut_the_paper():
     diag = _find(rows, "Our diagnosis")
     assert diag.self_check and diag.verdict.outcome is Outcome.REPRODUCED
     assert "pseudo-count" in diag.note
+
+
+@pytest.mark.parametrize(("trend", "expected"), [(0.4, Outcome.REPRODUCED),
+                                                  (-0.4, Outcome.NOT_REPRODUCED),
+                                                  (0.05, Outcome.INCONCLUSIVE)])
+def test_the_gap_grows_row_is_decided_on_the_rank_trend_without_collapsed_runs(trend, expected):
+    row = _find(_rows({"modality_gap": _mg(excess=0.2, sym_minus_one=0.1, slope=trend)}),
+                "The modality gap grows")
+    assert row.verdict.outcome is expected
+    assert "trimmed means" in row.note and "left out" in row.note
+    mg = _mg(excess=0.2, sym_minus_one=0.1)
+    del mg["trend"]  # a file from before the rank trend: say what to run
+    row = _find(_rows({"modality_gap": mg}), "The modality gap grows")
+    assert row.verdict.outcome is Outcome.NOT_RUN and "simulate@modality_gap" in row.verdict.why
 
 
 def test_modality_gap_rows_reproduce_when_the_gap_is_created():

@@ -200,6 +200,32 @@ def test_experiment_drivers_run_at_toy_sizes():
     assert sum(m["diagnosis"]["cross"]["half_step"].values()) == 8
     assert [b["sigma_mis"] for b in m["excess_over_identity"]["symmetric"]["by_sigma"]] == [0, 0.5]
     assert set(m["slope"]) == {"symmetric", "x_to_y", "excess_symmetric", "identity"}
+    assert set(m["trend"]["symmetric"]) == {"step", "half_step"}
+
+
+def test_rank_trend_is_kendalls_tau_over_the_kept_runs():
+    """Brute force: scipy's τ_b on the kept runs; a monotone trend reads +1 however large the
+    collapsed runs it leaves out; too few kept runs at a σ is undefined, not decided."""
+    from scipy.stats import kendalltau
+
+    rng = np.random.default_rng(3)
+    sig = [0.0, 0.3, 0.6]
+    values = np.array([[0.1, 0.12, 50.0, 0.11], [0.3, 0.32, 0.31, 0.29], [0.6, 48.0, 0.61, 0.62]])
+    keep = values < 10  # the two saturated (collapsed) runs out
+    r = pop.rank_trend(values, sig, keep, boot=200)
+    x_kept = np.repeat(sig, 4)[keep.ravel()]
+    # τ_b's largest value with σ tied in groups: every kept run above every run at a lower σ
+    perfect = kendalltau(x_kept, np.arange(x_kept.size)).statistic
+    assert r["value"] == pytest.approx(perfect) and r["excluded"] == 2 and r["n"] == 10
+    assert r["low"] > 0.8 * perfect  # within-σ resampling cannot break the order across σ
+    noisy = values + rng.normal(0, 0.2, values.shape)
+    want = kendalltau(x_kept, noisy.ravel()[keep.ravel()]).statistic
+    got = pop.rank_trend(noisy, sig, keep, boot=200)
+    assert got["value"] == pytest.approx(want) and got["low"] <= want <= got["high"]
+    # kept, the collapsed runs would reverse the last σ's order and lower τ
+    assert pop.rank_trend(values, sig, np.ones_like(keep), boot=50)["value"] < r["value"]
+    keep[0, :3] = False
+    assert pop.rank_trend(values, sig, keep, boot=50)["value"] is None
 
 
 # ---------------------------------------------------------------------------------------------

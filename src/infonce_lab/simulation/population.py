@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -478,6 +479,31 @@ def trimmed_slope(values: np.ndarray, sigmas: np.ndarray, trim: float) -> TInfer
     return est.welch(parts, weights.tolist())  # type: ignore[arg-type]
 
 
+def rank_trend(values: np.ndarray, sigmas: Sequence[float], keep: np.ndarray, boot: int = 1000,
+               seed: int = 0) -> dict[str, Any]:
+    """Kendall's τ_b between σ_mis and every kept run's D_sym (``values``, ``keep``: (K, seeds)),
+    with a percentile interval from a bootstrap that resamples the kept runs within each σ_mis
+    (each run is trained on its own: nothing pairs them across σ). A rank statistic, so a run's
+    size beyond its rank cannot decide it; ``keep`` drops the collapsed encoders by the rule the
+    diagnosis declares (σ_min/σ_max below the collapse ratio). Undefined with fewer than two kept
+    runs at some σ_mis."""
+    from scipy.stats import kendalltau
+
+    rows = [np.asarray(v, np.float64)[np.asarray(k, bool)] for v, k in zip(values, keep,
+                                                                          strict=True)]
+    kept = int(sum(r.size for r in rows))
+    method = "Kendall τ_b over kept runs, bootstrap within σ_mis"
+    if any(r.size < 2 for r in rows):
+        return est.missing("fewer than two runs left at some σ_mis", method)
+    x = np.concatenate([np.full(r.size, s) for s, r in zip(sigmas, rows, strict=True)])
+    tau = float(kendalltau(x, np.concatenate(rows)).statistic)
+    rng = np.random.default_rng(seed)
+    draws = np.array([kendalltau(x, np.concatenate([rng.choice(r, r.size) for r in rows])).statistic
+                      for _ in range(boot)])
+    lo, hi = np.quantile(draws, [(1 - est.LEVEL) / 2, (1 + est.LEVEL) / 2])
+    return {**est.interval(tau, lo, hi, method, kept), "excluded": int(np.size(keep) - kept)}
+
+
 def _d_sym_summary(d: np.ndarray, trim: float) -> dict:
     """D_sym per σ_mis (the rows of ``d``, σ × seeds): every seed, the mean, the median and the
     ``trim``-trimmed mean (Yuen)."""
@@ -522,7 +548,9 @@ def run_modality_gap(
     over seeds (same evaluation pairs, same initial maps): each loss's excess over the identity
     control and symmetric − one-directional, per σ_mis and pooled over σ_mis > 0 (the settings
     where the two conditional laws differ; independent runs, so the per-σ estimates combine by
-    Welch–Satterthwaite). The slope over σ_mis of the trimmed means likewise (:func:`trimmed_slope`).
+    Welch–Satterthwaite). The slope over σ_mis of the trimmed means likewise (:func:`trimmed_slope`),
+    and the rank trend of the symmetric loss's per-seed D_sym with the collapsed encoders left out
+    (:func:`rank_trend`), which decides "the gap grows with σ_mis".
 
     Outliers (D_sym above ``outlier_factor`` × their σ's median, symmetric loss) are diagnosed
     against collapse (σ_min/σ_max < ``collapse_ratio``: a rank-1 map sends the circle to two
@@ -591,6 +619,11 @@ def run_modality_gap(
                                for key in keys))
 
     identity = dict.fromkeys(keys, d_id)
+    # The trend the slope row decides on: ranks of the symmetric loss's per-seed D_sym, the
+    # collapsed encoders (the diagnosis's rule) left out.
+    trend = est.step_pair(*(rank_trend(d["symmetric"][key], sig_list,
+                                       ~np.asarray(diag[key]["collapsed_per_seed"]), seed=seed)
+                            for key in keys))
 
     return {
         "sigma_mis": sig_list, "seeds": seeds, "batch": batch, "n_eval": n_eval, "trim": trim,
@@ -607,6 +640,7 @@ def run_modality_gap(
             "excess_symmetric": slope_of({key: d["symmetric"][key] - d_id for key in keys}),
             "identity": est.from_t(trimmed_slope(d_id, sig_arr, trim), slope_method),
         },
+        "trend": {"symmetric": trend},
         "diagnosis": {"outlier_factor": outlier_factor, "collapse_ratio": collapse_ratio,
                       **{k: est.step_pair(diag["step"][k], diag["half_step"][k])
                          for k in diag["step"]}},

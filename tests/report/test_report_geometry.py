@@ -49,8 +49,9 @@ FIXTURES: dict[str, tuple[Any, Any]] = {
     "mg_excess": (_e(0.05, 0.02), _e(-0.3, 0.1)),
     "mg_symmetric_vs_one_directional": (_e(0.1, 0.05), _e(-0.1, 0.05)),
     # 14 of 17 outliers collapsed / 1 of 10
-    # compatible modalities: the inputs' own gap ± 0.002 / a gap of 0.05 nats that stays at σ = 0
-    "mg_knife_edge": (_e(0.0, 0.002), _e(0.05, 0.002)),
+    # (as a share of the inputs' gap at the smallest σ > 0) the inputs' own gap / a gap that
+    # stays at σ = 0, nine tenths of the one the smallest mismatch makes
+    "mg_knife_edge": (_e(0.0, 0.2), _e(0.9, 0.1)),
     "mg_diagnosis": (Estimate.from_dict(est.wilson(14, 17)), Estimate.from_dict(est.wilson(1, 10))),
     # the identity as derived / with the KL coupling dropped (a Monte-Carlo-sized interval)
     "fsym_identity": (_e(0.004, 0.01), _e(_NO_KL, 0.01)),
@@ -247,13 +248,15 @@ def test_modality_gap_rows_reproduce_when_the_gap_is_created():
 
 
 @pytest.mark.parametrize(("zero", "expected"), [
+    # the fixture's inputs have D_sym 0.36 at the smallest σ_mis > 0 (0.35): the margin is 0.18
     ((0.0, 0.001), Outcome.REPRODUCED),          # the inputs' own gap at compatibility
-    ((0.05, 0.001), Outcome.NOT_REPRODUCED),     # a gap that stays at σ_mis = 0: not a knife edge
-    ((0.0, 0.01), Outcome.INCONCLUSIVE)])        # the interval reaches past the margin
+    ((0.3, 0.001), Outcome.NOT_REPRODUCED),      # a gap that stays at σ_mis = 0: not a knife edge
+    ((0.1, 0.001), Outcome.REPRODUCED),          # 0.1 nats is within half of 0.36
+    ((0.0, 0.1), Outcome.INCONCLUSIVE)])         # the interval reaches past the margin
 def test_the_knife_edge_row_is_an_equivalence_at_compatibility(zero, expected):
     row = _find(_rows({"modality_gap": _mg(excess=0.2, sym_minus_one=0.1, zero=zero)}),
                 "The gap closes only")
-    assert row.verdict.outcome is expected
+    assert row.verdict.outcome is expected and "0.3600 nats" in row.note
     assert not row.self_check
 
 

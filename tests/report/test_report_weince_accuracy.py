@@ -86,6 +86,7 @@ def test_selection_row(value, lo, hi, expected):
 
 
 DESIGN = {"dataset": "digits", "backbone": "r", "schedule": "fixed_t05", "seeds": [1, 2, 3, 4],
+          "losses": ["weince", "infonce", "weince_recipe", "infonce_topm"],
           "comparisons": [{"treatment": "weince", "reference": "infonce"},
                           {"treatment": "weince_recipe", "reference": "infonce_topm"}],
           "metrics": ["few.probe_test_acc", "few.knn_test_acc"], "min_effect_points": 1.0}
@@ -136,7 +137,8 @@ def test_a_secondary_family_is_its_own_holm_family_on_its_own_seeds():
     noisy = {1: 0.02, 2: -0.03, 3: 0.001}
     split = {**DESIGN, "comparisons": DESIGN["comparisons"][:1],
              "secondary": {"seeds": [1, 2, 3], "comparisons": DESIGN["comparisons"][1:]}}
-    alone = {**split, "secondary": {"seeds": [], "comparisons": []}}
+    alone = {**split, "secondary": {"seeds": [], "comparisons": []},
+             "losses": ["weince", "infonce"]}
     data = _primary({("weince", "infonce"): gain, ("weince_recipe", "infonce_topm"): noisy})
     rows = [r for r in claim_rows({}, {}, KINDS, None, data, split) if r.primary]
     only = [r for r in claim_rows({}, {}, KINDS, None, data, alone) if r.primary]

@@ -20,6 +20,7 @@ from typing import Any
 
 from infonce_lab.evaluation.metrics import BY_NAME
 from infonce_lab.evaluation.stats import TInference
+from infonce_lab.params import PrimaryConfig
 from infonce_lab.report.paired import comparisons
 from infonce_lab.report.sections import Section
 from infonce_lab.report.sections._paired import (
@@ -128,14 +129,11 @@ def primary_rows(primary: dict[str, Any], design: dict[str, Any]) -> list[ClaimR
     setting = f"{design['dataset']}/{design['backbone']} at {design['schedule']}"
     if not design["seeds"]:
         return []
-    secondary = design.get("secondary") or {}
-    families = [("primary", design["seeds"], design["comparisons"])]
-    if secondary.get("comparisons"):
-        families.append(("secondary", secondary["seeds"], secondary["comparisons"]))
     by_key = {(c.a, c.b, c.metric): c.pair for c in comparisons(primary)}
     rows = []
-    for family, seeds, contrasts in families:
-        pairs = [(c["treatment"], c["reference"]) for c in contrasts]
+    # the families as the params schema derives them (the same the aggregate stage paired)
+    for family, seeds, contrasts in PrimaryConfig.model_validate(design).families():
+        pairs = [(c.treatment, c.reference) for c in contrasts]
         if not by_key:
             rows += [not_run_row(PAPER, TOPIC, f"{t} beats {r} (pre-registered {family})",
                                  f"{t} − {r} at {setting}", rule, "run the pretrain_primary stages")

@@ -18,7 +18,6 @@ from pathlib import Path
 import torch
 
 from infonce_lab.data.views import make_views
-from infonce_lab.losses import build_loss
 from infonce_lab.models import build_encoder
 from infonce_lab.params import (
     InfoNCEConfig,
@@ -27,6 +26,7 @@ from infonce_lab.params import (
     TrainingConfig,
     WeinceConfig,
 )
+from infonce_lab.pipeline.registry import build_loss
 from infonce_lab.train.optim import build_optimizer
 
 

@@ -260,3 +260,24 @@ def test_few_labels_more_than_the_smallest_class(raw):
     check_evaluation(y, p.evaluation.model_copy(
         update={"few_labels": few.model_copy(update={"per_class": 8}),
                 "knn": p.evaluation.knn.model_copy(update={"k": 24}), "recall_ks": [1]}))
+
+
+def test_the_label_oracle_is_refused_where_there_are_no_labels(raw, config_error):
+    """``mask_same_class`` reads the training labels (Chuang et al. 2020's oracle, §5): the text
+    study's sentences have none, so listing it there is refused, naming the knob and the list.
+    The shipped study lists it among the primary block's losses (images, labelled)."""
+    p = parse_params(copy.deepcopy(raw))
+    assert p.losses["infonce_oracle"].needs_labels
+    assert "infonce_oracle" in p.primary.losses
+    assert not any(p.losses[n].needs_labels for n in p.text.study.losses)
+    raw["losses"]["simcse_oracle"] = {"kind": "info_nce", "candidates": "cross_view",
+                                      "mask_same_class": True}
+    raw["text"]["study"]["losses"] = [*raw["text"]["study"]["losses"], "simcse_oracle"]
+    msg = config_error(raw)
+    i = len(raw["text"]["study"]["losses"]) - 1
+    assert "  - losses.simcse_oracle.mask_same_class = True: expected false" in msg
+    assert f"text.study.losses[{i}] lists this loss" in msg
+    # a bool, strictly: a typo'd string is not silently true
+    raw["text"]["study"]["losses"].pop()
+    raw["losses"]["simcse_oracle"]["mask_same_class"] = "yes"
+    assert "losses.simcse_oracle.mask_same_class" in config_error(raw)

@@ -34,6 +34,9 @@ FIXTURES = {
     "p1_traps_more": (_est(0.305, 0.238, 0.373), _est(-0.3, -0.4, -0.2)),
     # P2, c/c* = 0.5: 0 of 200 trapped at T (Wilson [0, 0.019]) vs c/c* = 2: 59 of 200.
     "p2_escapes": (_est(0.0, 0.0, 0.019), _est(0.295, 0.236, 0.362)),
+    # P1, c/c* = 0.5 held at t = 50: 62 of 200 trapped fails "escapes"
+    "p1_escapes": (_est(0.0, 0.0, 0.019), _est(0.31, 0.25, 0.377)),
+    "p1_traps": (_est(1.0, 0.981, 1.0), _est(0.0, 0.0, 0.019)),
     "p2_traps": (_est(0.295, 0.236, 0.362), _est(0.0, 0.0, 0.019)),
     "negatives_barrier": (
         [{"negatives": 2, "low": 0.06, "high": 0.063}, {"negatives": 4, "low": 0.08, "high": 0.09}],
@@ -80,8 +83,8 @@ def _curve(name: str, k_end: int, t_end: float) -> dict:
 
 def synthetic_s1(p1: dict[str, int], p2_t1: dict[str, int], p2_end: dict[str, int],
                  half_shift: int = 0) -> dict:
-    """An s1.json with given trapped counts (P1 at its horizon, P2 at P1's horizon and at T);
-    the half-step run has the same counts moved by ``half_shift``."""
+    """An s1.json with given trapped counts (P1 at its horizon T, P2 at t1 — where D.7(i)
+    compares — and at T); the half-step run has the same counts moved by ``half_shift``."""
     t1, T = 5.0, 100.0
 
     def k(counts: dict[str, int], name: str, res: str) -> int:
@@ -93,28 +96,32 @@ def synthetic_s1(p1: dict[str, int], p2_t1: dict[str, int], p2_end: dict[str, in
                     "trap_u0": 1.0, "trap_barrier_u0": 0.06245, "trap_barrier_f": 0.0451,
                     "exact_u0": 0.0625, "grid_step": 0.049, "grid_coarse": 64,
                     "delta_e_max_u0_coarse": 0.0624},
-        "chains": CHAINS, "horizon": T, "horizon_p1": t1, "c_ratios": [0.5, 1.0, 2.0],
+        "chains": CHAINS, "horizon": T, "horizon_p1": T, "c_ratios": [0.5, 1.0, 2.0],
         "check_times": [t1, T], "K": math.e, "dt": 0.01,
         "sqrt": {"outruns": 2.0, "beta0": 32.0, "rate": 15.62},
         "convergence": {"dt_max": 0.01, "dt_max_half": 0.005, "h": {"P1": 0.5, "P2": 0.4},
                         "h_half": {"P1": 0.25, "P2": 0.2}, "steps": {}, "chain_steps": 0},
-        "p1_minus_p2": {}, "p2_vs_gibbs": {},
+        "p1_minus_p2": {}, "p2_vs_gibbs": {}, "p1_vs_gibbs": {},
+        "hold": {"after": t1, "crossings": 0.1, "exit_barrier_u0": 0.06245, "candidates": 3},
     }
     for res, key in (("step", "dynamics"), ("half_step", "half_step")):
         out[key] = {"P2": [_curve(n, k(p2_end, n, res), T) for n in NAMES],
-                    "P1": [_curve(n, k(p1, n, res), t1) for n in NAMES]}
+                    "P1": [_curve(n, k(p1, n, res), T) for n in NAMES]}
     for n in NAMES:
         out["p1_minus_p2"][n] = {r: proportion_difference(k(p1, n, r), CHAINS, k(p2_t1, n, r),
                                                           CHAINS) for r in ("step", "half_step")}
+        out["p1_minus_p2"][n]["t"] = t1
         ratio = float(n.split("=")[1]) if n.startswith("log") else None
-        entry = {"t": T, "beta": 40.0, "gibbs_trap_mass": 1e-20, "c_ratio": ratio}
-        for r in ("step", "half_step"):
-            p = proportion(k(p2_end, n, r), CHAINS)
-            entry[r] = {**p, "value": p["value"] - 1e-20, "low": p["low"] - 1e-20,
-                        "high": p["high"] - 1e-20}
-            entry[f"p_trap_{r}"] = p
-            entry[f"p_trap_tenth_{r}"] = p
-        out["p2_vs_gibbs"][n] = entry
+        for dyn, counts in (("p1", p1), ("p2", p2_end)):
+            entry = {"t": T, "beta": 40.0, "gibbs_trap_mass": 1e-20, "c_ratio": ratio}
+            for r in ("step", "half_step"):
+                p = proportion(k(counts, n, r), CHAINS)
+                entry[r] = {**p, "value": p["value"] - 1e-20, "low": p["low"] - 1e-20,
+                            "high": p["high"] - 1e-20}
+                entry[f"p_trap_{r}"] = p
+                entry[f"p_trap_tenth_{r}"] = p
+                entry[f"held_at_{r}"] = t1 if dyn == "p1" else None
+            out[f"{dyn}_vs_gibbs"][n] = entry
     return out
 
 
@@ -169,11 +176,18 @@ def _find(rows, start: str):
     return next(r for r in rows if r.claim.startswith(start))
 
 
+P2 = sec._FOR_P2  # the P2 rows: the paper's statements, qualified as holding for P2 only
+
+
 def test_a_fast_schedule_that_keeps_chains_trapped_reproduces_the_risk():
     p1, p2_t1, p2_end = DEFAULT_COUNTS
     sims = {**synthetic_sims(), "s1": synthetic_s1(p1, p2_t1, {**p2_end, "sqrt": 59})}
-    fast = _find(sec.claim_rows(sims), "App. A.6")
+    fast = _find(sec.claim_rows(sims), P2 + "App. A.6")
     assert fast.verdict.outcome is Outcome.REPRODUCED, fast.verdict
+    # and P1's √t run emptying the trap fails the paper's row
+    sims = {**synthetic_sims(), "s1": synthetic_s1({**p1, "sqrt": 0}, p2_t1, p2_end)}
+    fast = _find(sec.claim_rows(sims), "App. A.6")
+    assert fast.verdict.outcome is Outcome.NOT_REPRODUCED, fast.verdict
 
 
 def test_a_file_before_the_outrunning_sqrt_schedule_leaves_its_row_not_run():
@@ -198,10 +212,17 @@ def test_rows_on_the_expected_data():
     by_verdict = {r.claim[:40]: r.verdict.outcome for r in rows}
     assert all(v is not Outcome.NOT_RUN for v in by_verdict.values())
     assert _find(rows, "Our analysis (D.7(i))").verdict.outcome is Outcome.REPRODUCED
-    assert _find(rows, "Thm. 3.2").verdict.outcome is Outcome.REPRODUCED
+    # SDE (3) as written (P1): c ≤ c* keeps 64 and 200 of 200 trapped: the theorem fails there
+    thm = _find(rows, "Thm. 3.2")
+    assert thm.verdict.outcome is Outcome.NOT_REPRODUCED and not thm.self_check
     assert _find(rows, "Prop. 3.3").verdict.outcome is Outcome.REPRODUCED
+    assert _find(rows, "App. A.6").verdict.outcome is Outcome.REPRODUCED  # P1's √t run
+    # the normalised dynamics (P2): reproduced, as qualifying self-checks
+    for start in ("Thm. 3.2", "Prop. 3.3"):
+        row = _find(rows, P2 + start)
+        assert row.verdict.outcome is Outcome.REPRODUCED and row.self_check and row.qualifies
     assert _find(rows, "Lemma C.3").verdict.outcome is Outcome.REPRODUCED
-    fast = _find(rows, "App. A.6")  # the √t run that empties the trap (0 of 200 at T)
+    fast = _find(rows, P2 + "App. A.6")  # P2's √t run empties the trap (0 of 200 at T)
     assert fast.verdict.outcome is Outcome.NOT_REPRODUCED, fast.verdict
     c2 = _find(rows, "Prop. C.2")
     assert c2.verdict.outcome is Outcome.NOT_REPRODUCED and "only if" in c2.verdict.why
@@ -222,8 +243,17 @@ def test_swapped_labels_change_the_verdicts():
     p1, p2_t1, p2_end = copy.deepcopy(DEFAULT_COUNTS)
     p2_end["log c/c*=0.5"], p2_end["log c/c*=2"] = p2_end["log c/c*=2"], p2_end["log c/c*=0.5"]
     rows = sec.claim_rows({"s1": synthetic_s1(p1, p2_t1, p2_end)})
-    assert _find(rows, "Thm. 3.2").verdict.outcome is Outcome.NOT_REPRODUCED
+    assert _find(rows, P2 + "Thm. 3.2").verdict.outcome is Outcome.NOT_REPRODUCED
+    assert _find(rows, P2 + "Prop. 3.3").verdict.outcome is Outcome.NOT_REPRODUCED
+
+
+def test_p1_rows_fail_on_the_data_of_the_other_claim():
+    """P1 escaping at c ≤ c* passes Thm. 3.2; P1 escaping at c = 2c* fails Prop. 3.3."""
+    p1, p2_t1, p2_end = copy.deepcopy(DEFAULT_COUNTS)
+    rows = sec.claim_rows({"s1": synthetic_s1({n: 0 for n in p1}, p2_t1, p2_end)})
+    assert _find(rows, "Thm. 3.2").verdict.outcome is Outcome.REPRODUCED
     assert _find(rows, "Prop. 3.3").verdict.outcome is Outcome.NOT_REPRODUCED
+    assert "held from t = 5" in _find(rows, "Prop. 3.3").result  # one case: shown as the result
 
 
 def test_p2_trapping_more_than_p1_fails_d7i():
@@ -236,7 +266,7 @@ def test_p2_trapping_more_than_p1_fails_d7i():
 
 def test_a_step_dependent_result_is_not_converged():
     rows = sec.claim_rows({"s1": synthetic_s1(*DEFAULT_COUNTS, half_shift=60)})
-    row = _find(rows, "Prop. 3.3")
+    row = _find(rows, P2 + "Prop. 3.3")
     assert row.verdict.outcome is Outcome.INCONCLUSIVE and "not converged" in row.verdict.why
 
 
@@ -261,8 +291,8 @@ def test_rows_from_a_tiny_real_run():
     from infonce_lab.simulation.negatives import run_negatives
     from infonce_lab.simulation.s1 import run_s1
 
-    s1 = run_s1(grid=32, chains=40, horizon=4.0, horizon_p1=1.0, first_check=1.0,
-                c_ratios=(0.5, 2.0), h_p1=1.0)
+    s1 = run_s1(grid=32, chains=40, horizon=4.0, horizon_p1=1.0, hold_after=1.0,
+                first_check=1.0, c_ratios=(0.5, 2.0), h_p1=1.0)
     h = run_hessian(n_random=4, betas=(1, 10, 100, 200))
     neg = run_negatives((2, 3))
     rows = sec.claim_rows({"s1": s1, "hessian": h, "prop_c2": run_prop_c2(starts=20, uniform=500),
@@ -287,3 +317,16 @@ def test_the_covariance_rate_is_decided_both_ways():
     assert _find(sec.claim_rows(sims), "Lemma C.3's proof").verdict.outcome is Outcome.REPRODUCED
     del sims["hessian"]["covariance"]
     assert _find(sec.claim_rows(sims), "Lemma C.3's proof").verdict.outcome is Outcome.NOT_RUN
+
+
+def test_a_p1_run_not_held_by_its_horizon_decides_nothing():
+    """P1's rows are about t → ∞: a case whose chains still moved (not held) is not converged."""
+    sims = synthetic_sims()
+    for entry in sims["s1"]["p1_vs_gibbs"].values():
+        entry["held_at_half_step"] = None
+    rows = sec.claim_rows(sims)
+    for start in ("Thm. 3.2", "Prop. 3.3", "App. A.6"):
+        row = _find(rows, start)
+        assert row.verdict.outcome is Outcome.INCONCLUSIVE, (start, row.verdict)
+        assert "not held by T" in str(row.verdict) or any(
+            "not held by T" in str(c.verdict) for c in row.cases)

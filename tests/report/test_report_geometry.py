@@ -14,9 +14,11 @@ import pytest
 import torch
 
 from infonce_lab.evaluation.stats import TInference
+from infonce_lab.params import AuCollapseConfig
 from infonce_lab.report.sections import geometry as geo
 from infonce_lab.report.verdicts import Estimate, Outcome
 from infonce_lab.simulation import estimates as est
+from infonce_lab.simulation.au_collapse import run_au_collapse
 from infonce_lab.simulation.lifted_energy import run_lifted_energy
 
 
@@ -68,6 +70,12 @@ FIXTURES: dict[str, tuple[Any, Any]] = {
     "wi_limit": (_e(5.7e-4, 1e-5), _e(0.05, 0.005)),
     # estimators agree / a lost ½ on the alignment term (≥ 0.1 nats)
     "wi_self_check": (_e(0.003, 0.008), _e(0.12, 0.01)),
+    # spread shares per seed: alignment alone collapsed, the regularised run uniform / alignment
+    # alone keeping the spread it started with
+    "au_collapse": ({"align": {"step": [0.01] * 4, "half_step": [0.005] * 4},
+                     "align_uniform": {"step": [0.99] * 4, "half_step": [0.99] * 4}},
+                    {"align": {"step": [0.9] * 4, "half_step": [0.9] * 4},
+                     "align_uniform": {"step": [0.99] * 4, "half_step": [0.99] * 4}}),
 }
 
 
@@ -160,6 +168,37 @@ def _mg(excess: float, sym_minus_one: float, slope: float = 0.4,
         "diagnosis": {"outlier_factor": 10.0, "collapse_ratio": 0.1,
                       **{k: _pair(v) for k, v in diag.items()}},
     }
+
+
+# the schema's au_collapse shrunk to a toy (seconds on one core)
+_COLLAPSE_TOY = AuCollapseConfig(seeds=2, steps=150, batch=48, lr=0.03, dim_in=8, hidden=16,
+                                 dim_out=4, clusters=4, n_eval=120).model_dump()
+
+
+def _collapse(align: float = 0.01, align_uniform: float = 0.99, align_doubled: float | None = None,
+              seeds: int = 4) -> dict[str, Any]:
+    """An au_collapse file: every seed's spread share per method at 500 and 1000 steps (the
+    alignment-only run's at 1000 steps ``align_doubled``, else half its value at 500)."""
+    shares = {"align": (align, align / 2 if align_doubled is None else align_doubled),
+              "align_uniform": (align_uniform, align_uniform), "infonce": (0.98, 0.98)}
+    ref = 1.389
+
+    def block(step: float, half: float) -> dict[str, Any]:
+        per = {"spread_share": ([step] * seeds, [half] * seeds),
+               "spread": ([step * ref] * seeds, [half * ref] * seeds),
+               "uniformity": ([-3.0 * step] * seeds, [-3.0 * half] * seeds),
+               "alignment": ([0.3 * step] * seeds, [0.3 * half] * seeds)}
+        return {**{f"{k}_per_seed": _pair(a, b) for k, (a, b) in per.items()},
+                "estimates": {k: _pair(_t(a[0], 0.001, seeds - 1), _t(b[0], 0.001, seeds - 1))
+                              for k, (a, b) in per.items()}}
+
+    return {"methods": ["align", "align_uniform", "infonce"], "seeds": seeds, "dim_out": 8,
+            "n_eval": 1000, "alpha": 2.0, "t": 2.0, "uniform_weight": 1.0, "tau": 0.2,
+            "optimizer": "adam", "lr": 0.01, "batch": 128,
+            "convergence": {"steps": 500, "steps_doubled": 1000, "continued": True},
+            "reference": {"collapsed": {"spread": 0.0, "uniformity": 0.0},
+                          "uniform": {"spread": ref, "uniformity": -3.08}},
+            "by_method": {m: block(*v) for m, v in shares.items()}}
 
 
 def _rows(sims: dict[str, Any]) -> dict[str, Any]:
@@ -278,7 +317,67 @@ def test_missing_files_read_not_run_in_both_sections():
     assert {r.section for r in rows} == {"geometry", "au"}
     assert any("simulate@gibbs" in r.verdict.why for r in rows)
     wi = [r for r in rows if r.section == "au"]
-    assert wi and all(r.topic == geo.TOPIC_LB for r in wi)
+    assert wi and {r.topic for r in wi} == {geo.TOPIC_LB, geo.TOPIC_COLLAPSE}
+    (collapse,) = [r for r in wi if r.topic == geo.TOPIC_COLLAPSE]
+    assert "reports/sims/au_collapse.json" in collapse.verdict.why
+    assert "simulate@au_collapse" in collapse.verdict.why
+    assert "Minimizing alignment alone" in collapse.claim and "§3.1" in collapse.claim
+
+
+def test_alignment_alone_collapsing_and_uniformity_keeping_the_spread_reproduce():
+    row = _find(_rows({"au_collapse": _collapse()}), "\"Minimizing alignment alone")
+    assert row.section == "au" and row.topic == geo.TOPIC_COLLAPSE
+    assert row.verdict.outcome is Outcome.REPRODUCED
+    assert [c.name for c in row.cases] == ["alignment alone", "alignment + λ·uniformity"]
+    assert all(c.verdict.outcome is Outcome.REPRODUCED for c in row.cases)
+    assert "500 steps" in row.cases[0].result and "1000 steps" in row.cases[0].result
+    assert "InfoNCE (control)" in row.note and "1.3890" in row.note
+    assert "0.0100 (500 steps), 0.0050 (1000 steps)" in row.result
+
+
+@pytest.mark.parametrize(("align", "align_uniform", "failing_case"), [
+    (0.9, 0.99, "alignment alone"),            # alignment alone keeps its spread
+    (0.01, 0.01, "alignment + λ·uniformity"),  # the uniformity term does not prevent collapse
+])
+def test_a_spread_kept_or_a_regularised_collapse_is_not_reproduced(align, align_uniform,
+                                                                   failing_case):
+    row = _find(_rows({"au_collapse": _collapse(align, align_uniform, align_doubled=align)}),
+                "\"Minimizing alignment alone")
+    assert row.verdict.outcome is Outcome.NOT_REPRODUCED and "1 of 2" in row.verdict.why
+    failing = {c.name: c.verdict for c in row.cases}[failing_case]
+    assert failing.outcome is Outcome.NOT_REPRODUCED and "4 of 4 seeds" in failing.why
+
+
+def test_one_seed_keeping_its_spread_fails_alignment_alone():
+    res = _collapse()
+    for key in ("step", "half_step"):
+        res["by_method"]["align"]["spread_share_per_seed"][key][2] = 0.8
+    row = _find(_rows({"au_collapse": res}), "\"Minimizing alignment alone")
+    assert row.verdict.outcome is Outcome.NOT_REPRODUCED
+    assert row.cases[0].verdict.why == "1 of 4 seeds keep their spread"
+
+
+@pytest.mark.parametrize(("align", "doubled", "why"), [
+    (0.2, 0.2, "between the margins"),      # a partial collapse decides nothing
+    (0.2, 0.01, "not converged"),           # collapsed only at twice the steps
+    (0.9, 0.01, "not converged"),           # spread at 500 steps, collapsed at 1000
+])
+def test_partial_or_unconverged_collapse_is_inconclusive(align, doubled, why):
+    row = _find(_rows({"au_collapse": _collapse(align, align_doubled=doubled)}),
+                "\"Minimizing alignment alone")
+    assert row.verdict.outcome is Outcome.INCONCLUSIVE
+    assert why in row.cases[0].verdict.why
+    if why == "not converged":
+        assert "at 500 steps" in row.cases[0].verdict.why
+
+
+def test_the_collapse_rule_refuses_missing_or_non_finite_spreads():
+    rule = geo.RULES["au_collapse"]
+    good = {"step": [0.99] * 2, "half_step": [0.99] * 2}
+    for bad in ({"step": [], "half_step": []}, {"step": [float("nan")] * 2,
+                                                 "half_step": [0.01] * 2}):
+        verdict = rule.decide({"align": bad, "align_uniform": good})
+        assert verdict.outcome is Outcome.INCONCLUSIVE
 
 
 def test_files_from_before_the_convergence_runs_read_not_run():
@@ -291,9 +390,12 @@ def test_files_from_before_the_convergence_runs_read_not_run():
         if name == "large_batch":
             for w in res["wang_isola"]:
                 w.pop("estimates", None)
-    rows = geo.claim_rows(old)
+    rows = [r for r in geo.claim_rows(old) if r.topic != geo.TOPIC_COLLAPSE]  # no file here
     assert rows and all(r.verdict.outcome is Outcome.NOT_RUN and "predates" in r.verdict.why
                         for r in rows)
+    stale = geo.claim_rows({"au_collapse": {"by_method": {}}})  # a file without its convergence
+    (collapse,) = [r for r in stale if r.topic == geo.TOPIC_COLLAPSE]
+    assert collapse.verdict.outcome is Outcome.NOT_RUN and "predates" in collapse.verdict.why
     assert geo.context(old) == {}
 
 
@@ -313,9 +415,10 @@ def test_rows_and_context_from_toy_simulations(tmp_path: Path):
                                                     batch=8)],
            "value_gap": [lb.value_gap("rbf", ns=(4, 32, 128, 512), seeds=2, n_ref=2048, batch=8,
                                       bootstrap=50)]}
+    collapse = run_au_collapse(**_COLLAPSE_TOY)
     path = tmp_path / "sims.json"
     path.write_text(json.dumps({"gibbs": g, "modality_gap": m, "lifted_energy": _LE,
-                                "large_batch": big}))
+                                "large_batch": big, "au_collapse": collapse}))
     sims = json.loads(path.read_text())
     rows = geo.claim_rows(sims)
     assert len(rows) == len(geo.claim_rows({}))  # every claim has a row, file or not
@@ -324,10 +427,34 @@ def test_rows_and_context_from_toy_simulations(tmp_path: Path):
     ctx = geo.context(sims)
     assert set(ctx) == {"gibbs", "modality_gap", "lifted_energy", "large_batch"}
     assert len(ctx["gibbs"]["rows"]) == 4 and len(ctx["modality_gap"]["rows"]) == 2
+    (row,) = [r for r in rows if r.topic == geo.TOPIC_COLLAPSE]
+    assert row.verdict.outcome is Outcome.REPRODUCED, (row.result, [str(c.verdict)
+                                                                    for c in row.cases])
+
+
+def test_the_collapse_row_from_the_simulation_through_a_results_file(tmp_path: Path):
+    """run_au_collapse at a toy size, written as the stage writes it and read back into the row:
+    reproduced; the same file with the alignment-only run swapped for InfoNCE (a spread kept) is
+    not."""
+    torch.set_num_threads(1)
+    res = run_au_collapse(**_COLLAPSE_TOY)
+    path = tmp_path / "au_collapse.json"
+    path.write_text(json.dumps({"experiment": "au_collapse", **res}))
+    sims = {"au_collapse": json.loads(path.read_text())}
+    row = _find(_rows(sims), "\"Minimizing alignment alone")
+    assert row.verdict.outcome is Outcome.REPRODUCED, (row.result, row.cases)
+    swapped = copy.deepcopy(sims)
+    by = swapped["au_collapse"]["by_method"]
+    by["align"] = copy.deepcopy(by["infonce"])
+    row = _find(_rows(swapped), "\"Minimizing alignment alone")
+    assert row.verdict.outcome is Outcome.NOT_REPRODUCED
+    assert row.cases[0].verdict.outcome is Outcome.NOT_REPRODUCED
 
 
 def test_every_margin_is_the_rules():
     assert "[-0.05, 0.05]" in geo.RULES["gibbs_match"].text
+    assert f"below {geo.COLLAPSE_SHARE:g}" in geo.RULES["au_collapse"].text
+    assert f"above {geo.SPREAD_SHARE:g}" in geo.RULES["au_collapse"].text
     assert "[0.4, 0.6]" in geo.RULES["fsym_coupling"].text
     assert np.isclose(geo.RATE_BOUND, -0.4)
     with pytest.raises(KeyError):

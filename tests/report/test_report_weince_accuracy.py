@@ -152,3 +152,43 @@ def test_a_secondary_family_is_its_own_holm_family_on_its_own_seeds():
     # in one family of four the same data are adjusted over four cases
     joint = claim_rows({}, {}, KINDS, None, data, DESIGN)[0]
     assert [c.p for c in joint.cases] != [c.p for c in rows[0].cases]
+
+
+def test_the_label_oracle_contrast_is_worded_and_counted_as_our_control():
+    """infonce_oracle − infonce (mask_same_class: Chuang et al. 2020, §5) is no claim of the
+    WEINCE paper: its row says it is the false-negative control, is context (never counted among
+    the paper's claims), and still sits in the secondary family's Holm adjustment."""
+    from infonce_lab.report.findings import counted
+    from infonce_lab.report.verdicts import Evidence
+
+    oracle = {**DESIGN, "losses": [*DESIGN["losses"], "infonce_oracle"],
+              "comparisons": DESIGN["comparisons"][:1],
+              "secondary": {"seeds": [1, 2, 3, 4], "comparisons": [
+                  *DESIGN["comparisons"][1:], {"treatment": "infonce_oracle",
+                                               "reference": "infonce"}]}}
+    losses = {"infonce": {"kind": "info_nce", "mask_same_class": False},
+              "infonce_oracle": {"kind": "info_nce", "mask_same_class": True},
+              "weince": {"kind": "weince"}}
+    gain = {1: 0.03, 2: 0.035, 3: 0.032, 4: 0.028}
+    data = _primary({("weince", "infonce"): gain, ("weince_recipe", "infonce_topm"): gain,
+                     ("infonce_oracle", "infonce"): gain})
+    rows = [r for r in claim_rows({}, {}, KINDS, None, data, oracle, losses) if r.primary]
+    assert len(rows) == 3
+    weince, recipe, control = rows
+    assert "false-negative control, not a WEINCE claim" in control.claim
+    assert "Chuang et al. 2020, §5" in control.claim and "secondary comparison" in control.claim
+    assert control.evidence is Evidence.CONTEXT and not counted(control)
+    assert "bounds what removing false negatives can gain" in control.note
+    assert control.verdict.outcome is Outcome.REPRODUCED
+    assert all(c.name.endswith("(secondary)") for c in control.cases)
+    for row in (weince, recipe):  # the WEINCE contrasts keep their wording and their count
+        assert "control" not in row.claim and row.evidence is None
+    # Holm over the secondary family's four cases: the oracle's contrast is one of its questions
+    assert "Holm" in control.cases[0].p
+    # without the loss sections (an older caller) the row reads as a plain contrast
+    plain = [r for r in claim_rows({}, {}, KINDS, None, data, oracle) if r.primary][2]
+    assert plain.claim.startswith("infonce_oracle beats infonce (pre-registered")
+    # before its runs: not run, already worded as the control
+    not_yet = [r for r in claim_rows({}, {}, KINDS, None, {}, oracle, losses) if r.primary][2]
+    assert not_yet.verdict.outcome is Outcome.NOT_RUN
+    assert "label oracle" in not_yet.claim and not_yet.evidence is Evidence.CONTEXT

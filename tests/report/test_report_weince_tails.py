@@ -24,12 +24,23 @@ def t_est(mean: float, se: float, df: int = 5) -> Estimate:
     return Estimate.from_t(TInference(mean, se, df, df + 1))
 
 
+def exp_run(xi: Estimate, p_holm: float | None, seed: str = "1", lrt: float = 400.0,
+            deff: float = 2.0) -> dict[str, Any]:
+    """One run's input to the GPD-vs-exponential rule (its p-values as the row builds them)."""
+    return {"seed": seed, "lrt": lrt, "deff": deff, "adjusted": lrt / deff, "p": p_holm,
+            "p_holm": p_holm, "xi": xi}
+
+
 FIXTURES: dict[str, tuple[Any, Any]] = {
     # Weibull domain, endpoint 0.3% of the tail window below the cap / a bounded tail that ends
     # at 0.95 with u = 0.90: half the window short of the cap (a finite endpoint, not the cap)
     "pot_endpoint_at_cap": ({"xi": est(-0.45, 0.03), "gap": est(0.03, 0.02)},
                             {"xi": est(-0.45, 0.03), "gap": est(0.5, 0.05)}),
     "pot_xi_magnitude": (est(-0.40, 0.03), est(-0.60, 0.03)),
+    # ξ = 0 rejected with ξ̂ = −0.45 / an exponential tail: not rejected, ξ̂'s interval inside ±0.04
+    "pot_beats_exponential": ({"runs": [exp_run(est(-0.45, 0.04), 1e-30),
+                                        exp_run(est(-0.40, 0.04), 1e-25, "2")]},
+                              {"runs": [exp_run(est(-0.01, 0.04), 0.6, lrt=0.5, deff=1.0)]}),
     "link_gain": (est(0.25, 0.05), est(-0.01, 0.005)),
     # the paper's Δ̄ / the default study's ≈ 0.03 nats
     "link_delta_magnitude": (est(0.30, 0.03), est(0.03, 0.01)),
@@ -101,9 +112,17 @@ def run_record(*, xi: float = -0.45, endpoint: float | None = 0.995, u: float = 
                lambda_f: float = -1.1, lambda_f_se: float = 1.0, r2: float = 0.987,
                hard_lam: float = -0.28, hard_delta: float = -0.03, pool_lam: float = 0.35,
                tv_gap: float = 0.18, share: float = 0.50, batches: dict[str, float] | None = None,
-               pool_points: int = 5,
+               pool_points: int = 5, lrt_exp: float | None = 900.0, deff: float | None = 2.0,
                ) -> dict[str, Any]:
-    """One run's final-epoch record, shaped like the diagnose stage's (the keys the section reads)."""
+    """One run's final-epoch record, shaped like the diagnose stage's (the keys the section reads).
+    ``lrt_exp`` None: a record from before the GPD-vs-exponential test (none of its keys);
+    ``deff`` None: no cluster bootstrap, so no adjusted LR."""
+    from scipy.stats import chi2
+
+    vs_exp = {} if lrt_exp is None else {
+        "lrt_exp": lrt_exp, "lrt_exp_p": float(chi2.sf(lrt_exp, 1)), "delta_aic_exp": lrt_exp - 2,
+        "lrt_exp_deff": deff, "lrt_exp_adjusted": None if deff is None else lrt_exp / deff,
+        "lrt_exp_adjusted_p": None if deff is None else float(chi2.sf(lrt_exp / deff, 1))}
     taus = ["tau_1", "tau_0.5", "tau_0.2", "tau_0.1", "tau_0.07"]
     shares = [0.026, 0.05, 0.17, 0.37, share]
     link = {"lambda_hat": lam, "lambda_se": None if boundary else lam_se, "lambda_df": 5,
@@ -116,7 +135,7 @@ def run_record(*, xi: float = -0.45, endpoint: float | None = 0.995, u: float = 
                 "u": u, "endpoint": endpoint, "endpoint_se": 0.002,
                 "endpoint_ci_low": None if endpoint is None else endpoint - 0.005,
                 "endpoint_ci_high": None if endpoint is None else endpoint + 0.001,
-                "max_score": 0.994},
+                "max_score": 0.994, **vs_exp},
         "link": {"inside": link, "outside": {**link, "lambda_hat": lam_out,
                                              "lambda_boundary": True, "lambda_se": None,
                                              "lrt_pvalue": None, "lrt_floor": None}},
@@ -367,3 +386,106 @@ def test_a_shipped_text_encoder_is_not_called_a_seed():
     assert "seed" not in wt.estimate(shipped, "endpoint_gap").note
     assert wt.estimate(trained, "xi").note == "one seed (3): image-cluster bootstrap"
     assert est.low == pytest.approx(-0.14) and est.high == pytest.approx(-0.07)
+
+
+# ---------------------------------------------------- the GPD against its ξ = 0 special case
+EXP = "pot_beats_exponential"
+
+
+def test_exp_row_is_not_run_on_results_from_before_the_statistic():
+    old = group("infonce", {60: {1: run_record(lrt_exp=None), 2: run_record(lrt_exp=None)}})
+    rows = rows_by_rule({"d-b-infonce-fixed": old})
+    assert rows[EXP].verdict.outcome is Outcome.NOT_RUN
+    assert str(rows[EXP].verdict).startswith("not run: re-run diagnose")
+    assert rows["pot_xi_magnitude"].verdict.outcome is not Outcome.NOT_RUN  # same file, decided
+    # one configuration re-diagnosed, the other not: that one is not run and the row cannot pass
+    new = group("infonce", {60: {1: run_record(), 2: run_record(xi=-0.48)}}, schedule="cosine")
+    row = rows_by_rule({"d-b-infonce-fixed": old, "d-b-infonce-cosine": new})[EXP]
+    assert {c.name: c.verdict.outcome for c in row.cases} == {
+        "infonce · fixed": Outcome.NOT_RUN, "infonce · cosine": Outcome.REPRODUCED}
+    assert row.verdict.outcome is Outcome.INCONCLUSIVE
+    # one seed re-diagnosed, the other not: the configuration is not decided on the one seed
+    half = group("infonce", {60: {1: run_record(), 2: run_record(lrt_exp=None)}})
+    row = rows_by_rule({"d-b-infonce-fixed": half})[EXP]
+    assert row.verdict.outcome is Outcome.NOT_RUN and "seed 2 lacks it" in row.verdict.why
+
+
+def test_exp_rule_fails_on_a_heavy_tail_and_on_a_negligible_shape_and_abstains_between():
+    rule = wt.RULES[EXP]
+    v = rule.decide({"runs": [exp_run(est(0.2, 0.04), 1e-10)]})
+    assert v.outcome is Outcome.NOT_REPRODUCED and "Fréchet" in v.why
+    # ξ = 0 rejected, but the whole interval within 0.1 of it: not a poor exponential fit
+    v = rule.decide({"runs": [exp_run(est(-0.05, 0.02), 1e-4)]})
+    assert v.outcome is Outcome.NOT_REPRODUCED and "rejected, but" in v.why
+    # one seed with an exponential tail fails its configuration
+    v = rule.decide({"runs": [exp_run(est(-0.45, 0.04), 1e-30), exp_run(est(0.0, 0.03), 0.7, "2")]})
+    assert v.outcome is Outcome.NOT_REPRODUCED and v.why.startswith("seed 2: ξ = 0 not rejected")
+    v = rule.decide({"runs": [exp_run(est(-0.2, 0.3), 0.2)]})
+    assert v.outcome is Outcome.INCONCLUSIVE and "not rejected" in v.why
+    # rejected, ξ̂ short of the minimum effect, its interval reaching past it
+    v = rule.decide({"runs": [exp_run(est(-0.08, 0.05), 1e-6)]})
+    assert v.outcome is Outcome.INCONCLUSIVE and "minimum effect" in v.why
+    v = rule.decide({"runs": [exp_run(est(-0.45, 0.04), None)]})  # no cluster bootstrap
+    assert v.outcome is Outcome.INCONCLUSIVE and "design effect" in v.why
+    assert rule.decide({"runs": [], "missing": wt.NO_EXP_LRT}).outcome is Outcome.NOT_RUN
+
+
+def test_exp_row_holm_adjusts_over_every_counted_run():
+    # LR 12 ÷ design effect 2 = 6 in every run: p = 0.014 alone, 0.057 after Holm over four runs
+    tails = {f"d-b-infonce-{s}": group("infonce", {60: {1: run_record(lrt_exp=12.0),
+                                                        2: run_record(lrt_exp=12.0, xi=-0.47)}},
+                                       schedule=s) for s in ("fixed", "cosine")}
+    row = rows_by_rule(tails)[EXP]
+    assert [c.verdict.outcome for c in row.cases] == [Outcome.INCONCLUSIVE] * 2
+    assert all("Holm-adjusted p = 0.057" in c.verdict.why for c in row.cases)
+    assert "÷ design effect 2.00 = 6.0, p = 0.014, Holm 0.057" in row.cases[0].result
+    one = {"d-b-infonce-fixed": group("infonce", {60: {1: run_record(lrt_exp=12.0)}})}
+    assert rows_by_rule(one)[EXP].verdict.outcome is Outcome.REPRODUCED
+    # a context configuration is adjusted on its own and decides nothing
+    ctx = group("weince", {60: {1: run_record(lrt_exp=0.1, xi=0.0)}})
+    row = rows_by_rule({**one, "d-b-weince-fixed": ctx})[EXP]
+    assert row.verdict.outcome is Outcome.REPRODUCED
+    assert [c.verdict.outcome for c in row.cases] == [Outcome.REPRODUCED, Outcome.NOT_REPRODUCED]
+
+
+def _synthetic_pot(tail: str, seed: int) -> dict[str, Any]:
+    """The diagnose stage's POT metrics (its own code path) on a synthetic bank: 45,000 cosines
+    below 0.5 and 5,000 above, 0.5 + y with y drawn from an exponential (σ = 0.05) or a GPD
+    (ξ = −0.3, σ = 0.05), every cosine on a random pair of 1,347 images (independent pairs)."""
+    import numpy as np
+    from scipy import stats
+
+    from infonce_lab.params import TailsConfig
+    from infonce_lab.params.tails import POTConfig
+    from infonce_lab.pipeline.diagnose import pot_diagnostics
+    from infonce_lab.tails.banks import PotScores
+
+    rng = np.random.default_rng(seed)
+    y = (rng.exponential(0.05, 5000) if tail == "exponential" else
+         stats.genpareto.rvs(-0.3, scale=0.05, size=5000, random_state=rng))
+    scores = np.concatenate([rng.uniform(-0.5, 0.5, 45_000), 0.5 + y])
+    a = rng.integers(0, 1347, scores.size)
+    b = (a + rng.integers(1, 1347, scores.size)) % 1347
+    cfg = TailsConfig(seed=seed, pot=POTConfig(q=0.9, stability_qs=[0.9], bootstrap=200))
+    return pot_diagnostics(PotScores(scores, a, b), cfg)[0]
+
+
+@pytest.mark.parametrize(("tail", "outcome"), [("exponential", Outcome.NOT_REPRODUCED),
+                                               ("gpd", Outcome.REPRODUCED)])
+def test_exp_row_on_known_exceedances(tail, outcome):
+    """Known answer through the diagnose stage's code and the aggregate's per-seed values: two
+    seeds of exponential exceedances fail the row (ξ̂'s interval within 0.1 of 0), two of a
+    ξ = −0.3 GPD pass it."""
+    records = {}
+    for seed in (1, 2):
+        record = run_record()
+        record["pot"] = _synthetic_pot(tail, 100 + seed)
+        records[seed] = record
+    pots = [r["pot"] for r in records.values()]
+    assert all(1.0 <= p["lrt_exp_deff"] < 2.5 for p in pots)  # independent pairs: ≈ 1
+    if tail == "exponential":
+        assert all(abs(p["xi"]) < 0.05 and p["lrt_exp"] < 15 for p in pots)
+    else:
+        assert all(abs(p["xi"] + 0.3) < 0.05 and p["lrt_exp_adjusted"] > 100 for p in pots)
+    row = rows_by_rule({"d-b-infonce-fixed": group("infonce", {60: records})})[EXP]
+    assert row.verdict.outcome is outcome, (str(row.verdict), row.result)

@@ -234,8 +234,8 @@ def test_check_times_and_difference_interval():
 
 
 def test_s1_small_run():
-    res = run_s1(grid=32, chains=30, horizon=2.0, horizon_p1=0.5, first_check=0.5,
-                 c_ratios=(0.5, 2.0), h_p1=1.0)
+    res = run_s1(grid=32, chains=30, horizon=2.0, horizon_p1=0.5, hold_after=0.5,
+                 first_check=0.5, c_ratios=(0.5, 2.0), h_p1=1.0)
     assert res["barrier"]["c_star"] == pytest.approx(16.0, rel=0.1)  # 32³: ~5%
     assert res["barrier"]["trap_u0"] == pytest.approx(1.0)
     assert res["check_times"] == [0.5, 1.0, 2.0]
@@ -281,5 +281,62 @@ def test_gibbs_trap_mass_grows_as_beta_falls():
 
 
 def test_s1_config_checks_horizons():
-    with pytest.raises(ValueError, match="horizon_p1"):
-        S1Config(horizon=5.0, horizon_p1=10.0)
+    with pytest.raises(ValueError, match="hold_after"):
+        S1Config(horizon_p1=4.0, hold_after=5.0)
+    with pytest.raises(ValueError, match="first_check"):
+        S1Config(horizon=5.0, horizon_p1=10.0, hold_after=1.0, first_check=6.0)
+    S1Config(horizon=5.0, horizon_p1=10.0, hold_after=1.0)  # P1 may run longer than P2
+
+
+def test_the_p1_crossings_bound_in_closed_form():
+    from infonce_lab.simulation.s1 import p1_crossings_bound
+
+    beta, de, kappa, chains = 30.0, 0.0625, 1.5, 200
+    const = lambda t: np.full(np.shape(t), beta)  # noqa: E731
+    want = chains * 7.0 * kappa**2 * beta**2 * np.exp(-beta**2 * (de - np.log(3) / beta))
+    assert p1_crossings_bound(const, 3.0, 10.0, de, kappa, chains) == pytest.approx(want, rel=1e-9)
+    assert p1_crossings_bound(const, 3.0, 3.0, de, kappa, chains) == 0.0
+    # no barrier left once ln(3)/β reaches ΔE: nothing bounds the crossings
+    assert p1_crossings_bound(lambda t: np.full(np.shape(t), 10.0), 0.0, 1.0, de, kappa,
+                              chains) == np.inf
+    # a growing β only lowers the bound (a later hold can only be safer)
+    grow = lambda t: beta + np.asarray(t)  # noqa: E731
+    assert p1_crossings_bound(grow, 3.0, 10.0, de, kappa, chains) < want
+
+
+def test_a_cold_p1_setting_is_held_and_keeps_its_labels():
+    """c = 2c* under P1: β ≥ 32 from t = 0, so the bound holds at the first check after
+    hold_after; the chains stop and every later check repeats the held counts."""
+    res = run_s1(grid=32, chains=30, horizon=2.0, horizon_p1=20.0, hold_after=0.5,
+                 first_check=0.5, c_ratios=(2.0,), h_p1=1.0)
+    held = res["hold"]["held_at"]
+    for r in ("step", "half_step"):
+        assert held[f"P1|log c/c*=2|{r}"] == 0.5 and held[f"P2|log c/c*=2|{r}"] is None
+        assert res["hold"]["bound_at_hold"][f"P1|log c/c*=2|{r}"] < res["hold"]["crossings"]
+    curve = res["dynamics"]["P1"][0]
+    assert curve["t"][-1] == 20.0
+    i = curve["t"].index(0.5)
+    assert len(set(curve["p_trap"][i:])) == 1 and len(set(curve["p_surv"][i:])) == 1
+    g = res["p1_vs_gibbs"]["log c/c*=2"]
+    assert g["t"] == 20.0 and g["held_at_step"] == 0.5
+    # held from 0.5: its steps are those of a run to 0.5, not to 20
+    short = run_s1(grid=32, chains=30, horizon=2.0, horizon_p1=0.5, hold_after=0.5,
+                   first_check=0.5, c_ratios=(2.0,), h_p1=1.0)
+    assert (res["convergence"]["steps"]["P1|log c/c*=2|step"]
+            == short["convergence"]["steps"]["P1|log c/c*=2|step"])
+
+
+def test_the_p1_law_is_colder_than_p2s_at_the_same_beta():
+    from infonce_lab.simulation.barriers import s1_barrier
+    from infonce_lab.simulation.s1 import gibbs_trap_mass
+
+    bar = s1_barrier(32, 20.0)
+    model = s1_model()
+    ang = bar.f_result.minima_index * (2 * np.pi / 32)
+    trap = (model.u0(np.c_[np.zeros(len(ang)), ang]) > 1e-6)[bar.f_result.labels]
+    # exp(−β²F_β) at β = 2 is exp(−4·F_2): below P2's exp(−2·F_2) trap mass
+    assert gibbs_trap_mass(2.0, trap, 1.0, dynamics="P1") < gibbs_trap_mass(2.0, trap, 1.0)
+    assert gibbs_trap_mass(1.0, trap, 1.0, dynamics="P1") == pytest.approx(
+        gibbs_trap_mass(1.0, trap, 1.0))
+    with pytest.raises(ValueError, match="dynamics"):
+        gibbs_trap_mass(1.0, trap, 1.0, dynamics="P3")

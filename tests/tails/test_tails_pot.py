@@ -158,3 +158,96 @@ def test_cluster_bootstrap_endpoint_interval_covers_a_known_endpoint():
     assert r["endpoint_ci_low"] < 1.0 < r["endpoint_ci_high"]
     assert r["endpoint_unbounded"] == 0.0 and r["endpoint_se"] > 0
     assert r["endpoint_ci_high"] - r["endpoint_ci_low"] < 0.05
+
+
+# ------------------------------------------------------- the GPD against its ξ = 0 special case
+def _brute_force_lr(y: np.ndarray) -> tuple[float, float, float]:
+    """(LR, ℓ_GPD, ℓ_exp) from the two log-likelihoods written out here, each maximised by scipy's
+    generic optimisers (Nelder–Mead from several starts for the GPD, bounded Brent for σ₀)."""
+    from scipy.optimize import minimize, minimize_scalar
+
+    n = y.size
+
+    def nll_gpd(p: np.ndarray) -> float:
+        xi, sigma = p[0], np.exp(p[1])
+        if abs(xi) < 1e-12:
+            return n * np.log(sigma) + y.sum() / sigma
+        z = 1.0 + xi * y / sigma
+        if (z <= 0).any():
+            return np.inf  # outside the GPD's support: zero likelihood
+        return n * np.log(sigma) + (1.0 + 1.0 / xi) * np.log(z).sum()
+
+    def nll_exp(log_sigma: float) -> float:
+        sigma = np.exp(log_sigma)
+        return n * np.log(sigma) + y.sum() / sigma
+
+    with np.errstate(invalid="ignore"):  # a simplex with two vertices outside the support: ∞ − ∞
+        best = min((minimize(nll_gpd, [x0, np.log(y.mean() * (1 - x0))], method="Nelder-Mead",
+                             options={"xatol": 1e-10, "fatol": 1e-10, "maxiter": 20_000})
+                    for x0 in (-0.6, -0.3, -0.05, 0.1, 0.3)), key=lambda r: r.fun)
+    m = np.log(y.mean())
+    exp = minimize_scalar(nll_exp, bounds=(m - 3, m + 3), method="bounded",
+                          options={"xatol": 1e-12})
+    return 2.0 * (exp.fun - best.fun), -best.fun, -exp.fun
+
+
+@pytest.mark.parametrize(("xi", "seed"), [(-0.45, 21), (-0.3, 22), (0.0, 23), (0.2, 24)])
+def test_exponential_lrt_is_the_brute_force_likelihood_ratio(xi, seed):
+    from infonce_lab.tails import exponential_lrt
+
+    y = stats.genpareto.rvs(c=xi, scale=0.05, size=2000, random_state=np.random.default_rng(seed))
+    ours = exponential_lrt(y)
+    lr, ll_gpd, ll_exp = _brute_force_lr(y)
+    assert ours["exp_sigma"] == pytest.approx(y.mean())
+    assert ours["exp_loglik"] == pytest.approx(ll_exp, abs=1e-6)
+    assert ours["exp_loglik"] == pytest.approx(stats.expon.logpdf(y, scale=y.mean()).sum())
+    # the profile MLE is the maximum: never below the generic optimiser, and at it
+    assert ours["gpd_loglik"] >= ll_gpd - 1e-6
+    assert ours["lrt_exp"] == pytest.approx(lr, abs=1e-3)
+    assert ours["lrt_exp_p"] == pytest.approx(stats.chi2.sf(ours["lrt_exp"], 1))
+    assert ours["aic_exp"] - ours["aic_gpd"] == pytest.approx(ours["delta_aic_exp"])
+    assert ours["delta_aic_exp"] == pytest.approx(ours["lrt_exp"] - 2.0)
+    assert ours["lrt_exp_adjusted"] is None and ours["lrt_exp_adjusted_p"] is None
+    if xi == 0.0:  # the null holds: a χ²₁-sized statistic
+        assert ours["lrt_exp"] < 10 and ours["lrt_exp_p"] > 0.001
+    elif xi == -0.3:  # 2000 exceedances of a ξ = −0.3 tail: the exponential is far off
+        assert ours["lrt_exp"] > 50
+
+
+def test_exponential_lrt_is_never_negative_and_divides_by_the_design_effect():
+    from infonce_lab.tails import exponential_lrt
+
+    y = stats.expon.rvs(scale=0.05, size=500, random_state=np.random.default_rng(25))
+    fit = fit_gpd(y)
+    # a fit reported a hair below the exponential's likelihood (round-off): LR 0, not negative
+    below = exponential_lrt(y, {**fit, "loglik": -500 * np.log(y.mean()) - 500 - 1e-9})
+    assert below["lrt_exp"] == 0.0 and below["lrt_exp_p"] == 1.0
+    full = exponential_lrt(y, fit, design_effect=2.5)
+    assert full["lrt_exp_deff"] == 2.5
+    assert full["lrt_exp_adjusted"] == pytest.approx(full["lrt_exp"] / 2.5)
+    assert full["lrt_exp_adjusted_p"] == pytest.approx(stats.chi2.sf(full["lrt_exp"] / 2.5, 1))
+    with pytest.raises(ValueError, match="at least 1"):
+        exponential_lrt(y, fit, design_effect=0.5)
+
+
+def test_design_effect_is_one_for_independent_pairs_and_large_for_duplicated_ones():
+    """Independent exceedances on random pairs of 1,200 images: the pigeonhole bootstrap's
+    variance is ≈ 3 times the independent one's (its product weights), so the design effect
+    v_cluster/v_iid − 2 is ≈ 1. Every exceedance repeated 8 times in its own pair of images: at
+    least the 8 the repeats carry (the rule counts a pair repeated as a whole conservatively)."""
+    from infonce_lab.tails import cluster_bootstrap, iid_xi_se, xi_design_effect
+
+    rng = np.random.default_rng(26)
+    y = stats.genpareto.rvs(c=-0.3, scale=0.05, size=3000, random_state=rng)
+    a, b = rng.integers(0, 1200, y.size), rng.integers(0, 1200, y.size)
+    cluster = cluster_bootstrap(y, 0.9, a, b, replicates=200, seed=1)["xi_se"]
+    iid = iid_xi_se(y, replicates=200, seed=2)
+    assert iid == pytest.approx(0.7 / np.sqrt(y.size), rel=0.3)  # (1 + ξ)/√n
+    assert 2.0 < (cluster / iid) ** 2 < 4.5
+    assert 1.0 <= xi_design_effect(cluster, iid) < 2.5
+    dup, ids = np.repeat(y[:600], 8), np.repeat(np.arange(600), 8)
+    cluster = cluster_bootstrap(dup, 0.9, ids, ids + 10_000, replicates=200, seed=1)["xi_se"]
+    assert xi_design_effect(cluster, iid_xi_se(dup, replicates=200, seed=2)) >= 8
+    assert xi_design_effect(0.01, 0.02) == 1.0  # floored: never below independence
+    with pytest.raises(ValueError, match="finite"):
+        xi_design_effect(0.01, 0.0)

@@ -1,6 +1,7 @@
 """The training loop under DDP (2 CPU processes, gloo): each process trains on its half of every
 global batch, the loss sees the gathered global batch, and the replicas' parameters stay
-identical — the property DDP must keep; rank 0 alone writes the resume state."""
+identical — the property DDP must keep; rank 0 alone writes the resume state. The label oracle
+(``mask_same_class``) trains the same way, each process's labels gathered with its rows."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import torch.multiprocessing as mp
 from infonce_lab.params import (
     DigitsAugment,
     FixedSchedule,
+    InfoNCEConfig,
     ResNetConfig,
     TrainingConfig,
     WeinceConfig,
@@ -24,7 +26,8 @@ from infonce_lab.train.checkpointing import load_state
 from infonce_lab.train.loop import Resume
 
 
-def _worker(rank: int, world: int, port: int, x: np.ndarray, state_path: str, queue) -> None:  # noqa: ANN001
+def _worker(rank: int, world: int, port: int, x: np.ndarray, y: np.ndarray, state_path: str,
+            queue) -> None:  # noqa: ANN001
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
@@ -35,8 +38,17 @@ def _worker(rank: int, world: int, port: int, x: np.ndarray, state_path: str, qu
                             loss=WeinceConfig(min_tail_points=8), schedule=FixedSchedule(tau=0.5),
                             augment=DigitsAugment(), training=cfg, seed=0,
                             resume=Resume(__import__("pathlib").Path(state_path), "ddp", 5))
+        # a loss that reads labels: a rank handing it only its own half would be refused (N/2
+        # labels for N pairs); gathered, both ranks score the same global batch
+        oracle = train_image(x, backbone=ResNetConfig(widths=[8], blocks=[1], head_hidden=8,
+                                                        head_dim=4),
+                               loss=InfoNCEConfig(mask_same_class=True),
+                               schedule=FixedSchedule(tau=0.5), augment=DigitsAugment(),
+                               training=cfg.model_copy(update={"epochs": 1}), seed=0, y=y)
         queue.put((rank, res.steps, res.final_loss,
-                   {k: v.numpy().copy() for k, v in res.encoder.state_dict().items()}))
+                   {k: v.numpy().copy() for k, v in res.encoder.state_dict().items()},
+                   oracle.final_loss,
+                   {k: v.numpy().copy() for k, v in oracle.encoder.state_dict().items()}))
     finally:
         dist.destroy_process_group()
 
@@ -47,21 +59,22 @@ def test_two_processes_keep_identical_replicas(tmp_path, digits_splits):
         port = s.getsockname()[1]
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    x = digits_splits.train_x[:640]
-    procs = [ctx.Process(target=_worker, args=(r, 2, port, x, str(tmp_path / "s.pt"), queue))
+    x, y = digits_splits.train_x[:640], digits_splits.train_y[:640]
+    procs = [ctx.Process(target=_worker, args=(r, 2, port, x, y, str(tmp_path / "s.pt"), queue))
              for r in range(2)]
     for p in procs:
         p.start()
-    out = dict((r, (steps, loss, sd)) for r, steps, loss, sd in (queue.get(timeout=300)
-                                                                for _ in procs))
+    out = dict((r, rest) for r, *rest in (queue.get(timeout=300) for _ in procs))
     for p in procs:
         p.join(timeout=60)
         assert p.exitcode == 0
-    (s0, l0, w0), (s1, l1, w1) = out[0], out[1]
+    (s0, l0, w0, o0, ow0), (s1, l1, w1, o1, ow1) = out[0], out[1]
     assert s0 == s1 == 20 and np.isfinite(l0) and l0 == l1  # both saw the same global loss
-    for k in w0:
-        if "running_" not in k:  # BN statistics: each rank's last local batch (DDP broadcasts
-            np.testing.assert_array_equal(w0[k], w1[k], err_msg=k)  # them at the next forward)
+    assert np.isfinite(o0) and o0 == o1
+    for a, b in ((w0, w1), (ow0, ow1)):
+        for k in a:
+            if "running_" not in k:  # BN statistics: each rank's last local batch (DDP
+                np.testing.assert_array_equal(a[k], b[k], err_msg=k)  # broadcasts them next)
     state = load_state(tmp_path / "s.pt", "ddp")
     assert state is not None and state["step"] == 15
     assert all(torch.is_tensor(v) for v in state["model"].values())

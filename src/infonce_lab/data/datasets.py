@@ -38,6 +38,15 @@ class LabelledSplits:
             return self.train_x
         return np.concatenate([self.train_x, self.unlabeled_x])
 
+    def pretrain_y(self) -> np.ndarray:
+        """The classes of :meth:`pretrain_x`'s rows: the train labels, then −1 (unknown, never a
+        class: torchvision's convention) for each unlabeled image. Only the label oracle reads
+        them (``losses.<name>.mask_same_class``)."""
+        if self.unlabeled_x is None:
+            return self.train_y
+        return np.concatenate([self.train_y,
+                               np.full(len(self.unlabeled_x), -1, dtype=self.train_y.dtype)])
+
 
 def stratified_split(
     y: np.ndarray, fraction: float, seed: int

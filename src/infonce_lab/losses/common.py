@@ -88,24 +88,61 @@ def negatives_mask(pos: torch.Tensor, has_self: bool = True) -> torch.Tensor:
     return mask
 
 
+def same_class_mask(labels: torch.Tensor, pos: torch.Tensor, has_self: bool = True
+                    ) -> torch.Tensor:
+    """True where column j is a negative of row i from row i's own class: the false negatives
+    the label oracle of Chuang et al. 2020 (§5) removes. ``labels`` (N,) are the classes of the
+    N pairs, row i of view 1 and of view 2 alike; a negative label (torchvision's −1 for an
+    unlabelled image, as STL-10's unlabeled split) is a class unknown, never masked, not even
+    against another −1. The anchor itself and its positive are never in the mask."""
+    if labels.ndim != 1 or labels.is_floating_point():
+        raise ValueError(f"labels must be one integer class per pair, (N,); got "
+                         f"{tuple(labels.shape)} {labels.dtype}")
+    m = pos.shape[0]
+    n = m // 2 if has_self else m
+    if labels.shape[0] != n:
+        raise ValueError(f"{labels.shape[0]} labels for a batch of {n} pairs")
+    lab = labels.to(pos.device)
+    if has_self:  # all_views: rows and columns are view 1 then view 2, each of the N pairs
+        lab = torch.cat([lab, lab])
+    same = (lab[:, None] == lab[None, :]) & (lab >= 0)[:, None]
+    return same & negatives_mask(pos, has_self)
+
+
 @torch.no_grad()
 def hardest_negatives(sim: torch.Tensor, pos: torch.Tensor, m: int,
-                      has_self: bool = True) -> torch.Tensor:
-    """Column indices of each row's ``m`` most similar negatives (no gradient through the choice)."""
-    masked = sim.detach().masked_fill(~negatives_mask(pos, has_self), float("-inf"))
+                      has_self: bool = True, exclude: torch.Tensor | None = None
+                      ) -> torch.Tensor:
+    """Column indices of each row's ``m`` most similar negatives (no gradient through the choice).
+    ``exclude``: negatives that may not be chosen (the oracle's same-class ones); a row left with
+    fewer than ``m`` gets excluded columns last, which the caller masks."""
+    allowed = negatives_mask(pos, has_self)
+    if exclude is not None:
+        allowed = allowed & ~exclude
+    masked = sim.detach().masked_fill(~allowed, float("-inf"))
     return masked.topk(min(m, n_negatives(sim.shape[1], has_self)), dim=1).indices
 
 
 def topm_cross_entropy(
     sim: torch.Tensor, pos: torch.Tensor, m: int, logit: Callable[[torch.Tensor], torch.Tensor],
-    has_self: bool = True,
+    has_self: bool = True, exclude: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Cross-entropy over [positive | m hardest negatives] with logits ``logit(s)``."""
+    """Cross-entropy over [positive | m hardest negatives] with logits ``logit(s)``. ``exclude``
+    (the oracle's same-class negatives) leaves those out of the hardest set; a row with fewer than
+    ``m`` negatives left scores only those (the rest of its slots are −∞, weight 0)."""
     rows = torch.arange(sim.shape[0], device=sim.device)
-    idx = hardest_negatives(sim, pos, m, has_self)
+    idx = hardest_negatives(sim, pos, m, has_self, exclude)
     s = torch.cat([sim[rows, pos].unsqueeze(1), sim.gather(1, idx)], dim=1)
     target = torch.zeros(sim.shape[0], dtype=torch.long, device=sim.device)
-    return F.cross_entropy(logit(s), target)
+    logits = logit(s)
+    if exclude is not None:
+        # A row with fewer than m negatives left filled its last slots with columns that are not
+        # negatives (excluded, itself, its positive): they get −∞, exact in cross_entropy (softmax
+        # weight and gradient 0); the target column is the positive, so no row is all −∞.
+        chosen = (negatives_mask(pos, has_self) & ~exclude).gather(1, idx)
+        dropped = torch.cat([torch.zeros_like(chosen[:, :1]), ~chosen], dim=1)
+        logits = logits.masked_fill(dropped, float("-inf"))
+    return F.cross_entropy(logits, target)
 
 
 @torch.no_grad()

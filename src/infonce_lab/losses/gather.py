@@ -18,8 +18,25 @@ import torch.distributed as dist
 from torch.distributed.nn.functional import all_gather
 
 
+def _distributed() -> bool:
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
 def gather_with_grad(x: torch.Tensor) -> torch.Tensor:
     """Concatenate ``x`` from all processes in rank order; identity when not distributed."""
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+    if not _distributed():
         return x
     return torch.cat(all_gather(x), dim=0)
+
+
+@torch.no_grad()
+def gather_rows(x: torch.Tensor) -> torch.Tensor:
+    """Concatenate ``x`` from all processes in rank order, without a gradient: what goes with
+    the gathered embeddings and has none (the batch's class labels for the label oracle), in the
+    same order as :func:`gather_with_grad`, so row i of both is the same pair. Identity when not
+    distributed."""
+    if not _distributed():
+        return x
+    parts = [torch.empty_like(x) for _ in range(dist.get_world_size())]
+    dist.all_gather(parts, x.contiguous())
+    return torch.cat(parts, dim=0)

@@ -9,6 +9,8 @@ import torch.nn.functional as F
 from infonce_lab.losses.common import (
     Candidates,
     candidate_similarities,
+    negatives_mask,
+    same_class_mask,
     self_mask,
     topm_cross_entropy,
 )
@@ -23,6 +25,7 @@ def info_nce(
     topm_weight: float = 0.0,
     top_m: int = 50,
     candidates: Candidates = "all_views",
+    labels: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Mean over the anchors of −log softmax(s/τ) at the positive.
 
@@ -33,6 +36,11 @@ def info_nce(
     hardest negatives]: the control for WEINCE's released recipe (its repository's script; the
     paper, App. F.2, describes only the logits), so a WEINCE gain cannot be credited to its
     auxiliary hard-negative term.
+    ``labels`` (N,), the class of each pair: every negative of the anchor's own class leaves the
+    denominator and the top-M set (the label oracle, :func:`same_class_mask`); stats then hold
+    ``masked_negative_share``, the share of negatives it removed. An anchor with no negative left
+    contributes 0 (its softmax holds the positive alone) — with ``decoupled`` too, whose
+    denominator would be empty.
     """
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
@@ -41,18 +49,36 @@ def info_nce(
     logits = sim / temperature
     if has_self:
         logits = logits.masked_fill(self_mask(m, sim.device), float("-inf"))
+    same: torch.Tensor | None = None
+    stats: dict[str, torch.Tensor] = {}
+    if labels is not None:
+        # Chuang et al. 2020, §5: the "unbiased" objective draws negatives from p⁻ (the other
+        # classes) only. −∞ removes a column exactly (exp(−∞) = 0, and zero gradient); the
+        # positive column is never masked, so every row keeps one finite logit.
+        same = same_class_mask(labels, pos, has_self)
+        logits = logits.masked_fill(same, float("-inf"))
+        negatives = negatives_mask(pos, has_self)
+        stats["masked_negative_share"] = (same.sum() / negatives.sum()).detach().float()
     if decoupled:
         rows = torch.arange(m, device=sim.device)
         pos_logit = logits[rows, pos]
         neg_logits = logits.clone()
         neg_logits[rows, pos] = float("-inf")
-        loss = (torch.logsumexp(neg_logits, dim=1) - pos_logit).mean()
+        if same is None:
+            loss = (torch.logsumexp(neg_logits, dim=1) - pos_logit).mean()
+        else:
+            # A row whose negatives were all masked has logsumexp(∅) = −∞ and a NaN gradient
+            # even behind torch.where; its row is made finite first and its term set to 0, the
+            # value the coupled loss gives it (its softmax then holds the positive alone).
+            left = (negatives & ~same).any(dim=1)
+            lse = torch.logsumexp(neg_logits.masked_fill(~left[:, None], 0.0), dim=1)
+            loss = torch.where(left, lse - pos_logit, torch.zeros_like(lse)).mean()
     else:
         loss = F.cross_entropy(logits, pos)
     if topm_weight > 0:
         loss = loss + topm_weight * topm_cross_entropy(sim, pos, top_m, lambda s: s / temperature,
-                                                       has_self)
-    return loss, {}
+                                                       has_self, same)
+    return loss, stats
 
 
 def symmetric_info_nce(

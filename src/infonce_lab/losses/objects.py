@@ -5,7 +5,8 @@ stateless objects (:class:`StatelessLoss`); WEINCE's recipe holds an EMA of the 
 β_t, and a loss with learnable parameters (SigLIP's temperature and bias) is an ``nn.Module``
 whose parameters the training loop hands to the optimizer. ``state_dict`` carries either kind of
 state through a checkpoint; ``candidates`` names the candidate set a loss scores (telemetry
-describes the same set). :class:`Loss` is the contract, :func:`protocol_gaps` checks it.
+describes the same set); ``needs_labels`` says the loop must hand it the batch's class labels
+(only InfoNCE's label oracle does). :class:`Loss` is the contract, :func:`protocol_gaps` checks it.
 """
 
 from __future__ import annotations
@@ -32,13 +33,19 @@ class Loss(Protocol):
       the telemetry measures the same set.
     - ``state_dict()`` / ``load_state_dict(state)``: the loss's own state through a checkpoint
       (``{}`` when it has none).
+    - ``needs_labels``: True when the loss reads the batch's class labels; the loop then calls
+      ``loss(z1, z2, tau, labels=y)`` with ``y`` (N,) the classes of the N pairs (−1: unknown)
+      and never otherwise, so a loss that does not declare it (:func:`needs_labels`) keeps the
+      three-argument call. Only a label oracle needs them: self-supervised training has none.
 
     A loss with learnable parameters is an ``nn.Module`` (``forward`` as above; the loop hands
     its parameters to the optimizer); one without derives from :class:`StatelessLoss`. Under
-    ``torchrun`` the loop all-gathers ``z1, z2`` first, so a loss always sees the global batch.
+    ``torchrun`` the loop all-gathers ``z1, z2`` (and the labels, in the same rank order) first,
+    so a loss always sees the global batch.
     """
 
     candidates: Candidates
+    needs_labels: bool
 
     def __call__(
         self, z1: torch.Tensor, z2: torch.Tensor, tau: float
@@ -49,23 +56,35 @@ class Loss(Protocol):
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
 
+def needs_labels(loss: object) -> bool:
+    """Whether the loop must pass ``labels=`` to ``loss``: its ``needs_labels``, False when it
+    declares none (an ``nn.Module`` loss such as SigLIP's reads no labels)."""
+    return bool(getattr(loss, "needs_labels", False))
+
+
 def protocol_gaps(loss: object) -> list[str]:
     """What ``loss`` lacks of :class:`Loss` (empty when it conforms): a plain function has no
-    ``candidates`` and no state, and would fail only once training starts."""
+    ``candidates`` and no state, and would fail only once training starts. ``needs_labels`` may
+    be left out (False), but when declared it must be a bool."""
     gaps = [name for name in ("candidates", "state_dict", "load_state_dict")
             if not hasattr(loss, name)]
     if not callable(loss):
         gaps.insert(0, "__call__")
     elif getattr(loss, "candidates", "all_views") not in get_args(Candidates):
         gaps.append(f"candidates in {get_args(Candidates)}")
+    if not isinstance(getattr(loss, "needs_labels", False), bool):
+        gaps.append("needs_labels as a bool")
     return gaps
 
 
 class StatelessLoss:
-    """The base of a loss without state: scores every other view (``candidates``), and carries
-    nothing through a checkpoint. A subclass defines ``__call__(z1, z2, tau) -> (loss, stats)``."""
+    """The base of a loss without state: scores every other view (``candidates``), reads no
+    labels, and carries nothing through a checkpoint. A subclass defines
+    ``__call__(z1, z2, tau) -> (loss, stats)`` (and takes ``labels=`` if it sets
+    ``needs_labels``)."""
 
     candidates: Candidates = "all_views"
+    needs_labels: bool = False
 
     def __call__(self, z1: torch.Tensor, z2: torch.Tensor, tau: float
                  ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -80,20 +99,27 @@ class StatelessLoss:
 
 class InfoNCELoss(StatelessLoss):
     """``tau_scale`` ≠ 1 runs InfoNCE at ``tau_scale`` × the schedule's τ (a temperature control
-    that shares its schedule with the losses it controls)."""
+    that shares its schedule with the losses it controls). ``mask_same_class``: the label oracle
+    (Chuang et al. 2020, §5), which needs the batch's labels (``needs_labels``)."""
 
     def __init__(self, *, decoupled: bool = False, topm_weight: float = 0.0, top_m: int = 50,
-                 candidates: Candidates = "all_views", tau_scale: float = 1.0) -> None:
+                 candidates: Candidates = "all_views", tau_scale: float = 1.0,
+                 mask_same_class: bool = False) -> None:
         self.decoupled, self.topm_weight, self.top_m = decoupled, topm_weight, top_m
         self.candidates, self.tau_scale = candidates, tau_scale
+        self.mask_same_class = self.needs_labels = mask_same_class
 
-    def __call__(self, z1, z2, tau):  # noqa: ANN001, ANN204
+    def __call__(self, z1, z2, tau, labels=None):  # noqa: ANN001, ANN204
+        if self.mask_same_class and labels is None:
+            raise ValueError("mask_same_class: this InfoNCE masks same-class negatives and needs "
+                             "the batch's labels (loss(z1, z2, tau, labels=y))")
         scaled = self.tau_scale != 1.0
         if scaled:
             tau = tau * self.tau_scale
         loss, stats = info_nce(z1, z2, tau, decoupled=self.decoupled,
                                topm_weight=self.topm_weight, top_m=self.top_m,
-                               candidates=self.candidates)
+                               candidates=self.candidates,
+                               labels=labels if self.mask_same_class else None)
         if scaled:  # telemetry's "tau" is the schedule's; this is the one the loss used
             stats["tau_scaled"] = torch.tensor(float(tau))
         return loss, stats
@@ -136,6 +162,8 @@ class AutoBeta:
 
 class WeinceLoss:
     """WEINCE (Eq. 3.1/3.2) with its knobs bound; ``weince_kwargs`` are :func:`weince`'s."""
+
+    needs_labels: bool = False
 
     def __init__(self, *, auto_beta: AutoBeta = AutoBeta(), candidates: Candidates = "all_views",
                  **weince_kwargs: Any) -> None:

@@ -63,9 +63,26 @@ def parse_params(raw: Any, source: str = "params.yaml") -> Params:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
     try:
-        return Params.model_validate(raw)
+        params = Params.model_validate(raw)
     except ValidationError as err:
         raise ConfigError(_format_error(err, source, raw)) from None
+    if problems := _label_problems(params):
+        raise ConfigError("\n".join([f"{source}: invalid parameters ({len(problems)} "
+                                     "problem(s)):", *(f"  - {p}" for p in problems)]))
+    return params
+
+
+def _label_problems(params: Params) -> list[_KeyProblem]:
+    """A loss that reads class labels (the label oracle, ``mask_same_class``) listed by a study
+    whose data have none: the text study's corpora are unlabelled sentences (SimCSE's
+    unsupervised setting, Gao et al. 2021 §3), so its "same class" is undefined. Checked here,
+    after the schema, because the loss and the study that lists it are different sections."""
+    return [_KeyProblem(f"losses.{name}.mask_same_class", True,
+                        f"false: text.study.losses[{i}] lists this loss, and the text study's "
+                        "sentences have no class labels to mask (list it in study.losses or "
+                        "primary.losses, which train on labelled images)")
+            for i, name in enumerate(params.text.study.losses)
+            if params.losses[name].needs_labels]
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

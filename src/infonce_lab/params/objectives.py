@@ -22,12 +22,21 @@ class LossSection(Strict):
     def takes_temperature(self) -> bool:
         return True
 
+    @property
+    def needs_labels(self) -> bool:
+        """Whether a run of this loss reads its batch's class labels (only a label oracle does);
+        a study without labels (the text study) may not list one."""
+        return False
+
 
 class InfoNCEConfig(LossSection):
     """NT-Xent (SimCLR). ``decoupled`` drops the positive from the denominator (DCL, Yeh et al.);
     ``topm_weight`` > 0 adds the softmax top-M term of WEINCE's released recipe (the control);
     ``candidates`` picks SimCLR's or SimCSE's candidate set; ``tau_scale`` multiplies the
-    schedule's τ (a temperature control on the same schedule)."""
+    schedule's τ (a temperature control on the same schedule); ``mask_same_class`` drops every
+    candidate of the anchor's own class but its positive from the denominator and the top-M set
+    (the label oracle of Chuang et al. 2020, §5: a diagnostic control, it reads the training
+    labels; image studies only)."""
 
     kind: Literal["info_nce"] = "info_nce"
     decoupled: StrictBool = False
@@ -35,6 +44,18 @@ class InfoNCEConfig(LossSection):
     top_m: PosInt = 50
     candidates: CandidateSet = "all_views"
     tau_scale: PosFloat = 1.0
+    # The "unbiased" objective of Chuang et al. 2020 (Debiased Contrastive Learning, §5's label
+    # oracle: their Eq. 1 with negatives drawn from the other classes only), so a false negative
+    # (a view of the anchor's own class) never sits in the denominator. It reads the dataset's
+    # labels, which self-supervised practice does not have: it bounds what removing false
+    # negatives can gain (the question WEINCE's down-weighting of near-positive negatives
+    # raises), it is not a method. The text study has no labels: the params check refuses it
+    # there (params.load).
+    mask_same_class: StrictBool = False
+
+    @property
+    def needs_labels(self) -> bool:
+        return self.mask_same_class
 
 
 class AutoBetaConfig(Strict):

@@ -126,7 +126,11 @@ class S1Config(ExperimentConfig):
     h_p1: PosFloat = 0.5
     h_p2: PosFloat = 0.4
     horizon: PosFloat = 100.0
-    horizon_p1: PosFloat = 5.0
+    horizon_p1: PosFloat = 100.0
+    # P1 runs unheld to at least hold_after; from a check on, it is held once the bound on its
+    # remaining barrier crossings (simulation/s1.py: p1_crossings_bound) is below hold_crossings
+    hold_after: PosFloat = 5.0
+    hold_crossings: PosFloat = 0.1
     first_check: PosFloat = 0.1
     c_ratios: Annotated[list[PosFloat], Field(min_length=1)] = [0.5, 1.0, 2.0]
     # the √t schedule starts at, and stays at or above over [0, horizon], the log schedule with
@@ -138,10 +142,11 @@ class S1Config(ExperimentConfig):
 
     @model_validator(mode="after")
     def _horizons(self) -> S1Config:
-        if self.horizon_p1 > self.horizon:
-            raise ValueError(f"horizon_p1 ({self.horizon_p1}) must not exceed horizon ({self.horizon})")
-        if self.first_check > self.horizon_p1:
-            raise ValueError("first_check must not exceed horizon_p1")
+        if self.hold_after > self.horizon_p1:
+            raise ValueError(f"hold_after ({self.hold_after}) must not exceed horizon_p1 "
+                             f"({self.horizon_p1})")
+        if self.first_check > min(self.horizon, self.horizon_p1):
+            raise ValueError("first_check must not exceed horizon or horizon_p1")
         return self
 
 
@@ -321,6 +326,35 @@ class LinkTheoryConfig(ExperimentConfig):
         return self
 
 
+class AuCollapseConfig(ExperimentConfig):
+    """Wang–Isola (the essay's §3.1–3.2): alignment alone collapses an encoder onto one point;
+    alignment + λ·uniformity (and InfoNCE, the control) keeps it spread. A one-hidden-layer ReLU
+    encoder onto S^{dim_out − 1}, positive pairs two augmented views of a Gaussian-mixture point,
+    every method from the same initial weights on the same batches; at ``steps`` and at twice the
+    steps (one run continued)."""
+
+    RUNS = "au_collapse:run_au_collapse"
+
+    seeds: Annotated[int, Field(ge=2)] = 8
+    steps: PosInt = 500
+    batch: Annotated[int, Field(ge=2)] = 128
+    lr: PosFloat = 0.01
+    optimizer: Literal["adam", "sgd"] = "adam"
+    dim_in: PosInt = 16
+    hidden: PosInt = 64
+    dim_out: Annotated[int, Field(ge=2)] = 8
+    clusters: PosInt = 8
+    radius: NonNegFloat = 2.0
+    cluster_sd: NonNegFloat = 0.5
+    aug_sd: PosFloat = 0.3
+    uniform_weight: PosFloat = 1.0
+    alpha: PosFloat = 2.0
+    t: PosFloat = 2.0
+    tau: PosFloat = 0.2
+    n_eval: Annotated[int, Field(ge=100)] = 1000
+    seed: Seed = 0
+
+
 def _an_experiment(name: str) -> str:
     if name not in experiment_names():
         raise ValueError(f"unknown experiment: expected one of {', '.join(experiment_names())}")
@@ -329,8 +363,8 @@ def _an_experiment(name: str) -> str:
 
 class SimulationConfig(Strict):
     """The simulate stage: one DVC stage instance per listed experiment (the annealing and
-    geometry papers, Wang–Isola's Theorem 1, WEINCE's link theory). Every other field is an
-    experiment, in the order the default list runs them."""
+    geometry papers, Wang–Isola's Theorem 1 and alignment-only collapse, WEINCE's link theory).
+    Every other field is an experiment, in the order the default list runs them."""
 
     experiments: Annotated[list[Annotated[str, AfterValidator(_an_experiment)]], Unique] = Field(
         default_factory=lambda: list(experiment_names()))
@@ -344,6 +378,7 @@ class SimulationConfig(Strict):
     modality_gap: ModalityGapConfig = ModalityGapConfig()
     lifted_energy: LiftedEnergyConfig = LiftedEnergyConfig()
     link_theory: LinkTheoryConfig = LinkTheoryConfig()
+    au_collapse: AuCollapseConfig = AuCollapseConfig()
 
 
 def experiment_names() -> tuple[str, ...]:

@@ -78,6 +78,9 @@ class PrimaryConfig(Strict):
     seeds: Annotated[list[Seed], Unique]
     comparisons: list[Contrast]
     secondary: SecondaryFamily = SecondaryFamily()
+    # Controls: contrasts that test an explanation of the result (e.g. a label oracle), no
+    # paper's claim; their own Holm family, so they weaken neither family of claims.
+    control: SecondaryFamily = SecondaryFamily()
     metrics: Annotated[list[Annotated[str, Field(pattern=r"^[a-z_]+\.[a-z0-9_]+$")]],
                        Field(min_length=1), Unique]
     min_effect_points: Annotated[float, Field(gt=0.0)] = 1.0
@@ -87,9 +90,17 @@ class PrimaryConfig(Strict):
         if not self.seeds:
             return []
         out = [("primary", list(self.seeds), list(self.comparisons))]
-        if self.secondary.comparisons:
-            out.append(("secondary", list(self.secondary.seeds), list(self.secondary.comparisons)))
+        for name in ("secondary", "control"):
+            fam: SecondaryFamily = getattr(self, name)
+            if fam.comparisons:
+                out.append((name, list(fam.seeds), list(fam.comparisons)))
         return out
+
+    def _blocks(self) -> list[tuple[str, list[int], list[Contrast]]]:
+        """Every family's block with its params key, contrasts or not."""
+        return [("primary", list(self.seeds), list(self.comparisons)),
+                *((f"primary.{n}", list(getattr(self, n).seeds), list(getattr(self, n).comparisons))
+                  for n in ("secondary", "control"))]
 
     def seeds_of(self, loss: str) -> list[int]:
         """The seeds ``loss`` trains: the union over the families that compare it."""
@@ -100,22 +111,39 @@ class PrimaryConfig(Strict):
     def _consistent(self) -> PrimaryConfig:
         if not self.seeds:
             return self
-        for key, fam_seeds, contrasts in (
-                ("primary", self.seeds, self.comparisons),
-                ("primary.secondary", self.secondary.seeds, self.secondary.comparisons)):
-            if key == "primary.secondary" and not contrasts and not fam_seeds:
+        for key, fam_seeds, contrasts in self._blocks():
+            if key != "primary" and not contrasts and not fam_seeds:
                 continue
             if len(fam_seeds) < 2:
+                leave_out = ("primary.seeds: [] to leave the primary comparison out"
+                             if key == "primary" else
+                             f"no {key} block to leave the {key.split('.')[1]} family out")
                 raise _KeyProblem(f"{key}.seeds", fam_seeds,
                                   "≥ 2 seeds (a paired comparison over one seed has no "
-                                  "interval), or primary.seeds: [] to leave the primary "
-                                  "comparison out")
+                                  f"interval), or {leave_out}")
             if not contrasts:
                 raise _KeyProblem(f"{key}.comparisons", [], "≥ 1 {treatment, reference} pair")
             for i, c in enumerate(contrasts):
                 if c.treatment == c.reference:
                     raise _KeyProblem(f"{key}.comparisons[{i}].reference", c.reference,
                                       "a loss other than the treatment")
+                for name in (c.treatment, c.reference):
+                    # aggregate keys a contrast "<treatment>_vs_<reference>": a name holding
+                    # "_vs_" could make two contrasts one key.
+                    if "_vs_" in name:
+                        raise _KeyProblem(f"{key}.comparisons[{i}]", name,
+                                          "loss names without '_vs_' (it joins a contrast's key)")
+        # One Holm family per question: a pair compared twice (again, reversed, or in both
+        # families) would be counted twice in the multiplicity adjustment and share one key.
+        seen: dict[frozenset[str], str] = {}
+        for key, _, contrasts in self._blocks():
+            for i, c in enumerate(contrasts):
+                pair, where = frozenset((c.treatment, c.reference)), f"{key}.comparisons[{i}]"
+                if pair in seen:
+                    raise _KeyProblem(where, {"treatment": c.treatment, "reference": c.reference},
+                                      f"a pair not compared already ({seen[pair]} compares "
+                                      "the same two losses)")
+                seen[pair] = where
         compared = [n for _, _, cs in self.families() for c in cs
                     for n in (c.treatment, c.reference)]
         if set(compared) != set(self.losses):

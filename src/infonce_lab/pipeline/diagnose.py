@@ -55,8 +55,11 @@ from infonce_lab.tails.pot import (
     cluster_weights,
     endpoint,
     exceedances,
+    exponential_lrt,
     fit_gpd,
+    iid_xi_se,
     qq_points,
+    xi_design_effect,
     xi_stability,
 )
 from infonce_lab.tails.repulsion import repulsion_shares
@@ -151,9 +154,12 @@ def diagnose_banks(bank: LinkBank, pairs: PotScores, cfg: TailsConfig
 def pot_diagnostics(pairs: PotScores | np.ndarray, cfg: TailsConfig,
                     ) -> tuple[dict[str, Any], dict[str, Any]]:
     """WEINCE §2.3.1 (Fig. 3): threshold, profile-likelihood GPD fit, endpoint, the image-cluster
-    bootstrap intervals of ξ̂ and of the endpoint, scipy agreement, stability over thresholds, QQ
+    bootstrap intervals of ξ̂ and of the endpoint, the likelihood-ratio test of the GPD against its
+    ξ = 0 (exponential) member with AICs (:func:`~infonce_lab.tails.pot.exponential_lrt`; its
+    χ²₁ reference adjusted by the clustering design effect of ξ̂, the cluster bootstrap's
+    variance against an independent bootstrap's), scipy agreement, stability over thresholds, QQ
     data and the exceedance density against the ξ = 0 fit. A bare score array (no image ids) gets
-    no bootstrap."""
+    no bootstrap, and so no design effect (the adjusted LR is None)."""
     from scipy import stats  # heavy import, only where used
 
     pot = cfg.pot
@@ -168,6 +174,11 @@ def pot_diagnostics(pairs: PotScores | np.ndarray, cfg: TailsConfig,
         above = scores > u
         boot = cluster_bootstrap(y, u, pairs.image_a[above], pairs.image_b[above],
                                  replicates=pot.bootstrap, seed=cfg.seed)
+    deff = None
+    if boot["xi_se"] is not None and boot["replicates"] >= 2 and np.isfinite(boot["xi_se"]):
+        iid_se = iid_xi_se(y, pot.bootstrap, cfg.seed + 1)
+        deff = xi_design_effect(boot["xi_se"], iid_se) if iid_se > 0 else None
+    vs_exp = exponential_lrt(y, fit, deff)
     c, _, scale = stats.genpareto.fit(y, floc=0)
     ll_scipy = float(stats.genpareto.logpdf(y, c, loc=0, scale=scale).sum())
     stability = xi_stability(scores, tuple(pot.stability_qs), pot.min_exceedances)
@@ -190,6 +201,8 @@ def pot_diagnostics(pairs: PotScores | np.ndarray, cfg: TailsConfig,
         "scipy_xi": float(c), "scipy_loglik_gap": fit["loglik"] - ll_scipy,
         "scipy_agrees": bool(abs(c - fit["xi"]) <= 0.02),
         "xi_stability_min": min(xis) if xis else None, "xi_stability_max": max(xis) if xis else None,
+        # the GPD against ξ = 0 (§2.3.1, Fig. 3): LR, χ²₁ p, design effect, adjusted LR, AICs
+        **vs_exp,
     }
     edges = np.linspace(0.0, float(y.max()), pot.density_bins + 1)
     density, _ = np.histogram(y, bins=edges, density=True)

@@ -51,8 +51,11 @@ from infonce_lab.train.runtime import is_rank0, resolve_device
 def train_image(x: np.ndarray, *, backbone: BackboneConfig, loss: LossConfig,
                 schedule: ScheduleConfig, augment: AugmentConfig, training: TrainingConfig,
                 seed: int, on_log: LogFn | None = None, on_checkpoint: CheckpointFn | None = None,
-                resume: Resume | None = None, progress: Progress | None = None) -> TrainResult:
-    """One image run from its params sections; ``on_checkpoint`` gets the epoch just ended."""
+                resume: Resume | None = None, progress: Progress | None = None,
+                y: np.ndarray | None = None) -> TrainResult:
+    """One image run from its params sections; ``on_checkpoint`` gets the epoch just ended.
+    ``y``: the classes of ``x``'s rows (−1: unlabelled), read only by a loss that needs them
+    (the label oracle, ``mask_same_class``); every other loss never sees them."""
     from infonce_lab.models.build import init_encoder
     from infonce_lab.train.image_source import ImageViews
 
@@ -67,6 +70,9 @@ def train_image(x: np.ndarray, *, backbone: BackboneConfig, loss: LossConfig,
     if channels_last:
         encoder = encoder.to(memory_format=torch.channels_last)
     loss_fn, learned = loss_on(loss, device)
+    if loss.needs_labels and y is None:
+        raise ValueError("the loss masks same-class negatives (mask_same_class: true) and needs "
+                         "the training images' labels: train_image(..., y=labels)")
     optimizer = build_optimizer(t.optimizer, encoder, t.lr, t.weight_decay, t.momentum,
                                 exclude_bias_and_norm=t.exclude_bias_and_norm, extra=learned)
     plan = Plan(total_steps=spe * t.epochs, steps_per_epoch=spe, batch_size=t.batch_size,
@@ -77,7 +83,9 @@ def train_image(x: np.ndarray, *, backbone: BackboneConfig, loss: LossConfig,
                 sync_batchnorm=t.sync_batchnorm)
     by_epoch = None if on_checkpoint is None else (
         lambda step, enc: on_checkpoint(step // spe, enc))
-    return fit(ImageViews(x, augment, device, seed, channels_last), encoder, loss_fn,
+    source = ImageViews(x, augment, device, seed, channels_last,
+                        y_train=y if loss.needs_labels else None)
+    return fit(source, encoder, loss_fn,
                build_schedule(schedule, spe), optimizer, plan, device=device, seed=seed,
                on_log=on_log, on_checkpoint=by_epoch, resume=resume,
                progress=progress)
@@ -144,7 +152,7 @@ def pretrain_run(params: Params, run: Run) -> dict[str, Any]:
     train = partial(train_image, x, backbone=bb, loss=params.losses[run.loss],
                     schedule=params.schedules[run.schedule],
                     augment=params.datasets[run.dataset].augment, training=tcfg, seed=run.seed,
-                    resume=resume, progress=Progress(run.id))
+                    resume=resume, progress=Progress(run.id), y=data.pretrain_y())
     if not is_rank0():  # the other processes only train: rank 0 logs and writes
         train()
         return {}

@@ -164,7 +164,8 @@ def Above(theta: float, *, min_effect: float | None = None, unit: str = "",
     fail_at = theta + (min_effect or 0.0)
     text = f"{what}: reproduced when the 95% interval lies above {fmt_num(theta, unit)}"
     text += (f"; not reproduced when it lies below {fmt_num(fail_at, unit)} (every effect of "
-             f"{fmt_num(min_effect, unit)} or more excluded)" if min_effect else
+             f"{fmt_num(min_effect, unit)} or more excluded) and not above "
+             f"{fmt_num(theta, unit)}" if min_effect else
              f"; not reproduced when it lies below {fmt_num(theta, unit)}")
     return Rule(text, (Region(theta, True),), (Region(fail_at, False),))
 
@@ -174,7 +175,8 @@ def Below(theta: float, *, min_effect: float | None = None, unit: str = "",
     """Claim μ < θ (the mirror of :func:`Above`)."""
     fail_at = theta - (min_effect or 0.0)
     text = (f"{what}: reproduced when the 95% interval lies below {fmt_num(theta, unit)}; not "
-            f"reproduced when it lies above {fmt_num(fail_at, unit)}")
+            f"reproduced when it lies above {fmt_num(fail_at, unit)}"
+            + (f" and not below {fmt_num(theta, unit)}" if min_effect else ""))
     return Rule(text, (Region(theta, False),), (Region(fail_at, True),))
 
 

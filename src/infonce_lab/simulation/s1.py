@@ -14,8 +14,15 @@ integrator — and biased long before. Every setting therefore runs on its own c
 dt_k = min(dt_max, h/(κ_s²·β_k^p)) (p = 2 for P1, 1 for P2; h = dt·λ at the trap), and every
 setting runs twice, at that rule and at half of it (dt_max/2, h/2), with independent noise: every
 number a verdict uses is stored at both (``{"step": …, "half_step": …}``) so that the report can
-decide whether the step is converged. P1's stiffness makes its cost grow like ∫β(t)² dt, so P1 runs
-to a shorter horizon than P2 (``horizon_p1``); D.7(i) compares the two there.
+decide whether the step is converged. P1's stiffness makes its cost grow like ∫β(t)² dt
+(≈ 3·10⁶ steps to t = 100 at c = 2c*), so a P1 setting is *held* — its chains stop moving, their
+labels are kept — from the first check at or after ``hold_after`` at which (i) no chain changed
+its label over the last decade of checks [t/10, t] and (ii) Kramers' law expects fewer than
+``hold_crossings`` crossings of the trap's barrier over [t, ∞), summed over its chains
+(:func:`p1_crossings_bound`) — so a held count is the trapped fraction's limit t → ∞ within that
+bound; P1 otherwise runs to its own horizon (``horizon_p1``). (i) is needed because U₀ also has shallow
+non-global basins (barriers down to 10⁻⁵ on the grid) that (ii) does not bound: chains in them
+leave within a decade at P1's β². D.7(i) compares P1 and P2 at the shorter of the two horizons.
 """
 
 from __future__ import annotations
@@ -80,10 +87,12 @@ def proportion_difference(k1: int, n1: int, k2: int, n2: int) -> dict[str, Any]:
                         "newcombe hybrid score (two independent proportions)", n1 + n2)
 
 
-def gibbs_trap_mass(beta: float, labels_trap: np.ndarray, kappa_s: float) -> float:
-    """Mass of the non-global basins under P2's stationary law π_β ∝ exp(−L(·, β)) (annealing paper
-    §3.1's law, for P2) on the rotation-quotiented torus, from its n³ grid (the quotient keeps the
-    uniform measure).
+def gibbs_trap_mass(beta: float, labels_trap: np.ndarray, kappa_s: float,
+                    dynamics: str = "P2") -> float:
+    """Mass of the non-global basins under the stationary law at fixed β on the
+    rotation-quotiented torus, from its n³ grid (the quotient keeps the uniform measure): P2's
+    π_β ∝ exp(−L(·, β)) = exp(−β·F_β) (annealing paper §3.1's law, for P2), P1's
+    ∝ exp(−β·L(·, β)) = exp(−β²·F_β) (SDE (3): drift −grad L, noise √(2/β)).
 
     ``labels_trap``: the grid points whose basin (steepest descent of F_β̄) is not global. The
     trap's well is a kink of width ~1/(βκ_s), below the grid step at large β, so the value is a
@@ -93,10 +102,41 @@ def gibbs_trap_mass(beta: float, labels_trap: np.ndarray, kappa_s: float) -> flo
     theta = 2.0 * np.pi * np.arange(n) / n
     f, _ = _s1_f_u0(theta[:, None, None], theta[None, :, None], theta[None, None, :], beta,
                     kappa_s)
-    log_w = -beta * f  # L = β·F_β
+    if dynamics not in ("P1", "P2"):
+        raise ValueError(f"dynamics must be 'P1' or 'P2', got {dynamics!r}")
+    log_w = -(beta**2 if dynamics == "P1" else beta) * f  # L = β·F_β
     log_w -= log_w.max()
     w = np.exp(log_w)
     return float(w[labels_trap].sum() / w.sum())
+
+
+# Each anchor of S1 scores three candidates (its positive and two negatives).
+S1_CANDIDATES = 3
+
+
+def p1_crossings_bound(beta: Callable[[np.ndarray], np.ndarray], t0: float, t1: float,
+                       delta_e_u0: float, kappa_s: float, chains: int,
+                       points: int = 4000) -> float:
+    """An upper estimate of the barrier crossings that ``chains`` P1 chains still make over
+    [t0, t1]: chains·∫ κ_s²β(t)²·exp(−β(t)²·ΔE(β(t))) dt (Kramers' law for P1, whose law at fixed
+    β is ∝ exp(−β·L) = exp(−β²F_β)). ΔE(β) = ΔE_U₀ − ln(3)/β is a lower bound on every exit
+    barrier of F_β = L/β: per anchor 0 ≤ β(F_β − U₀) ≤ ln 3 (a log-sum-exp of three terms over
+    their largest), so a saddle of F_β is no lower than U₀'s and a minimum no more than ln(3)/β
+    higher. The prefactor κ_s²β² is the drift's largest curvature at the trap: 2π times the
+    one-dimensional Kramers prefactor √(λ_well·|λ_saddle|)/2π of a well and a saddle that stiff.
+    ``delta_e_u0`` is the exit barrier of U₀ out of the trap's basin. ``beta`` maps a vector of
+    times to β; ``t1`` may be ∞. Infinite when ΔE(β) ≤ 0 somewhere on [t0, t1]."""
+    if t1 <= t0:
+        return 0.0
+    # To t = ∞: β grows like ln t, so the integrand falls like t^(−c²ΔE·ln t) and 10¹⁵ time
+    # units past t0 carry nothing; log-spaced points follow its decay.
+    t = (t0 + np.geomspace(1e-9, 1e15, points) if math.isinf(t1) else np.linspace(t0, t1, points))
+    b = np.asarray(beta(t), dtype=np.float64)
+    de = delta_e_u0 - math.log(S1_CANDIDATES) / b
+    if np.any(de <= 0):
+        return math.inf
+    rate = kappa_s**2 * b**2 * np.exp(-(b**2) * de)
+    return float(chains * np.trapezoid(rate, t))
 
 
 def sqrt_outrunning(c: float, K: float, horizon: float) -> BetaGrowth:
@@ -138,7 +178,9 @@ def run_s1(
     h_p1: float = 0.5,
     h_p2: float = 0.4,
     horizon: float = 100.0,
-    horizon_p1: float = 5.0,
+    horizon_p1: float = 100.0,
+    hold_after: float = 5.0,
+    hold_crossings: float = 0.1,
     first_check: float = 0.1,
     K: float = math.e,
     c_ratios: Sequence[float] = (0.5, 1.0, 2.0),
@@ -151,8 +193,8 @@ def run_s1(
     schedule at each c/c* and a √t schedule that outruns c = ``sqrt_outruns``·c* over [0, T]
     (:func:`sqrt_outrunning`), under each dynamics, at the step rule and at half
     of it; the estimates the report decides with (see the module docstring)."""
-    if horizon_p1 > horizon:
-        raise ValueError("horizon_p1 must not exceed horizon")
+    if hold_after > horizon_p1:
+        raise ValueError("hold_after must not exceed horizon_p1")
     barrier = s1_barrier(grid, beta_bar, kappa_s)
     # The watershed's own convergence check: the same flooding on the grid with half the points
     # per angle (a quarter of the cost would not do: the trap must stay on the grid, n % 4 = 0).
@@ -174,7 +216,11 @@ def run_s1(
         rules.append(base if r == "step" else base.halved())
     betas = _vectorised_betas([scheds[s] for _, s, _ in groups])
     horizons = np.array([ends[d] for d, _, _ in groups])
-    times = check_times(horizon, first_check, extra=[horizon_p1])
+    times = check_times(max(horizon, horizon_p1), first_check,
+                        extra=[horizon, horizon_p1, hold_after])
+    exit_u0 = float(barrier.trap_barrier_u0)  # P1's hold: the trap basin's exit barrier
+    held_at = np.full(len(groups), np.nan)
+    held_bound = np.full(len(groups), np.nan)
 
     rng = np.random.Generator(np.random.SFC64(seed))
     theta = interleaved_trap(2)[None, None, :] + angle_sd * rng.standard_normal(
@@ -194,7 +240,10 @@ def run_s1(
     steps = np.zeros(len(groups), dtype=np.int64)
     t_prev = 0.0
     for t in times:
-        sel = np.flatnonzero(horizons >= t - 1e-9)
+        running = (horizons >= t - 1e-9) & np.isnan(held_at)
+        sel = np.flatnonzero(running)
+        if sel.size == 0:
+            break
         res = clocked_langevin(
             lambda th, b: model.grad_cm(th, b, fast_trig=True),
             theta[sel].reshape(-1, 4), lambda clocks, sel=sel: betas(clocks, sel), t_prev, t,
@@ -205,10 +254,27 @@ def run_s1(
         now = np.zeros_like(inside)
         now[sel] = trapped(theta[sel])
         alive[sel] &= now[sel]
-        # A group past its horizon keeps its last counts (never read after that time).
-        k_trap.append(np.where(horizons >= t - 1e-9, now.sum(1), k_trap[-1]))
-        k_surv.append(np.where(horizons >= t - 1e-9, alive.sum(1), k_surv[-1]))
+        # A group past its horizon keeps its last counts (never read after that time); a held
+        # group keeps them as its labels at every later check.
+        k_trap.append(np.where(running, now.sum(1), k_trap[-1]))
+        k_surv.append(np.where(running, alive.sum(1), k_surv[-1]))
+        done = np.asarray([0.0, *times[:len(k_trap) - 1]])  # the times of k_trap's entries
+        decade = done >= t / 10.0 - 1e-9
+        for g in sel:
+            still = all(k[g] == k_trap[-1][g] for k in np.asarray(k_trap)[decade]) and all(
+                k[g] == k_surv[-1][g] for k in np.asarray(k_surv)[decade])
+            if (groups[g][0] == "P1" and still and t >= hold_after - 1e-9
+                    and t < horizons[g] - 1e-9):
+                # to t = ∞, not only to the horizon: a held count is then P_trap's limit
+                # within the bound, which is what Thm. 3.2 and Prop. 3.3 are about
+                bound = p1_crossings_bound(lambda tt, g=g: betas(tt, np.full(tt.shape, g)), t,
+                                           math.inf, exit_u0, kappa_s, chains)
+                if bound < hold_crossings:
+                    held_at[g], held_bound[g] = t, bound
         t_prev = t
+    while len(k_trap) < len(times) + 1:  # every group held or ended before the last check
+        k_trap.append(k_trap[-1])
+        k_surv.append(k_surv[-1])
     kt, ks = np.stack(k_trap, 1), np.stack(k_surv, 1)
     tt = np.asarray([0.0] + times)
 
@@ -232,38 +298,42 @@ def run_s1(
         c = curves[key]
         return int(c.k_trap[c.at(t)])
 
-    # D.7(i): P_trap(P1) − P_trap(P2) at P1's horizon, per schedule.
+    # D.7(i): P_trap(P1) − P_trap(P2) at the shorter horizon, per schedule.
+    t_both = min(horizon, horizon_p1)
     p1_minus_p2: dict[str, Any] = {}
     if "P1" in dynamics and "P2" in dynamics:
         for s in names:
             p1_minus_p2[s] = {r: proportion_difference(
-                count_at(("P1", s, r), horizon_p1), chains, count_at(("P2", s, r), horizon_p1),
+                count_at(("P1", s, r), t_both), chains, count_at(("P2", s, r), t_both),
                 chains) for r in RESOLUTIONS}
-            p1_minus_p2[s]["t"] = horizon_p1
+            p1_minus_p2[s]["t"] = t_both
 
-    # D.3(2)–(3) under P2: P_trap(T) against the Gibbs trap mass at β(T).
-    p2_vs_gibbs: dict[str, Any] = {}
-    if "P2" in dynamics:
-        labels = barrier.f_result.labels
-        assert labels is not None
-        # A basin of F_β̄ is a trap when its minimum is off the global set, as the quench says.
-        ang = barrier.f_result.minima_index * (2.0 * math.pi / grid)
-        non_global = model.u0(np.c_[np.zeros(len(ang)), ang]) > 1e-6
-        trap_pts = non_global[labels]
+    # D.3(2)–(3) under each dynamics: P_trap(T) against the Gibbs trap mass of its law at β(T).
+    vs_gibbs: dict[str, dict[str, Any]] = {d: {} for d in dynamics}
+    labels = barrier.f_result.labels
+    assert labels is not None
+    # A basin of F_β̄ is a trap when its minimum is off the global set, as the quench says.
+    ang = barrier.f_result.minima_index * (2.0 * math.pi / grid)
+    non_global = model.u0(np.c_[np.zeros(len(ang)), ang]) > 1e-6
+    trap_pts = non_global[labels]
+    for d in dynamics:
+        end = ends[d]
         for s in names:
-            beta_t = 1.0 / scheds[s].tau(horizon)
-            mass = gibbs_trap_mass(beta_t, trap_pts, kappa_s)
-            entry: dict[str, Any] = {"t": horizon, "beta": beta_t, "gibbs_trap_mass": mass,
+            beta_t = 1.0 / scheds[s].tau(end)
+            mass = gibbs_trap_mass(beta_t, trap_pts, kappa_s, dynamics=d)  # type: ignore[arg-type]
+            entry: dict[str, Any] = {"t": end, "beta": beta_t, "gibbs_trap_mass": mass,
                                      "c_ratio": _ratio(s)}
             for r in RESOLUTIONS:
-                k = count_at(("P2", s, r), horizon)
+                k = count_at((d, s, r), end)
                 p_trap = proportion(k, chains)
                 entry[r] = {**p_trap, **{q: _shifted(p_trap[q], mass) for q in ("value", "low", "high")},
                             "method": "wilson, shifted by the Gibbs trap mass"}
                 entry[f"p_trap_{r}"] = p_trap
-                k10 = count_at(("P2", s, r), horizon / 10)
+                k10 = count_at((d, s, r), end / 10)
                 entry[f"p_trap_tenth_{r}"] = proportion(k10, chains)
-            p2_vs_gibbs[s] = entry
+                g = groups.index((d, s, r))
+                entry[f"held_at_{r}"] = None if np.isnan(held_at[g]) else float(held_at[g])
+            vs_gibbs[d][s] = entry
 
     chain_steps = int(steps.sum()) * chains
     return {
@@ -290,7 +360,18 @@ def run_s1(
         "dynamics": by_res["step"],
         "half_step": by_res["half_step"],
         "p1_minus_p2": p1_minus_p2,
-        "p2_vs_gibbs": p2_vs_gibbs,
+        "p2_vs_gibbs": vs_gibbs.get("P2", {}),
+        "p1_vs_gibbs": vs_gibbs.get("P1", {}),
+        "hold": {"after": hold_after, "crossings": hold_crossings,
+                 "exit_barrier_u0": exit_u0, "candidates": S1_CANDIDATES,
+                 "rule": "P1 held from the first check ≥ 'after' at which no label changed "
+                         "over [t/10, t] and chains·∫ κ_s²β²·exp(−β²(ΔE_trap − ln 3/β)) dt "
+                         "over [t, ∞) < 'crossings'",
+                 "held_at": {f"{d}|{s}|{r}": (None if np.isnan(held_at[g]) else float(held_at[g]))
+                             for g, (d, s, r) in enumerate(groups)},
+                 "bound_at_hold": {f"{d}|{s}|{r}": float(held_bound[g])
+                                   for g, (d, s, r) in enumerate(groups)
+                                   if not np.isnan(held_bound[g])}},
     }
 
 

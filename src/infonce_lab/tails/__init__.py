@@ -20,18 +20,21 @@ from infonce_lab.tails.pot import (
     cluster_weights,
     endpoint,
     exceedances,
+    exponential_lrt,
     fit_gpd,
     fit_gpd_weighted,
     gpd_loglik,
+    iid_xi_se,
     profile_sigma,
     qq_points,
+    xi_design_effect,
     xi_stability,
 )
 from infonce_lab.tails.repulsion import repulsion_shares
 
 __all__ = ["LinkFit", "bootstrap_xi", "cluster_bootstrap", "cluster_weights", "endpoint",
-           "exceedances", "fit_gpd", "fit_gpd_weighted", "fit_link", "frechet_ablation",
+           "exceedances", "exponential_lrt", "fit_gpd", "fit_gpd_weighted", "fit_link", "frechet_ablation",
            "gpd_loglik", "gradient_allocation", "hardness_ablation",
-           "held_out_gain", "link_test", "log_probs", "noise_floor", "pool_size_ablation",
+           "held_out_gain", "iid_xi_se", "link_test", "log_probs", "noise_floor", "pool_size_ablation",
            "profile_sigma", "qq_points", "repulsion_shares", "softmax_negative_grads", "weibit_negative_grads",
-           "xi_stability"]
+           "xi_design_effect", "xi_stability"]

@@ -1,7 +1,8 @@
 """The image batch source: two augmented views of each image, made on the training device in one
 batched call (no PIL, no worker processes); the train set stays uint8 there when it fits. It owns
 the random stream of its epoch orders and views and hands it to the resume checkpoint, so a
-resumed run draws what the uninterrupted one would have."""
+resumed run draws what the uninterrupted one would have. Given the images' labels it also hands
+a batch's classes to a loss that reads them (the label oracle); reading them draws nothing."""
 
 from __future__ import annotations
 
@@ -27,10 +28,18 @@ def _on_device(x_train: np.ndarray, device: torch.device) -> torch.Tensor:
 
 
 class ImageViews:
+    """``y_train``: the images' classes (−1: unlabelled), for a loss that reads them; None (the
+    default, and what every loss but the label oracle gets) holds none."""
+
     def __init__(self, x_train: np.ndarray, augment: AugmentConfig, device: torch.device,
-                 seed: int, channels_last: bool = False) -> None:
+                 seed: int, channels_last: bool = False, y_train: np.ndarray | None = None
+                 ) -> None:
         self.x = _on_device(x_train, device)
         self.n, self.augment, self.device = int(self.x.shape[0]), augment, device
+        if y_train is not None and len(y_train) != self.n:
+            raise ValueError(f"{len(y_train)} labels for {self.n} training images")
+        self.y = (None if y_train is None else
+                  torch.as_tensor(np.asarray(y_train, dtype=np.int64), device=device))
         self.order_device = device
         self.gen = torch.Generator(device=device).manual_seed(seed)
         self.fmt = torch.channels_last if channels_last else torch.contiguous_format
@@ -42,6 +51,13 @@ class ImageViews:
         x = self.x[idx.to(self.x.device)].to(self.device, non_blocking=True)
         v1, v2 = make_views(x, self.augment, self.gen, part)
         return torch.cat([v1, v2]).contiguous(memory_format=self.fmt)
+
+    def labels(self, idx: torch.Tensor) -> torch.Tensor:
+        """The classes of the rows ``idx`` (the batch's pairs, in the order of ``inputs``)."""
+        if self.y is None:
+            raise ValueError("this batch source was built without the images' labels "
+                             "(ImageViews(y_train=...)): the loss reads them")
+        return self.y[idx.to(self.y.device)]
 
     def rng_state(self) -> dict[str, Any]:
         return rng_state(self.gen)

@@ -4,8 +4,9 @@ the encoder embeds both in one forward pass, a loss scores them at the schedule'
 What the loop owns, for images and text alike:
 
 - under ``torchrun`` each process takes its slice of every global batch, the encoder is wrapped
-  in DDP and the loss sees the gathered global batch (``gather_with_grad``), so 2 processes with
-  N/2 rows each give 1 process's loss and gradients;
+  in DDP and the loss sees the gathered global batch (``gather_with_grad``; a loss that reads
+  labels gets them gathered in the same order, ``gather_rows``), so 2 processes with N/2 rows
+  each give 1 process's loss and gradients;
 - bf16 autocast on CUDA with float32 similarities and loss; optional torch.compile and gradient
   clipping;
 - the learning-rate schedule, the finite guard (the first non-finite step, checked before anything
@@ -34,8 +35,8 @@ import torch
 from torch import nn
 
 from infonce_lab.data.batch_part import BatchPart
-from infonce_lab.losses import gather_with_grad
-from infonce_lab.losses.objects import Loss
+from infonce_lab.losses import gather_rows, gather_with_grad
+from infonce_lab.losses.objects import Loss, needs_labels
 from infonce_lab.losses.telemetry import step_record
 from infonce_lab.schedules import Schedule
 from infonce_lab.train.checkpointing import load_state, save_state
@@ -64,7 +65,9 @@ class BatchSource(Protocol):
     """Where a batch's two views come from. ``inputs`` returns what the encoder's forward takes
     (a tensor, or a dict of keyword tensors) for both views of the rows ``idx``, view 1 first;
     ``part`` says where those rows sit in the global batch (a DDP rank's share), so a source
-    draws its randomness for the whole batch and hands each rank its rows' draws."""
+    draws its randomness for the whole batch and hands each rank its rows' draws. A source whose
+    rows have classes may also have ``labels(idx)`` (an integer tensor, one per row): the loop
+    asks for it only when the loss ``needs_labels``."""
 
     n: int
     order_device: torch.device   # where ``order``'s permutation lives (restored there)
@@ -149,6 +152,13 @@ def fit(source: BatchSource, encoder: nn.Module, loss_fn: Loss, schedule: Schedu
     if batch % world:
         raise ValueError(f"the batch size {batch} is not divisible by the {world} processes")
     local = batch // world
+    # Only a loss that reads labels (the label oracle) gets them; for every other loss the step
+    # below is the same ops in the same order as without this, so its weights are unchanged.
+    with_labels = needs_labels(loss_fn)
+    if with_labels and not callable(getattr(source, "labels", None)):
+        raise ValueError(f"the loss reads class labels (needs_labels: mask_same_class) but the "
+                         f"batch source {type(source).__name__} has none (the text study's "
+                         "sentences are unlabelled)")
     step, perm, last = 0, None, math.nan
     history: list[tuple[int, dict[str, float]]] = []
     val_history: list[tuple[int, float]] = []
@@ -217,7 +227,10 @@ def fit(source: BatchSource, encoder: nn.Module, loss_fn: Loss, schedule: Schedu
             # pair's two copies see independent dropout masks (SimCSE's augmentation).
             _, z = model(**inputs) if isinstance(inputs, dict) else model(inputs)
         z1, z2 = (gather_with_grad(v.float()) for v in z.chunk(2))  # the loss in float32
-        value, stats = loss_fn(z1, z2, tau)
+        if with_labels:  # gathered in rank order, as z: row i of both is the same pair
+            value, stats = loss_fn(z1, z2, tau, labels=gather_rows(source.labels(idx)))
+        else:
+            value, stats = loss_fn(z1, z2, tau)
         for key in RUN_STATS:
             if key in stats:  # on the device, no sync
                 mean = stats[key].detach().double().mean()

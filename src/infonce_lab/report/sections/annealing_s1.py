@@ -160,6 +160,9 @@ RULES: dict[str, Rule | Check] = {
         f"grid with half the points per angle, the finer one closer, reproduces; outside on "
         f"both does not", _watershed),
     "p1_traps_more": Above(0.0, what="P_trap(P1) − P_trap(P2) at P1's horizon (Newcombe)"),
+    "p1_escapes": Below(TRAP_MARGIN, what="P_trap(T) − Gibbs trap mass of P1's law at β(T) "
+                                          "(Wilson)"),
+    "p1_traps": Above(TRAP_MARGIN, what="P_trap(T) − Gibbs trap mass of P1's law at β(T) (Wilson)"),
     "p2_escapes": Below(TRAP_MARGIN, what="P_trap(T) − Gibbs trap mass at β(T) (Wilson)"),
     "p2_traps": Above(TRAP_MARGIN, what="P_trap(T) − Gibbs trap mass at β(T) (Wilson)"),
     "negatives_barrier": Check(
@@ -195,8 +198,23 @@ RULES: dict[str, Rule | Check] = {
 # ------------------------------------------------------------------------------------- claims
 # Declared once; a quantity with "{…}" fields takes the run's numbers (:func:`_at`).
 _P2_GIBBS = "P_trap(T = {T:g}) − the Gibbs trap mass at β(T)"
-_P2_LOG = (f"P2 (the dynamics the theorem's c* = 1/ΔE_max(U₀) is for, D.7(i)): {_P2_GIBBS} (grid "
-           f"estimate), per c/c*")
+_P2_LOG = (f"P2 (drift −grad L/β, the normalised dynamics): {_P2_GIBBS} (grid estimate), per "
+           f"c/c*")
+_P1_LOG = ("P1, SDE (3) as written (drift −grad L, noise √(2/β); its law at fixed β is "
+           "∝ exp(−β²F_β)): P_trap − the Gibbs trap mass of that law at β(T = {T:g}), per c/c*, "
+           "on counts held once no chain moved for a decade and Kramers' law expects < {hold:g} "
+           "crossings over [t, ∞): the limit t → ∞ within that bound")
+_THM32 = ("Thm. 3.2 (D.3(2)): a log schedule β = c·ln(t + K) with c ≤ c* = 1/ΔE_max(U₀) escapes "
+          "every suboptimal basin: P(Z_t ∈ 𝒩(U*, ε)) → 1")
+_PROP33 = ("Prop. 3.3 (D.3(3)): with liminf β(t)/ln t = c′ > c* the process stays in a "
+           "suboptimal basin with positive probability")
+_FAST = ("App. A.6 / §6: faster schedules (linear, square-root) lack the guarantee and risk "
+         "getting trapped; Prop. 3.3 applies (liminf β/ln t = ∞ > c*); D.8(c): P_trap(T) "
+         "stays above 0")
+_SQRT = ("β = β₀ + r·√t (β₀ = {beta0:.1f}, r = {rate:.2f}): the slowest √t schedule at or above "
+         "c·ln(t + K), c = {outruns:g}·c*, over [0, T]")
+_FOR_P2 = ("Our analysis (D.7(i)), not the paper: the statement holds for the normalised "
+           "dynamics P2, whose threshold c* = 1/ΔE_max(U₀) is — ")
 S1 = claims(PAPER, TOPIC_S1, RULES, {
     "s1_watershed": (
         "Our derivation: along S1's symmetric escape (pair B folding onto particle 0) U₀ peaks at "
@@ -208,23 +226,20 @@ S1 = claims(PAPER, TOPIC_S1, RULES, {
         "−grad L, noise √(2/β)) barriers of U₀ are crossed at rate ≈ exp(−β²ΔE), so P1 traps "
         "more than P2 under the same schedule",
         "P_trap(P1) − P_trap(P2)"),
-    "p2_escapes": (
-        "Thm. 3.2 (D.3(2)): a log schedule β = c·ln(t + K) with c ≤ c* escapes every "
-        "suboptimal basin: P(Z_t ∈ 𝒩(U*, ε)) → 1",
-        _P2_LOG),
-    "p2_traps": (
-        "Prop. 3.3 (D.3(3)): with liminf β(t)/ln t = c′ > c* the process stays in a suboptimal "
-        "basin with positive probability",
-        _P2_LOG),
-}, self_checks=("s1_watershed", "p1_traps_more"), qualifying=("p1_traps_more",),
+    # The theorem and the proposition are stated for SDE (3), which is P1: the paper's rows.
+    "p1_escapes": (_THM32, _P1_LOG),
+    "p1_traps": (_PROP33, _P1_LOG),
+    "p2_escapes": (_FOR_P2 + _THM32, _P2_LOG),
+    "p2_traps": (_FOR_P2 + _PROP33, _P2_LOG),
+}, self_checks=("s1_watershed", "p1_traps_more", "p2_escapes", "p2_traps"),
+    qualifying=("p1_traps_more", "p2_escapes", "p2_traps"),
     limits=("p2_escapes", "p2_traps"))
 # Decided by Prop. 3.3's rule, on the schedules that are not logarithmic.
-FAST_SCHEDULES = claims(PAPER, TOPIC_S1, RULES, {"p2_traps": (
-    "App. A.6 / §6: faster schedules (linear, square-root) lack the guarantee and risk "
-    "getting trapped; Prop. 3.3 applies (liminf β/ln t = ∞ > c*); D.8(c): P_trap(T) "
-    "stays above 0",
-    f"P2: {_P2_GIBBS}, β = β₀ + r·√t (β₀ = {{beta0:.1f}}, r = {{rate:.2f}}): the slowest √t "
-    "schedule at or above c·ln(t + K), c = {outruns:g}·c*, over [0, T]")})["p2_traps"]
+FAST_SCHEDULES = claims(PAPER, TOPIC_S1, RULES, {
+    "p1_traps": (_FAST, "P1: P_trap(T = {T:g}) − the Gibbs trap mass of P1's law at β(T), "
+                 + _SQRT),
+    "p2_traps": (_FOR_P2 + _FAST, f"P2: {_P2_GIBBS}, " + _SQRT),
+}, self_checks=("p2_traps",), qualifying=("p2_traps",))
 HESSIAN = claims(PAPER, TOPIC_HESSIAN, RULES, {
     "fd_formula": (
         "Our check of the paper's D.6 formula H = β²Cov_p[∇s_ik] + β(E_p[H_ik] − H_ij) "
@@ -284,10 +299,16 @@ def _at(c: Claim, **numbers: Any) -> Claim:
     return replace(c, quantity=c.quantity.format(**numbers))
 
 
-def _converged_case(name: str, pair: dict[str, Any], rule: Rule | Check, extra: str = "") -> Case:
-    """A simulated difference decided at the step and at half the step (``converged``)."""
+def _converged_case(name: str, pair: dict[str, Any], rule: Rule | Check, extra: str = "",
+                    unsettled: str = "") -> Case:
+    """A simulated difference decided at the step and at half the step (``converged``);
+    ``unsettled``: why the run has not reached the value the claim is about (not converged in
+    time), so neither run decides."""
     assert isinstance(rule, Rule)
     step, half = (Estimate.from_dict(pair.get(k), signed=True) for k in ("step", "half_step"))
+    if unsettled:  # a run not yet at its claim's value is decided by no rule
+        return Case(name, f"step: {step}; half step: {half}{extra}",
+                    inconclusive(f"not converged: {unsettled}"))
     verdict, text = converged(step, half, rule)
     return Case(name, text + extra, verdict)
 
@@ -305,6 +326,60 @@ def _combine(verdicts: Sequence[Verdict]) -> Verdict:
 
 _STALE = "re-run simulate@s1: the file predates the step-halving runs"
 _STALE_SQRT = "re-run simulate@s1: the file predates the √t schedule that outruns c*·ln t within T"
+_STALE_P1 = "re-run simulate@s1: the file predates P1's run to its own horizon"
+
+
+def _gibbs_rows(s1: dict[str, Any], dyn: str, gibbs: dict[str, Any] | None, T: float | None,
+                hold: dict[str, Any]) -> list[ClaimRow]:
+    """Thm. 3.2, Prop. 3.3 and the fast schedules under one dynamics: P_trap(T) against the
+    Gibbs trap mass of that dynamics' law at β(T)."""
+    d = dyn.lower()
+    escapes, traps, fast_claim = S1[f"{d}_escapes"], S1[f"{d}_traps"], FAST_SCHEDULES[f"{d}_traps"]
+    if not gibbs:  # absent: a file from before the run; empty: the dynamics was not run
+        why = (f"simulation.s1.dynamics must list {dyn}" if gibbs is not None else
+               _STALE_P1 if dyn == "P1" and "p2_vs_gibbs" in s1 else _STALE)
+        return [escapes.not_run(why), traps.not_run(why), fast_claim.not_run(why)]
+    fmt = {"T": T, "hold": hold.get("crossings", 0.0)}
+
+    def held(g: dict[str, Any]) -> str:
+        at = [g.get(f"held_at_{r}") for r in ("step", "half_step")]
+        return "" if at[0] is None else f"; held from t = {at[0]:g}" + (
+            f" ({at[1]:g} at the half step)" if at[1] not in (None, at[0]) else "")
+
+    def unsettled(g: dict[str, Any]) -> str:
+        """P1's rows are about t → ∞: decided on held counts (a bound to ∞), not on P_trap(T)."""
+        if dyn != "P1" or all(g.get(f"held_at_{r}") is not None for r in ("step", "half_step")):
+            return ""
+        return (f"not held by T = {T:g} (a label still changed in the last decade, or more than "
+                f"{hold.get('crossings', 0):g} crossings expected after T)")
+
+    rows: list[ClaimRow] = []
+    for c, sel in ((escapes, lambda r: r <= 1.0), (traps, lambda r: r > 1.0)):
+        c = _at(c, **fmt)
+        chosen = {n: g for n, g in gibbs.items()
+                  if g.get("c_ratio") is not None and sel(g["c_ratio"])}
+        if not chosen:
+            rows.append(c.not_run("simulation.s1.c_ratios must include such c/c*"))
+            continue
+        cases = [_converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, c.rule,
+                                 extra=(f"; P_trap(T/10) = {tenth['value']:.3f}"
+                                        if (tenth := g.get("p_trap_tenth_step")) is not None
+                                        else "") + held(g), unsettled=unsettled(g))
+                 for name, g in chosen.items()]
+        rows.append(c.row(cases, combine=_combine, note="Gibbs trap mass at β(T): " + ", ".join(
+            f"{g['gibbs_trap_mass']:.1e}" for g in chosen.values())))
+    if (fast := {n: g for n, g in gibbs.items() if g.get("c_ratio") is None}) and "sqrt" not in s1:
+        rows.append(fast_claim.not_run(_STALE_SQRT))
+    elif fast:
+        c = _at(fast_claim, **fmt, **s1["sqrt"])
+        cases = [_converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, c.rule, extra=held(g),
+                                 unsettled=unsettled(g)) for name, g in fast.items()]
+        rows.append(c.row(
+            cases, combine=_combine,
+            note="The schedule is set before the data to be in Prop. 3.3's regime within T "
+                 "(β/ln(t + K) ≥ c from t = 0): β₀ + √t with β₀ = c* would pass 2c*·ln t only "
+                 "near t ≈ 10⁴, after emptying the trap, and could not test the claim here."))
+    return rows
 
 
 def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
@@ -318,10 +393,12 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
     rows = [S1["s1_watershed"].checked(
         [("—", {"value": bar["delta_e_max_u0"], "exact": exact, "coarse": coarse}, result)])]
 
+    T2 = s1["horizon"]
     p1 = S1["p1_traps_more"]
     if diffs := s1.get("p1_minus_p2"):
+        t_both = next(iter(diffs.values())).get("t", s1.get("horizon_p1"))
         rows.append(p1.with_quantity(
-            f" at t = {s1.get('horizon_p1'):g} ({s1['chains']} chains each; P1's horizon)").row(
+            f" at t = {t_both:g} ({s1['chains']} chains each)").row(
             [_converged_case(name, d, p1.rule) for name, d in diffs.items()],
             combine=_combine,
             note="P1's step is dt ≤ h/(κ_s²β²): its drift's curvature at the trap is κ_s²β²; at "
@@ -330,33 +407,9 @@ def s1_rows(s1: dict[str, Any]) -> list[ClaimRow]:
         rows.append(p1.not_run("simulation.s1.dynamics must list both P1 and P2"
                                if "p1_minus_p2" in s1 else _STALE))
 
-    gibbs = s1.get("p2_vs_gibbs") or {}
-    T = s1["horizon"]
-    for rid, sel in (("p2_escapes", lambda r: r <= 1.0), ("p2_traps", lambda r: r > 1.0)):
-        c = _at(S1[rid], T=T)
-        chosen = {n: g for n, g in gibbs.items()
-                  if g.get("c_ratio") is not None and sel(g["c_ratio"])}
-        if not chosen:
-            rows.append(c.not_run("simulation.s1.c_ratios must include such c/c*"
-                                  if "p2_vs_gibbs" in s1 else _STALE))
-            continue
-        cases = [_converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, c.rule,
-                                 extra=(f"; P_trap(T/10) = {tenth['value']:.3f}"
-                                        if (tenth := g.get("p_trap_tenth_step")) is not None else ""))
-                 for name, g in chosen.items()]
-        rows.append(c.row(cases, combine=_combine, note="Gibbs trap mass at β(T): " + ", ".join(
-            f"{g['gibbs_trap_mass']:.1e}" for g in chosen.values())))
-    if (fast := {n: g for n, g in gibbs.items() if g.get("c_ratio") is None}) and "sqrt" not in s1:
-        rows.append(FAST_SCHEDULES.not_run(_STALE_SQRT))
-    elif fast:
-        c = _at(FAST_SCHEDULES, T=T, **s1["sqrt"])
-        cases = [_converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, c.rule)
-                 for name, g in fast.items()]
-        rows.append(c.row(
-            cases, combine=_combine,
-            note="The schedule is set before the data to be in Prop. 3.3's regime within T "
-                 "(β/ln(t + K) ≥ c from t = 0): β₀ + √t with β₀ = c* would pass 2c*·ln t only "
-                 "near t ≈ 10⁴, after emptying the trap, and could not test the claim here."))
+    hold = s1.get("hold") or {}
+    for dyn, key, T in (("P1", "p1_vs_gibbs", s1.get("horizon_p1")), ("P2", "p2_vs_gibbs", T2)):
+        rows += _gibbs_rows(s1, dyn, s1.get(key), T, hold)
     return rows
 
 
@@ -515,9 +568,15 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
                                   "dynamics": dyn, "schedule": c["name"], "t_end": c["t"][-1],
                                   "p_trap_end": f"{c['p_trap_end']:.3f} [{c['p_trap_end_ci'][0]:.3f}, "
                                                 f"{c['p_trap_end_ci'][1]:.3f}]"})
+        hold = s1.get("hold") or {}
+        held = ", ".join(f"{k.split('|')[1]} from t = {t:g}"
+                         for k, t in (hold.get("held_at") or {}).items()
+                         if t is not None and k.endswith("|step"))
         out["s1"] = {"barrier": s1["barrier"], "table": table, "chains": s1["chains"],
                      "horizon": s1["horizon"], "horizon_p1": s1.get("horizon_p1"),
-                     "convergence": s1.get("convergence")}
+                     "convergence": s1.get("convergence"),
+                     "hold": {"after": hold.get("after"), "crossings": hold.get("crossings"),
+                              "held": held}}
     h = sims.get("hessian")
     if h is not None:
         out["hessian"] = {"betas": [float(b) for b in h["configs"][0]["betas"]],

@@ -2,7 +2,8 @@
 from the simulate stage's files: ``reports/sims/large_batch.json`` (the paper's Thm 3.1 with its
 gradient experiment and our value check, and Wang–Isola), ``gibbs.json`` (the free energy's
 Gibbs minimiser and the Gibbs experiment) and ``modality_gap.json`` (the multimodal energy
-F^Sym, the modality-gap experiment, and the lifted-energy check of F^Sym).
+F^Sym, the modality-gap experiment, and the lifted-energy check of F^Sym); and Wang–Isola's
+alignment-only collapse (essay §3.1–3.2) from ``au_collapse.json``.
 
 Particle experiments (Gibbs, modality gap) carry every verdict quantity at their steps and at
 twice the steps (one run continued); a claim is decided on both and is *inconclusive (not
@@ -47,6 +48,7 @@ TOPIC_LB = "Large-batch simulations"
 TOPIC_GIBBS = "Gibbs equilibrium on S²"
 TOPIC_MG = "Modality gap on S¹"
 TOPIC_FSYM = "Lifted energy F^Sym on S¹"
+TOPIC_COLLAPSE = "Alignment alone (simulation)"
 
 # ----------------------------------------------------------------------------------- margins
 # Gibbs: trained and Gibbs masses "match" within 0.05 of mass. The paper judges the match by eye
@@ -81,6 +83,14 @@ RATE_BOUND = -0.5 + RATE_TOL
 # encoders, no training): a residual gap below it is smaller than anything the grid's mismatch
 # separates from compatibility. The excess is decided as a share of that gap, read from the file.
 KNIFE_EDGE_SHARE = 0.5
+# Wang–Isola's collapse, read on the spread (mean distance between distinct embeddings) as a share
+# of the uniform law's on S^{d−1} (closed form): 0 is the collapsed encoder f(x) = c, 1 the
+# uniform one. Collapsed: below 0.05 on every seed — points on average within a twentieth of the
+# uniform law's distance (≈ 4° apart on the default S^7), where even two equal antipodal clusters
+# sit at 1/1.389 ≈ 0.72 (on S^7). Spread kept: above 0.5, half the uniform law's. Between the two
+# the rule does not decide (a partial collapse).
+COLLAPSE_SHARE = 0.05
+SPREAD_SHARE = 0.5
 # Our outlier diagnosis: "the outliers are collapsed encoders" — most of them (share > ½), and
 # most collapsed seeds are outliers; below ½ the diagnosis explains the minority.
 DIAGNOSIS_SHARE = 0.5
@@ -99,6 +109,42 @@ def _lifting_check(errors: Sequence[tuple[float, float]]) -> Verdict:
     if all(b < a for a, b in zip(mags[:-1], mags[1:], strict=True)) and mags[-1] < FSYM_MARGIN:
         return reproduced()
     return inconclusive("shrinking, but not at every step or not yet inside the margin")
+
+
+def _collapse_method(shares: dict[str, Sequence[float]], collapses: bool,
+                     labels: tuple[str, str] = ("the steps", "twice the steps")) -> Verdict:
+    """One method's per-seed spread shares at the steps and twice the steps (``{"step",
+    "half_step"}``). ``collapses``: the claim is that it collapses (below COLLAPSE_SHARE on every
+    seed; some seed above SPREAD_SHARE fails it), else that it stays spread (above SPREAD_SHARE on
+    every seed; some seed below COLLAPSE_SHARE fails it). Decided at both step counts; a verdict
+    that differs between them is *inconclusive (not converged)*."""
+    verdicts = []
+    for key in ("step", "half_step"):
+        v = [float(x) for x in shares.get(key) or []]
+        if not v or not all(math.isfinite(x) for x in v):
+            return inconclusive("no finite spread for every seed")
+        below = [x < COLLAPSE_SHARE for x in v]
+        above = [x > SPREAD_SHARE for x in v]
+        if collapses:
+            verdicts.append(reproduced() if all(below) else not_reproduced(
+                f"{sum(above)} of {len(v)} seeds keep their spread") if any(above) else
+                inconclusive("between the margins: partly collapsed"))
+        else:
+            verdicts.append(reproduced() if all(above) else not_reproduced(
+                f"{sum(below)} of {len(v)} seeds collapse") if any(below) else
+                inconclusive("between the margins: partly collapsed"))
+    if verdicts[0].outcome is not verdicts[1].outcome:
+        return inconclusive(f"not converged: {verdicts[0]} at {labels[0]}, {verdicts[1]} at "
+                            f"{labels[1]}")
+    return verdicts[1]
+
+
+def _collapse_check(x: dict[str, Any]) -> Verdict:
+    """``{"align": shares, "align_uniform": shares}`` (per seed, at both step counts): alignment
+    alone must collapse and alignment + λ·uniformity must not (every case: :func:`all_cases`)."""
+    labels = tuple(x.get("labels", ("the steps", "twice the steps")))
+    return all_cases([_collapse_method(x["align"], True, labels),  # type: ignore[arg-type]
+                      _collapse_method(x["align_uniform"], False, labels)])  # type: ignore[arg-type]
 
 
 RULES: dict[str, Rule | Check] = {
@@ -129,6 +175,14 @@ RULES: dict[str, Rule | Check] = {
     "wi_limit": Equivalent(WI_LIMIT_TOL, what="E[L(M)] − log M − limit at the largest M",
                            unit="nats"),
     "wi_self_check": Equivalent(WI_SELF_CHECK_TOL, what="estimators − closed form", unit="nats"),
+    "au_collapse": Check(
+        f"spread of the embeddings as a share of the uniform law's (0: collapsed to one point, 1: "
+        f"uniform), every seed, at the steps and at twice the steps: reproduced when alignment "
+        f"alone ends below {COLLAPSE_SHARE:g} on every seed and alignment + λ·uniformity above "
+        f"{SPREAD_SHARE:g} on every seed, at both; not reproduced when, at both, some "
+        f"alignment-only seed keeps a share above {SPREAD_SHARE:g} or some alignment + "
+        f"λ·uniformity seed falls below {COLLAPSE_SHARE:g}; otherwise inconclusive (between the "
+        f"margins, or the two step counts disagree: not converged)", _collapse_check),
 }
 
 
@@ -505,12 +559,68 @@ def large_batch_rows(lb: dict[str, Any]) -> list[ClaimRow]:
     ]
 
 
+# ------------------------------------------------------------------ alignment-only collapse
+COLLAPSE_CLAIMS = claims(AU, TOPIC_COLLAPSE, RULES, {
+    "au_collapse": (
+        "\"Minimizing alignment alone produces catastrophic representation collapse: mapping all "
+        "inputs to a single static vector f(x) = c yields L_align = 0\" (essay §3.1); uniformity "
+        "is what prevents it (§3.2; the essay's summary: \"Uniformity Prevents Collapse\")",
+        "an encoder onto S^{d−1} (one hidden ReLU layer) trained on two augmented views of "
+        "Gaussian-mixture points by L_align alone and by L_align + λ·L_uniform (α = t = 2), from "
+        "the same initial weights on the same batches, every seed: the spread (mean distance "
+        "between distinct embeddings of fresh points) over the uniform law's (closed form); "
+        "InfoNCE from the same start is a control, not a case"),
+})
+METHOD_NAMES = {"align": "alignment alone", "align_uniform": "alignment + λ·uniformity",
+                "infonce": "InfoNCE (control)"}
+
+
+def collapse_rows(res: dict[str, Any]) -> list[ClaimRow]:
+    (collapse,) = COLLAPSE_CLAIMS.values()
+    conv, by = res["convergence"], res["by_method"]
+    labels = _labels(conv)
+    shares = {m: by[m]["spread_share_per_seed"] for m in ("align", "align_uniform")}
+
+    def summary(m: str) -> str:
+        b = by[m]
+        parts = []
+        for key, label in zip(("step", "half_step"), labels, strict=True):
+            v = b["spread_share_per_seed"][key]
+            share = f"{min(v):.4f}–{max(v):.4f} over {len(v)} seeds" if v else "—"
+            parts.append(f"{label}: spread share {share}, "
+                         f"L_uniform {_est(b['estimates']['uniformity'][key], 4)}")
+        return "; ".join(parts)
+
+    cases = [Case(METHOD_NAMES[m], summary(m), _collapse_method(shares[m], m == "align", labels))
+             for m in ("align", "align_uniform")]
+    ref = res["reference"]
+    d = res["dim_out"]
+    note = (f"{METHOD_NAMES['infonce']}, τ = {res['tau']:g}: {summary('infonce')}. References on "
+            f"S^{d - 1}: collapsed f(x) = c, spread 0 and L_uniform 0; uniform law, spread "
+            f"{ref['uniform']['spread']:.4f} and L_uniform(t = {res['t']:g}) "
+            f"{ref['uniform']['uniformity']:.4f} (closed forms). λ = {res['uniform_weight']:g}, "
+            f"{res['optimizer']} at lr {res['lr']:g}, batch {res['batch']}, "
+            f"{res['n_eval']} fresh points per seed")
+
+    def ext(f: Any, m: str, key: str) -> str:
+        v = shares[m][key]
+        return f"{f(v):.4f}" if v else "—"
+
+    result = (f"spread share, alignment alone: largest {ext(max, 'align', 'step')} ({labels[0]}), "
+              f"{ext(max, 'align', 'half_step')} ({labels[1]}); alignment + λ·uniformity: "
+              f"smallest {ext(min, 'align_uniform', 'step')}, "
+              f"{ext(min, 'align_uniform', 'half_step')}")
+    verdict = collapse.rule.decide({**shares, "labels": labels})
+    return [collapse.row(cases, verdict=verdict, result=result, note=note)]
+
+
 # ------------------------------------------------------------------------------- assembly
 # the simulate stage's experiment → (its rows' builder, its claims)
 EXPERIMENTS = {"large_batch": (large_batch_rows, LB_CLAIMS),
                "gibbs": (gibbs_rows, GIBBS_CLAIMS),
                "modality_gap": (modality_gap_rows, MG_CLAIMS),
-               "lifted_energy": (lifted_energy_rows, FSYM_CLAIMS)}
+               "lifted_energy": (lifted_energy_rows, FSYM_CLAIMS),
+               "au_collapse": (collapse_rows, COLLAPSE_CLAIMS)}
 
 
 def _current(name: str, res: dict[str, Any]) -> bool:
@@ -742,7 +852,8 @@ SIM_FIGURES = {
 
 SECTION = Section(
     id="geometry", paper="geometry", title="Simulations", evidence=Evidence.THEORY,
-    reads=("sims.large_batch", "sims.gibbs", "sims.modality_gap", "sims.lifted_energy"),
+    reads=("sims.large_batch", "sims.gibbs", "sims.modality_gap", "sims.lifted_energy",
+           "sims.au_collapse"),
     rules=RULES,
     rows=lambda i: claim_rows(dict(i.sims)), context=lambda i: context(dict(i.sims)),
     sim_figures=SIM_FIGURES,

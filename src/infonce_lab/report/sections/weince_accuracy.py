@@ -4,7 +4,9 @@ one of 27 WEINCE configurations.
 
 The pre-registered primary comparison (params.yaml ``primary:``, written before its runs) comes
 first: its own runs at the paper's τ = 0.5 over its own seeds, one row per contrast, every
-contrast × metric in one Holm family, the minimal detectable effect beside every case.
+contrast × metric in one Holm family, the minimal detectable effect beside every case. A contrast
+against a label oracle (an InfoNCE with ``mask_same_class``: Chuang et al. 2020, §5) is our
+false-negative control, shown beside the claims and never counted as one.
 
 The grid's rows are decided on the aggregate stage's paired comparisons (WEINCE − InfoNCE at the same dataset,
 backbone, schedule and seeds): a pooled row per setting (each seed's mean difference over the
@@ -15,6 +17,7 @@ rows that say what it takes to run them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -119,33 +122,76 @@ def gain_rows(paired: dict[str, Any], pooled: dict[str, Any], loss_kinds: dict[s
     return rows
 
 
-def primary_rows(primary: dict[str, Any], design: dict[str, Any]) -> list[ClaimRow]:
+def _oracles(losses: Mapping[str, Mapping[str, Any]] | None) -> frozenset[str]:
+    """The losses that read the training labels: InfoNCE with ``mask_same_class`` (the label
+    oracle of Chuang et al. 2020, §5)."""
+    return frozenset(n for n, c in (losses or {}).items() if c.get("mask_same_class"))
+
+
+def _oracle_text(t: str, r: str, oracles: frozenset[str]) -> str | None:
+    """The claim sentence of a contrast against the label oracle, None for any other contrast.
+    Such a contrast asks whether false negatives (negatives of the anchor's own class) cost
+    InfoNCE accuracy here: no claim of the WEINCE paper, the control its premise needs — WEINCE
+    down-weights the negatives nearest the anchor, and same-class negatives are the nearest
+    that do harm (the "sampling bias" of Chuang et al. 2020, §1)."""
+    if t in oracles and r not in oracles:
+        return (f"{t} beats {r}: removing the anchor's same-class negatives from the denominator "
+                "(the label oracle of Chuang et al. 2020, §5) helps InfoNCE here")
+    if r in oracles and t not in oracles:
+        return (f"{t} beats {r}, the label oracle of Chuang et al. 2020 (§5: same-class "
+                "negatives removed from the denominator)")
+    return None
+
+
+ORACLE_NOTE = ("The false-negative control, not a WEINCE claim: the oracle reads the training "
+               "labels (self-supervised training has none), so it bounds what removing false "
+               "negatives can gain. If it does not beat InfoNCE, false negatives cost little "
+               "here and WEINCE's down-weighting of the nearest negatives has nothing to gain "
+               "from them; if it does, WEINCE leaves that gain on the table. Pre-registered in "
+               "params.yaml (primary:) before its runs; shown, never counted among the paper's "
+               "claims.")
+
+
+def primary_rows(primary: dict[str, Any], design: dict[str, Any],
+                 losses: Mapping[str, Mapping[str, Any]] | None = None) -> list[ClaimRow]:
     """One row per pre-registered contrast (``design``: params.yaml's primary block); its cases
     are the primary metrics, each family's contrasts × metrics one Holm family (the secondary
     family, on its own seeds, never weakens the primary's level). A contrast holds when it holds
     on every metric; each case shows the effect 80% power would detect at the observed paired
-    SD, so an inconclusive row says what it could have seen."""
+    SD, so an inconclusive row says what it could have seen. ``losses``: params.yaml's loss
+    sections, which tell a label-oracle contrast (our control, worded and counted as one)."""
     rule = primary_rule(design["min_effect_points"])
     setting = f"{design['dataset']}/{design['backbone']} at {design['schedule']}"
     if not design["seeds"]:
         return []
+    oracles = _oracles(losses)
     by_key = {(c.a, c.b, c.metric): c.pair for c in comparisons(primary)}
     rows = []
     # the families as the params schema derives them (the same the aggregate stage paired)
     for family, seeds, contrasts in PrimaryConfig.model_validate(design).families():
         pairs = [(c.treatment, c.reference) for c in contrasts]
         if not by_key:
-            rows += [not_run_row(PAPER, TOPIC, f"{t} beats {r} (pre-registered {family})",
-                                 f"{t} − {r} at {setting}", rule, "run the pretrain_primary stages")
-                     for t, r in pairs]
+            rows += [_as_control(not_run_row(
+                PAPER, TOPIC, f"{_oracle_text(t, r, oracles) or f'{t} beats {r}'} "
+                f"(pre-registered {family})", f"{t} − {r} at {setting}", rule,
+                "run the pretrain_primary stages"), _oracle_text(t, r, oracles))
+                for t, r in pairs]
             continue
-        rows += _family_rows(family, seeds, pairs, by_key, design, rule, setting)
+        rows += _family_rows(family, seeds, pairs, by_key, design, rule, setting, oracles)
     return [replace(row, primary=True) for row in rows]
+
+
+def _as_control(row: ClaimRow, oracle_text: str | None) -> ClaimRow:
+    """A label-oracle contrast's row is context (our control), never one of the paper's claims."""
+    if oracle_text is None:
+        return row
+    return replace(row, evidence=Evidence.CONTEXT, note=ORACLE_NOTE)
 
 
 def _family_rows(family: str, seeds: list[int], contrasts: list[tuple[str, str]],
                  by_key: dict[tuple[str, str, str], dict[str, Any]], design: dict[str, Any],
-                 rule: Rule, setting: str) -> list[ClaimRow]:
+                 rule: Rule, setting: str, oracles: frozenset[str] = frozenset()
+                 ) -> list[ClaimRow]:
     keys = [(t, r, m) for t, r in contrasts for m in design["metrics"]]
     ts = [TInference.from_json(by_key[k]["t"]) if k in by_key and by_key[k].get("t") else None
           for k in keys]
@@ -157,23 +203,32 @@ def _family_rows(family: str, seeds: list[int], contrasts: list[tuple[str, str]]
                for t, mde in zip(ts, mdes, strict=True)]
     cases = [replace(c, mde=mde) for c, mde in zip(decide_family(
         rule, [points(t) for t in ts],
-        [f"{t} − {r}: {BY_NAME[m].label}{' (secondary)' if family == 'secondary' else ''}"
+        [f"{t} − {r}: {BY_NAME[m].label}{'' if family == 'primary' else f' ({family})'}"
          for t, r, m in keys],
         results), mdes, strict=True)]
     n_metrics = len(design["metrics"])
     which = ("primary comparison" if family == "primary" else
-             "secondary comparison, its own Holm family on its own seeds")
-    return [claim(
-        PAPER, TOPIC, f"{t} beats {r} (pre-registered {which}; decided in this study's setting, "
-        f"{setting}, not the paper's)",
-        f"{t} − {r} on {', '.join(BY_NAME[m].label for m in design['metrics'])} (test split), "
-        f"paired over seeds {seeds}, {setting}; Holm over the family's {len(keys)} contrast × "
-        f"metric cases, every metric must hold; MDE: the true difference detected with 80% "
-        f"power at the rule's level (Holm's strictest step) and the observed paired SD (points)",
-        rule, cases[i * n_metrics:(i + 1) * n_metrics],
-        note="Pre-registered in params.yaml (primary:) before its runs; decided on its own runs "
-             "only: the grid's comparisons and selection never include them.")
-        for i, (t, r) in enumerate(contrasts)]
+             f"{family} comparison, its own Holm family on its own seeds")
+    rows = []
+    for i, (t, r) in enumerate(contrasts):
+        oracle = _oracle_text(t, r, oracles)
+        if oracle is None:
+            text = (f"{t} beats {r} (pre-registered {which}; decided in this study's setting, "
+                    f"{setting}, not the paper's)")
+        else:
+            text = (f"{oracle} (pre-registered {which}; the false-negative control, not a "
+                    f"WEINCE claim; {setting})")
+        rows.append(_as_control(claim(
+            PAPER, TOPIC, text,
+            f"{t} − {r} on {', '.join(BY_NAME[m].label for m in design['metrics'])} (test "
+            f"split), paired over seeds {seeds}, {setting}; Holm over the family's {len(keys)} "
+            f"contrast × metric cases, every metric must hold; MDE: the true difference "
+            f"detected with 80% power at the rule's level (Holm's strictest step) and the "
+            f"observed paired SD (points)",
+            rule, cases[i * n_metrics:(i + 1) * n_metrics],
+            note="Pre-registered in params.yaml (primary:) before its runs; decided on its own "
+                 "runs only: the grid's comparisons and selection never include them."), oracle))
+    return rows
 
 
 def selection_row(selection: dict[str, Any] | None) -> ClaimRow:
@@ -199,8 +254,9 @@ def selection_row(selection: dict[str, Any] | None) -> ClaimRow:
 
 def claim_rows(paired: dict[str, Any], pooled: dict[str, Any], loss_kinds: dict[str, str],
                selection: dict[str, Any] | None = None, primary: dict[str, Any] | None = None,
-               design: dict[str, Any] | None = None) -> list[ClaimRow]:
-    first = primary_rows(primary or {}, design) if design else []
+               design: dict[str, Any] | None = None,
+               losses: Mapping[str, Mapping[str, Any]] | None = None) -> list[ClaimRow]:
+    first = primary_rows(primary or {}, design, losses) if design else []
     return first + gain_rows(paired, pooled, loss_kinds) + [selection_row(selection)]
 
 
@@ -211,4 +267,4 @@ SECTION = Section(
     rules=RULES,
     rows=lambda i: claim_rows(dict(i.paired), dict(i.pooled), dict(i.loss_kinds),
                               i.summary.get("selection_inflation"), i.summary.get("primary"),
-                              dict(i.design)))
+                              dict(i.design), i.settings.get("losses")))

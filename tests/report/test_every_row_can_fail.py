@@ -505,11 +505,11 @@ ALREADY_TESTED.update({
     _S1 + "App. A.6 / §6: faster schedules (linear, square-root) lack t … tays above 0":
         "tests/report/test_report_annealing_s1.py::test_a_fast_schedule_that_keeps_chains_trapped_reproduces_the_risk",
     # the normalised dynamics (P2): qualifying self-checks
-    _S1 + "Our analysis (D.7(i)), not the paper: the statement holds fo … (U*, ε)) → 1":
+    _S1 + "Our analysis (D.7(i)), for the normalised dynamics P2 only:  … (U*, ε)) → 1":
         "tests/report/test_report_annealing_s1.py::test_swapped_labels_change_the_verdicts",
-    _S1 + "Our analysis (D.7(i)), not the paper: the statement holds fo …  probability":
+    _S1 + "Our analysis (D.7(i)), for the normalised dynamics P2 only:  …  probability":
         "tests/report/test_report_annealing_s1.py::test_swapped_labels_change_the_verdicts",
-    _S1 + "Our analysis (D.7(i)), not the paper: the statement holds fo … tays above 0":
+    _S1 + "Our analysis (D.7(i)), for the normalised dynamics P2 only:  … tays above 0":
         "tests/report/test_report_annealing_s1.py::test_rows_on_the_expected_data",
 })
 SKIPPED: dict[str, str] = {}
@@ -517,16 +517,7 @@ SKIPPED: dict[str, str] = {}
 # the committed inputs cannot break it, but its failing-data test is named in ALREADY_TESTED all
 # the same. Once a re-run of the study decides the row, the entry here must go (the completeness
 # test says so) and the row is held to the rule above like every other.
-AWAITING_RERUN: dict[str, str] = {
-    'tails | Tail diagnostics | "The Gumbel special case (ξ = 0) is a poor upper-tail fit" b … 3.1, Fig. 3)':
-        "pot.lrt_exp (the GPD against ξ = 0) is newer than reports/tails/: re-run diagnose",
-    'geometry | Alignment alone (simulation) | "Minimizing alignment alone produces catastrophic representa … s Collapse")':
-        "a new experiment: reports/sims/au_collapse.json is written by `dvc repro simulate@au_collapse`",
-    **{_S1 + k: "P1 run to its own horizon: re-run simulate@s1" for k in (
-        "Thm. 3.2 (D.3(2)): a log schedule β = c·ln(t + K) with c ≤ c … (U*, ε)) → 1",
-        "Prop. 3.3 (D.3(3)): with liminf β(t)/ln t = c′ > c* the proc …  probability",
-        "App. A.6 / §6: faster schedules (linear, square-root) lack t … tays above 0")},
-}
+AWAITING_RERUN: dict[str, str] = {}
 # Skipped by what they are, not by name: their claims' wording follows params.yaml's primary block.
 SKIPPED_PRIMARY = ("the pre-registered comparisons (ClaimRow.primary): their claims' wording follows "
                    "params.yaml's primary block; tests/report/test_report_weince_accuracy.py::"

@@ -213,8 +213,7 @@ _FAST = ("App. A.6 / §6: faster schedules (linear, square-root) lack the guaran
          "stays above 0")
 _SQRT = ("β = β₀ + r·√t (β₀ = {beta0:.1f}, r = {rate:.2f}): the slowest √t schedule at or above "
          "c·ln(t + K), c = {outruns:g}·c*, over [0, T]")
-_FOR_P2 = ("Our analysis (D.7(i)), not the paper: the statement holds for the normalised "
-           "dynamics P2, whose threshold c* = 1/ΔE_max(U₀) is — ")
+_FOR_P2 = "Our analysis (D.7(i)), for the normalised dynamics P2 only: "
 S1 = claims(PAPER, TOPIC_S1, RULES, {
     "s1_watershed": (
         "Our derivation: along S1's symmetric escape (pair B folding onto particle 0) U₀ peaks at "

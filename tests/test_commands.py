@@ -75,7 +75,7 @@ def test_version_and_profile_subcommands(tmp_path: Path, repo_root: Path,
 
 def test_check_summarises_and_rejects(repo_root: Path, tmp_path: Path):
     ok = runner.invoke(app, ["check", str(repo_root / "params.yaml")])
-    assert ok.exit_code == 0 and "valid — 13 image configurations, 66 image runs" in ok.output
+    assert ok.exit_code == 0 and "valid — 14 image configurations, 74 image runs" in ok.output
     raw = yaml.safe_load((repo_root / "params.yaml").read_text())
     raw["training"]["batch_size"] = 1
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(raw))

@@ -31,7 +31,8 @@ pytestmark = pytest.mark.pipeline
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 RUNS = {"infonce": "digits-tiny-infonce-fixed_t05-1", "wnce": "digits-tiny-wnce-fixed_t05-1"}
-PRIMARY_RUNS = {f"digits-tiny-{loss}-fixed_t02-{seed}" for loss in ("infonce", "wnce")
+# the tiny profile's primary block: wnce − infonce, and the label oracle's control family
+PRIMARY_RUNS = {f"digits-tiny-{loss}-fixed_t02-{seed}" for loss in ("infonce", "wnce", "infonce_oracle")
                 for seed in (1, 2)}
 TEXT_RUNS = {"infonce": "gensim_lee-tiny_bert-infonce-fixed_t05-1",
              "wnce": "gensim_lee-tiny_bert-wnce-fixed_t05-1"}
@@ -115,13 +116,18 @@ def test_outputs_and_sane_metrics(repo):
     groups = json.loads((root / "reports" / "summary.json").read_text())["groups"]
     assert set(groups) == {"digits-tiny-infonce-fixed_t05", "digits-tiny-wnce-fixed_t05",
                            "digits-tiny-infonce-fixed_t02", "digits-tiny-wnce-fixed_t02",
+                           "digits-tiny-infonce_oracle-fixed_t02",
                            "digits-tiny-random_init", "digits-raw_pixels"}
 
 
 def test_primary_comparison_is_decided_on_its_own_runs(repo):
     summary = json.loads((repo.root / "reports" / "summary.json").read_text())
     key = "digits-tiny/wnce_vs_infonce@fixed_t02/few.probe_test_acc"
-    assert set(summary["primary"]) == {key, key.replace("few.probe", "few.knn")}
+    oracle = key.replace("wnce_vs", "infonce_oracle_vs")
+    assert set(summary["primary"]) == {k.replace("few.probe", m) for k in (key, oracle)
+                                       for m in ("few.probe", "few.knn")}
+    assert summary["primary"][key]["family"] == "primary"
+    assert summary["primary"][oracle]["family"] == "control"  # the label oracle trained end to end
     pair = summary["primary"][key]
     assert set(pair["per_seed"]) == {"1", "2"} and pair["mde_80"] > 0
     runs = {f"digits-tiny-{loss}-fixed_t02-{seed}": loss for loss in ("infonce", "wnce")

@@ -20,6 +20,11 @@ from infonce_lab.params import Configuration, Params, Run, TextRun
 COMPARED = metrics.names(compared=True)
 
 
+def compared(df: pd.DataFrame) -> list[str]:
+    """The compared metrics the runs have (a recall@k outside evaluation.recall_ks is absent)."""
+    return [m for m in COMPARED if m in df.columns]
+
+
 SECTIONS = tuple(dict.fromkeys(m.name.split(".")[0] for m in metrics.METRICS))
 
 
@@ -169,7 +174,7 @@ def paired_comparisons(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
         pairs += [((f"{s}-{lo}-{x}", f"{s}-{lo}-{y}"), f"{x}_vs_{y}@{lo}")
                   for lo in losses for i, x in enumerate(schedules) for y in schedules[i + 1:]]
         for (ga, gb), name in pairs:
-            for metric in COMPARED:
+            for metric in compared(df):
                 out[f"{s}/{name}/{metric}"] = paired_comparison(df, ga, gb, metric)
     return out
 
@@ -198,7 +203,7 @@ def pooled_over_schedules(paired: dict[str, dict[str, Any]], df: pd.DataFrame,
     return {f"{s}/{x}_vs_{y}@pooled/{m}": pooled_pair(
                 x, y, m, {sc: paired[f"{s}/{x}_vs_{y}@{sc}/{m}"]["per_seed"] for sc in schedules})
             for s, losses, schedules in _settings(df)
-            for i, x in enumerate(losses) for y in losses[i + 1:] for m in COMPARED}
+            for i, x in enumerate(losses) for y in losses[i + 1:] for m in compared(df)}
 
 
 def primary_comparisons(df: pd.DataFrame, setting: str, schedule: str,

@@ -30,7 +30,7 @@ def test_the_image_protocol_writes_every_image_metric_by_its_declared_name():
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(3), 40)
     x = rng.normal(size=(120, 6)) + 2.0 * np.eye(6)[y % 6]
-    cfg = EvaluationConfig(probe={"epochs": 5}, recall_ks=[1, 5, 50])
+    cfg = EvaluationConfig(probe={"epochs": 5}, recall_ks=[1, 2, 5, 10, 20, 50])
     out = evaluate_features(x[:90], y[:90], x[90:], y[90:], cfg,
                             test_views=(x[90:], x[90:] + 0.1),
                             projected=(x[90:, :3], x[90:, :3], x[90:, :3] + 0.1))
@@ -47,7 +47,14 @@ def test_the_image_protocol_writes_every_image_metric_by_its_declared_name():
 
 def test_the_stages_lists_are_derived():
     assert aggregate.COMPARED == ("linear.test_acc", "knn.test_acc", "knn.test_recall_at_1",
-                                  "few.probe_test_acc", "few.knn_test_acc")
+                                  "knn.test_recall_at_2", "knn.test_recall_at_5",
+                                  "knn.test_recall_at_10", "knn.test_recall_at_20",
+                                  "knn.test_recall_at_50", "few.probe_test_acc",
+                                  "few.knn_test_acc")
+    # a recall@k that evaluation.recall_ks leaves out is not compared (not a KeyError)
+    runs = pd.DataFrame(columns=["linear.test_acc", "knn.test_recall_at_1", "knn.test_recall_at_50"])
+    assert aggregate.compared(runs) == ["linear.test_acc", "knn.test_recall_at_1",
+                                        "knn.test_recall_at_50"]
     assert aggregate.AU_METRICS == render.EXPLORED_METRICS == ("linear.test_acc", "knn.test_acc")
     assert [c for c, _ in render.METRIC_COLUMNS] == list(metrics.names(table=True))
     assert set(aggregate.TEXT_METRICS) == set(metrics.names(text=True))

@@ -217,7 +217,7 @@ def bench_tails(exceedances: int = 20_000, batches: int = 12, anchors: int = 256
                 lrt_replicates: int = 39) -> dict[str, float]:
     """The GPD profile-likelihood fit at 20k exceedances against the WEINCE notebook's ξ-grid
     route (and one bootstrap replicate at 5k); one H1 link fit by Newton against L-BFGS-B; the
-    link test on the default bank (12 batches × 256 anchors × 255 candidates) with CV and with
+    link test on a digits-sized bank (12 batches × 256 anchors × 255 candidates) with CV and with
     the LRT (39 replicates) — the budget figures of the diagnose stage."""
     from scipy import stats
 

@@ -168,6 +168,14 @@ def test_tail_sizes_are_checked_against_the_bank(raw, section, patch, key):
 
 
 @pytest.mark.parametrize("patch,key", [
+    ({"modality_gap": {"steps": 2001}}, "simulation.modality_gap.steps = 2001"),
+    ({"modality_gap": {"arm_sigma": 0.45}}, "simulation.modality_gap.arm_sigma = 0.45"),
+    ({"modality_gap": {"arm_sigma": 0.0}}, "simulation.modality_gap.arm_sigma = 0.0"),
+    ({"modality_gap": {"arm_batches": [64, 512]}}, "simulation.modality_gap.arm_batches = [64, 512]"),
+    ({"modality_gap": {"arm_batches": [256, 256]}}, "simulation.modality_gap.arm_batches = [256, 256]"),
+    ({"modality_gap": {"arm_beta_hard": 0.0}}, "simulation.modality_gap.arm_beta_hard = 0.0"),
+    ({"modality_gap": {"arm_beta_hard": 3.0}}, "simulation.modality_gap.arm_beta_hard = 3.0"),
+    ({"modality_gap": {"arm_gap_share": 1.0}}, "simulation.modality_gap.arm_gap_share = 1.0"),
     ({"experiments": ["s0", "s7"]}, "simulation.experiments.1"),
     ({"s1": {"grid": 30}}, "simulation.s1.grid = 30"),
     ({"s0": {"dynamics": "P3"}}, "simulation.s0.dynamics = 'P3'"),

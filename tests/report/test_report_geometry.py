@@ -16,7 +16,7 @@ import torch
 from infonce_lab.evaluation.stats import TInference
 from infonce_lab.params import AuCollapseConfig
 from infonce_lab.report.sections import geometry as geo
-from infonce_lab.report.verdicts import Estimate, Outcome
+from infonce_lab.report.verdicts import Estimate, Evidence, Outcome
 from infonce_lab.simulation import estimates as est
 from infonce_lab.simulation.au_collapse import run_au_collapse
 from infonce_lab.simulation.lifted_energy import run_lifted_energy
@@ -55,6 +55,9 @@ FIXTURES: dict[str, tuple[Any, Any]] = {
     # stays at σ = 0, nine tenths of the one the smallest mismatch makes
     "mg_knife_edge": (_e(0.0, 0.2), _e(0.9, 0.1)),
     "mg_diagnosis": (Estimate.from_dict(est.wilson(14, 17)), Estimate.from_dict(est.wilson(1, 10))),
+    # an arm that keeps its gap (excess 0.38 against half of the reference's 0.4) / one that
+    # closes it (0.05 nats left, below the 0.2 it must keep)
+    "mg_batch_negatives": (_e(0.18, 0.03), _e(-0.15, 0.03)),
     # the identity as derived / with the KL coupling dropped (a Monte-Carlo-sized interval)
     "fsym_identity": (_e(0.004, 0.01), _e(_NO_KL, 0.01)),
     # ½ (the derivation) / 1 (the summary's D^Sym without the ½)
@@ -168,6 +171,43 @@ def _mg(excess: float, sym_minus_one: float, slope: float = 0.4,
         "diagnosis": {"outlier_factor": 10.0, "collapse_ratio": 0.1,
                       **{k: _pair(v) for k, v in diag.items()}},
     }
+
+
+def _arm(excess: dict[str, float], doubled: dict[str, float] | None = None, seeds: int = 12,
+         collapsed: int = 0) -> dict[str, Any]:
+    """A batch/negatives arm at σ_mis = 0.35 as run_modality_gap writes it: each arm's excess
+    over the inputs' gap per seed is ``excess[name]`` plus a fixed spread (±0.02), at 1000 steps
+    and (``doubled``, else the same) at 2000; the reference is "256"; the statistics are the
+    runner's (Yuen over the seeds kept), ``collapsed`` seeds of every arm left out."""
+    rng = np.random.default_rng(5)
+    spread = rng.uniform(-0.02, 0.02, seeds)
+    d_id = np.full(seeds, 0.36)
+    share = 0.5
+    names = {"64": (64, 0.0), "256": (256, 0.0), "1024": (1024, 0.0), "hard": (256, 1.0)}
+
+    def stats(values: dict[str, float]) -> dict[str, dict[str, Any]]:
+        d = {k: d_id + v + spread for k, v in values.items()}
+        keep = np.arange(seeds) >= collapsed
+        method = "0.25-trimmed mean of paired differences over seeds, collapsed left out (Yuen)"
+        return {k: {"excess": est.from_t(est.yuen((d[k] - d_id)[keep], 0.25), method),
+                    "minus_share_of_reference": est.from_t(est.yuen(
+                        ((d[k] - d_id) - share * (d["256"] - d_id))[keep], 0.25), method),
+                    "d_sym_trimmed": est.from_t(est.yuen(d[k][keep], 0.25), "Yuen"),
+                    "d_sym_per_seed": d[k].tolist()} for k in values}
+
+    at = (stats(excess), stats(excess if doubled is None else doubled))
+    arms = [{"name": f"batch {b}" + (", hard negatives (β = 1)" if beta else "")
+                     + (" (the experiment's run)" if k == "256" else ""),
+             "reference": k == "256", "batch": b, "beta_hard": beta,
+             **{q: _pair(at[0][k][q], at[1][k][q]) for q in ("excess", "minus_share_of_reference",
+                                                            "d_sym_trimmed", "d_sym_per_seed")},
+             "excluded": _pair(collapsed, collapsed),
+             "collapsed_per_seed": _pair([j < collapsed for j in range(seeds)])}
+            for k, (b, beta) in names.items()]
+    return {"sigma_mis": 0.35, "seeds": seeds, "reference_batch": 256,
+            "batches": [64, 256, 1024], "beta_hard": 1.0, "gap_share": share,
+            "collapse_ratio": 0.1, "trim": 0.25, "identity_d_sym_per_seed": d_id.tolist(),
+            "identity_d_sym_trimmed": _t(0.36, 0.001, 5), "arms": arms}
 
 
 # the schema's au_collapse shrunk to a toy (seconds on one core)
@@ -284,6 +324,77 @@ def test_modality_gap_rows_reproduce_when_the_gap_is_created():
     rows = _rows({"modality_gap": _mg(excess=0.2, sym_minus_one=0.1)})
     assert _find(rows, "Symmetric InfoNCE makes").verdict.outcome is Outcome.REPRODUCED
     assert _find(rows, "The gap is the symmetric").verdict.outcome is Outcome.REPRODUCED
+
+
+_KEEPS = {"64": 0.38, "256": 0.4, "1024": 0.41, "hard": 0.37}
+
+
+def _batch_row(arm: dict[str, Any] | None) -> Any:
+    mg = _mg(excess=0.2, sym_minus_one=0.1)
+    mg["convergence"]["verdict_at"] = 2000  # as run_modality_gap writes it
+    mg["batch_negatives"] = arm
+    return _find(_rows({"modality_gap": mg}), "Larger batches or harder negatives")
+
+
+def test_the_batch_negatives_row_reproduces_when_every_arm_keeps_the_gap():
+    row = _batch_row(_arm(_KEEPS))
+    assert row.verdict.outcome is Outcome.REPRODUCED, [(c.name, str(c.verdict)) for c in row.cases]
+    assert [c.name for c in row.cases] == ["batch 64", "batch 256 (the experiment's run)",
+                                           "batch 1024", "batch 256, hard negatives (β = 1)"]
+    assert "Holm" in row.cases[0].p and "1000 steps" in row.cases[0].result
+    assert "s = 0.5, declared in params.yaml" in row.rule and "σ_mis = 0.35" in row.note
+    assert row.evidence is Evidence.THEORY and not row.self_check
+
+
+@pytest.mark.parametrize(("arm", "failing"), [
+    ("1024", "batch 1024"),                            # a 4× batch closes the gap to 0.05 nats
+    ("hard", "batch 256, hard negatives (β = 1)"),     # hard negatives close it
+])
+def test_an_arm_that_removes_the_gap_is_not_reproduced(arm, failing):
+    row = _batch_row(_arm({**_KEEPS, arm: 0.05}))
+    assert row.verdict.outcome is Outcome.NOT_REPRODUCED and "1 of 4" in row.verdict.why
+    verdicts = {c.name: c.verdict.outcome for c in row.cases}
+    assert verdicts.pop(failing) is Outcome.NOT_REPRODUCED
+    assert set(verdicts.values()) == {Outcome.REPRODUCED}
+
+
+def test_no_gap_in_the_experiments_own_run_is_not_reproduced_and_says_why():
+    # the reference's excess is below the inputs' own gap: nothing for the arms to keep
+    row = _batch_row(_arm({k: -0.1 for k in _KEEPS}))
+    assert row.verdict.outcome is Outcome.NOT_REPRODUCED
+    assert "no gap above the inputs' own" in row.verdict.why
+
+
+def test_the_batch_negatives_row_needs_both_step_counts_and_says_what_to_run():
+    # kept at 1000 steps, closed by 2000: not converged
+    row = _batch_row(_arm(_KEEPS, doubled={**_KEEPS, "1024": 0.05}))
+    assert row.verdict.outcome is Outcome.INCONCLUSIVE
+    (case,) = [c for c in row.cases if c.name == "batch 1024"]
+    assert "not converged" in case.verdict.why
+    row = _batch_row(None)  # a file from before the arm
+    assert row.verdict.outcome is Outcome.NOT_RUN and "arm_sigma" in row.verdict.why
+    assert row.evidence is Evidence.THEORY
+    # seeds left out are counted per arm in the note
+    row = _batch_row(_arm(_KEEPS, collapsed=2))
+    assert row.verdict.outcome is Outcome.REPRODUCED and "batch 1024: 2 / 2" in row.note
+
+
+def test_modality_gap_results_are_quoted_at_the_verdicts_step_the_file_names():
+    conv = {"steps": 1000, "steps_doubled": 2000, "continued": True}
+    assert geo._verdict_at(conv) == "step"
+    assert geo._verdict_at({**conv, "verdict_at": 2000}) == "half_step"
+    # the runner's file: verdicts at 2000 steps, 1000 the check; both runs keep the gap
+    row = _batch_row(_arm(_KEEPS, doubled={**_KEEPS, "1024": 0.413}))
+    assert row.verdict.outcome is Outcome.REPRODUCED
+    assert "at 2000 steps: " in row.note and "batch 1024: +0.410" in row.note  # (+0.407 at 1000)
+
+
+def test_the_trend_row_counts_the_runs_left_out_per_sigma():
+    mg = _mg(excess=0.2, sym_minus_one=0.1)
+    for key in ("step", "half_step"):
+        mg["trend"]["symmetric"][key]["excluded_per_sigma"] = [0, 3, 0]
+    row = _find(_rows({"modality_gap": mg}), "The modality gap grows")
+    assert "left out per σ_mis (0, 0.35, 0.7) — 1000 steps: 0, 3, 0; 2000 steps: 0, 3, 0" in row.note
 
 
 @pytest.mark.parametrize(("zero", "expected"), [
@@ -408,7 +519,8 @@ def test_rows_and_context_from_toy_simulations(tmp_path: Path):
     g = pop.run_gibbs(taus=(1.0, 0.1), extra_bandwidths=(0.1,), extra_taus=(0.1,), seeds=3,
                       particles=24, bandwidth_seeds=2, bandwidth_particles=32, steps=10,
                       n_gibbs=4000)
-    m = pop.run_modality_gap(sigmas=(0.0, 0.5), seeds=4, steps=10, batch=16, n_eval=400)
+    m = pop.run_modality_gap(sigmas=(0.0, 0.5), seeds=4, steps=10, batch=16, n_eval=400,
+                             arm_sigma=0.5, arm_batches=(8, 16, 32))
     big = {"wang_isola": [lb.wang_isola_gap(d=8, tau=0.5, ms=(32, 128, 512), anchors=100,
                                             check_pairs=256, replicates=4)],
            "grad_consistency": [lb.grad_consistency("rbf", ns=(4, 32, 128), seeds=2, n_ref=512,
@@ -427,6 +539,8 @@ def test_rows_and_context_from_toy_simulations(tmp_path: Path):
     ctx = geo.context(sims)
     assert set(ctx) == {"gibbs", "modality_gap", "lifted_energy", "large_batch"}
     assert len(ctx["gibbs"]["rows"]) == 4 and len(ctx["modality_gap"]["rows"]) == 2
+    assert [r["name"] for r in ctx["modality_gap"]["arm"]["rows"]] == [
+        "batch 8", "batch 16 (the experiment's run)", "batch 32", "batch 16, hard negatives (β = 1)"]
     (row,) = [r for r in rows if r.topic == geo.TOPIC_COLLAPSE]
     assert row.verdict.outcome is Outcome.REPRODUCED, (row.result, [str(c.verdict)
                                                                     for c in row.cases])

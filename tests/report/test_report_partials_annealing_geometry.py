@@ -233,6 +233,30 @@ def test_geometry_partial_shows_every_block(kind: str):
 
 
 @pytest.mark.parametrize("kind", ["html", "md"])
+def test_the_modality_gap_partial_shows_the_batch_negatives_arm(kind: str):
+    sims = _geometry_sims()
+    mg = sims["modality_gap"]
+    mg["batch"], mg["convergence"]["verdict_at"] = 256, 2000
+    arms = [("batch 64", 0.31), ("batch 256 (the experiment's run)", 0.32), ("batch 512", 0.33),
+            ("batch 256, hard negatives (β = 1)", 0.34)]
+    mg["batch_negatives"] = {
+        "sigma_mis": 0.35, "gap_share": 0.5, "beta_hard": 1.0, "identity_d_sym_trimmed": _t(0.36),
+        "arms": [{"name": name, "d_sym_trimmed": _steps(0.36 + v), "excess": _steps(v),
+                  "minus_share_of_reference": _steps(v - 0.16, 0.004),
+                  "excluded": {"step": 2, "half_step": 1}} for name, v in arms]}
+    geo = geometry.context(sims)
+    text = _section(kind, "geometry", geometry=geo)
+    assert "verdicts at 2000 steps, 1000 steps the convergence check" in " ".join(text.split())
+    rows = [r for r in _table_rows(text) if "<td>batch " in r or r.startswith("| batch ")]
+    assert len(rows) == 4
+    for (name, v), row in zip(arms, rows, strict=True):
+        assert name.split(" (")[0] in row and f"+{v - 0.16:.3f}" in row
+        assert f"+{v - 0.156:.3f}" in row
+        assert "2 / 1" in row
+    assert "σ_mis = 0.35" in text and "β = 1" in text
+
+
+@pytest.mark.parametrize("kind", ["html", "md"])
 def test_geometry_partial_is_empty_without_files(kind: str):
     assert _section(kind, "geometry", geometry={}).strip() == ""
     assert _section(kind, "geometry").strip() == ""

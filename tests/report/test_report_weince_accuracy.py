@@ -217,3 +217,24 @@ def test_recall_at_every_k_holds_only_when_every_k_holds_in_k_order():
     row = _recall_row(gain_rows(paired, pooled(paired), KINDS))
     assert row.verdict.outcome is Outcome.NOT_REPRODUCED
     assert [c.verdict.outcome for c in row.cases if c.pooled][-1] is Outcome.NOT_REPRODUCED
+
+
+def test_the_primary_says_on_which_cpu_models_its_runs_were_trained(tmp_path):
+    from infonce_lab.params import Run
+    from infonce_lab.pipeline import paths
+    from infonce_lab.pipeline.report import trained_on
+    from infonce_lab.report.sections.weince_accuracy import trained_on_note
+
+    runs = [Run(dataset="digits", backbone="b", loss="infonce", schedule="s", seed=k)
+            for k in (1, 2, 3)]
+    for run, machine in zip(runs, ("CPU A", "CPU A", None), strict=True):
+        folder = tmp_path / "train" / paths.in_configuration(run.id)
+        folder.mkdir(parents=True)
+        record = {"steps": 1} if machine is None else {"steps": 1, "machine": machine}
+        (folder / "run.json").write_text(__import__("json").dumps(record))
+    machines = trained_on(tmp_path, runs)
+    assert machines == {"CPU A": 2, "unrecorded": 1}
+    note = trained_on_note(machines)
+    assert "one CPU model, CPU A (2 runs)" in note and "1 runs predate" in note
+    assert "2 CPU models" in trained_on_note({"CPU A": 8, "CPU B": 8})
+    assert trained_on_note({}) == "" and trained_on_note(None) == ""

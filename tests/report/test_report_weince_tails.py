@@ -5,9 +5,9 @@ and context configurations, one seed and several."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from infonce_lab.evaluation import tail_estimates as te
@@ -50,6 +50,7 @@ FIXTURES: dict[str, tuple[Any, Any]] = {
                      "change": est(-0.25, 0.05)}),
     "frechet_none": ({"lambda_f": est(-0.02, 0.05), "r2": 0.5},
                      {"lambda_f": est(0.40, 0.10), "r2": 0.5}),
+    "frechet_alone": (est(0.001, 0.01), est(0.20, 0.05)),
     "hardness_dilutes": (est(-0.30, 0.05), est(0.20, 0.05)),
     "pool_raises_lambda": (est(0.30, 0.05), est(-0.20, 0.05)),
     "allocation_closer": (est(0.18, 0.04), est(-0.10, 0.03)),
@@ -175,22 +176,54 @@ def group(loss: str, records: dict[int, dict[int, dict[str, Any]]], schedule: st
 KINDS = {"infonce": "info_nce", "weince": "weince", "directau": "direct_au"}
 
 
-def rows_by_rule(tails: dict[str, Any]) -> dict[str, Any]:
-    rows = wt.claim_rows(tails, KINDS, ["inside", "outside"])
+def rows_by_rule(tails: dict[str, Any], min_seeds: int = 1) -> dict[str, Any]:
+    """The rows by rule id; every InfoNCE configuration counted whatever its seeds (the seed
+    gate has its own test) so that one- and two-seed fixtures test the rules."""
+    rows = wt.claim_rows(tails, KINDS, ["inside", "outside"], min_seeds=min_seeds)
     return dict(zip(wt.CLAIMS, rows, strict=True))
 
 
+def test_a_configuration_with_fewer_than_min_seeds_is_context_not_counted():
+    """Declared before the data: an InfoNCE configuration decides a tail claim only with
+    MIN_SEEDS seeds or more (t over seeds, one bank draw each); with fewer it is context."""
+    gains = [0.05, 0.06, 0.04, 0.055, 0.045]
+    five = group("infonce", {60: {k: run_record(delta=d) for k, d in enumerate(gains, 1)}})
+    two = group("infonce", {60: {1: run_record(delta=-0.3), 2: run_record(delta=-0.31)}},
+                schedule="cosine")
+    tails = {"d-b-infonce-fixed": five, "d-b-infonce-cosine": two}
+    gain = rows_by_rule(tails, min_seeds=wt.MIN_SEEDS)["link_gain"]
+    assert wt.MIN_SEEDS == 5
+    assert gain.verdict.outcome is Outcome.REPRODUCED  # the two-seed failure cannot sink it
+    names = [c.name for c in gain.cases]
+    assert names[0] == "infonce · fixed"
+    assert "infonce · cosine (context: 2 seeds, fewer than 5, not counted)" in names
+    # its interval is the t over the five seeds alone (the runs' own se's are not added)
+    e = wt.estimate(five, "delta.inside")
+    assert e.t is not None and e.t.df == 4
+    assert e.t.se == pytest.approx(np.std(gains, ddof=1) / np.sqrt(5))
+    # only under-seeded configurations: every claim is not run, and says what it takes
+    row = rows_by_rule({"d-b-infonce-cosine": two}, min_seeds=wt.MIN_SEEDS)["link_gain"]
+    assert row.verdict.outcome is Outcome.NOT_RUN and "5 seeds or more" in row.verdict.why
+    ctx = wt.context(tails, KINDS, min_seeds=wt.MIN_SEEDS)
+    assert [c["counted"] for c in ctx["configurations"]] == [True, False]
+
+
 def default_study() -> dict[str, Any]:
-    """Two seeds of an InfoNCE configuration at epochs 30 and 60, like the default study's
-    numbers, and a DirectAU configuration with a degenerate link test (context)."""
+    """Five seeds of an InfoNCE configuration at epochs 30 and 60, like the default study's
+    numbers (each seed's Δ̄ 0.004 lower at 60 on every batch), and a DirectAU configuration with
+    a degenerate link test (context)."""
     b = {"0": 0.02, "3": 0.04, "5": 0.03, "6": 0.025, "9": 0.035, "11": 0.03}
     late = {str(k): v - 0.002 for k, v in b.items()}
-    info = group("infonce", {30: {1: run_record(delta=0.035, batches=b),
-                                  2: run_record(xi=-0.48, delta=0.033, lam=0.18, batches=b,
-                                                hard_lam=-0.20)},
-                             60: {1: run_record(delta=0.031, batches=late),
-                                  2: run_record(xi=-0.49, delta=0.029, lam=0.16,
-                                                batches=late, hard_lam=-0.20)}})
+    # (xi, Δ̄ at 30, λ̂, hardness slope of λ̂, Fréchet score weight λ_F) per seed
+    seeds = {1: (-0.45, 0.035, 0.19, -0.28, -1.1), 2: (-0.48, 0.033, 0.18, -0.20, 0.6),
+             3: (-0.46, 0.034, 0.17, -0.26, -1.4), 4: (-0.47, 0.036, 0.20, -0.22, 0.9),
+             5: (-0.44, 0.032, 0.18, -0.25, -0.2)}
+    info = group("infonce", {
+        epoch: {k: run_record(xi=xi, delta=d - (0.004 if epoch == 60 else 0.0),
+                              lam=lam - (0.02 if epoch == 60 else 0.0), hard_lam=h,
+                              lambda_f=lf, batches=late if epoch == 60 else b)
+                for k, (xi, d, lam, h, lf) in seeds.items()}
+        for epoch in (30, 60)})
     dau = group("directau", {30: {1: run_record(lam=0.0, boundary=True, degenerate=True, delta=0.0)},
                              60: {1: run_record(lam=0.0, boundary=True, degenerate=True, delta=0.0,
                                                 endpoint=1.004)}})
@@ -209,9 +242,13 @@ def test_rows_on_the_default_study_shape(default_rows):
     assert rows["link_delta_magnitude"].verdict.outcome is Outcome.NOT_REPRODUCED
     assert rows["link_lambda_magnitude"].verdict.outcome is Outcome.NOT_REPRODUCED
     assert rows["link_gain"].verdict.outcome is Outcome.REPRODUCED
-    # identifiability: a Fréchet weight of ±2.5 fits the data
+    # declared before the data: no Fréchet coordinate separates on cosines; the stand-in's
+    # numbers are shown (a Fréchet weight of ±2.5 fits these data: not identifiable either)
     fr = rows["frechet_none"]
-    assert fr.verdict.outcome is Outcome.INCONCLUSIVE and "not identifiable" in fr.verdict.why
+    assert fr.verdict.outcome is Outcome.NOT_TESTABLE and fr.verdict.why == wt.FRECHET_UNTESTABLE
+    assert "not identifiable" in fr.cases[0].verdict.why
+    alone = rows["frechet_alone"]
+    assert alone.verdict.outcome is Outcome.NOT_TESTABLE and alone.cases
     assert "Δ_WF−W = 0 by construction" in fr.note.replace("Δ̄", "Δ")
     assert "e-" not in fr.note  # no round-off printed as a number beside "by construction"
     assert rows["hardness_dilutes"].verdict.outcome is Outcome.INCONCLUSIVE  # λ̂ slope: df 1
@@ -275,22 +312,27 @@ def test_lrt_at_its_floor_is_printed_as_a_bound(default_rows):
     rows = default_rows
     note = rows["link_gain"].note
     assert "≤ 0.025 (bootstrap floor)" in note and "seed 1" in note and "seed 2" in note
-    ctx = wt.context(default_study(), KINDS)
+    ctx = wt.context(default_study(), KINDS, min_seeds=1)
     assert ctx is not None
     assert {r["lrt_p"] for r in ctx["runs"] if r["counted"]} == {"≤ 0.025 (bootstrap floor)"}
 
 
-def test_combine_adds_the_shared_bank_error_to_the_seed_spread():
-    values = {"1": te.SeedValue(0.10, 0.03, None), "2": te.SeedValue(0.12, 0.03, None)}
+def test_combine_is_the_t_over_seeds_each_on_its_own_bank():
+    # each seed has its own bank draw, so the spread over seeds carries the bank's error: the
+    # runs' own se's are not added (scipy's one-sample t interval is the reference)
+    from scipy import stats
+
+    values = {"1": te.SeedValue(0.10, 0.03, None), "2": te.SeedValue(0.12, 0.03, None),
+              "3": te.SeedValue(0.15, 0.001, 5)}
     e = te.combine(values)
-    between = ((0.10 - 0.11) ** 2 + (0.12 - 0.11) ** 2) / 1 / 2
-    assert e.t is not None and e.t.se == pytest.approx(math.sqrt(between + 0.03**2))
-    assert e.value == pytest.approx(0.11)
-    # the runs' error dominates: Satterthwaite's df is large, not n − 1
-    assert e.t.df >= 50
-    # without per-run errors: the t over seeds, flagged
-    e = te.combine({"1": te.SeedValue(0.10), "2": te.SeedValue(0.12)})
-    assert e.t is not None and e.t.df == 1 and "between seeds only" in e.note
+    xs = [0.10, 0.12, 0.15]
+    assert e.t is not None and e.t.df == 2 and e.value == pytest.approx(np.mean(xs))
+    lo, hi = stats.t.interval(0.95, 2, loc=np.mean(xs), scale=stats.sem(xs))
+    assert (e.low, e.high) == (pytest.approx(lo), pytest.approx(hi))
+    assert "t over 3 seeds" in e.note
+    # two seeds that happen to agree: one df, wide — not a Welch df made large by the bank's se
+    e = te.combine({"1": te.SeedValue(0.10, 0.03, None), "2": te.SeedValue(0.1001, 0.03, None)})
+    assert e.t is not None and e.t.df == 1
     # one seed: its own bootstrap interval, not a made-up t
     e = te.combine({"3": te.SeedValue(0.1, 0.02, None, 0.05, 0.16, "bootstrap")})
     assert (e.low, e.high) == (0.05, 0.16) and e.t is None and "one seed (3)" in e.note
@@ -340,12 +382,12 @@ def test_repulsion_row_reads_the_lowest_tau():
 
 
 def test_run_table_shows_every_run_with_its_own_numbers():
-    ctx = wt.context(default_study(), KINDS)
+    ctx = wt.context(default_study(), KINDS, min_seeds=1)
     assert ctx is not None and ctx["primary"] == "inside"
     runs = ctx["runs"]
     assert [(r["configuration"], r["seed"]) for r in runs] == [
-        ("infonce · fixed", "1"), ("infonce · fixed", "2"), ("directau · fixed", "1")]
-    dau = runs[2]
+        *(("infonce · fixed", str(k)) for k in range(1, 6)), ("directau · fixed", "1")]
+    dau = runs[5]
     assert dau["endpoint"].startswith("undefined (x̂_F > 1")
     assert dau["delta"].startswith("undefined") and dau["lambda_inside"].startswith("undefined")
     # degenerate fits: the gains' and the likelihood ratio's p-values are round-off, not numbers
@@ -354,7 +396,7 @@ def test_run_table_shows_every_run_with_its_own_numbers():
     assert runs[0]["lambda_outside"].startswith("undefined")
     configs = ctx["configurations"]
     assert [c["configuration"] for c in configs] == ["infonce · fixed", "directau · fixed"]
-    assert configs[0]["seeds"] == "1, 2" and "seeds" in configs[0]["delta"]
+    assert configs[0]["seeds"] == "1, 2, 3, 4, 5" and "seeds" in configs[0]["delta"]
     assert configs[1]["delta"].startswith("undefined") and not configs[1]["counted"]
     assert wt.context(None, KINDS) is None
 

@@ -194,13 +194,55 @@ def test_experiment_drivers_run_at_toy_sizes():
     assert [r["h"] for r in test["parting_reduction"]] == [0.2, 0.1]
     assert pop.run_gibbs(taus=(1.0, 0.1), extra_bandwidths=(), seeds=2, particles=16, steps=2,
                          n_gibbs=2000)["bandwidth_test"] is None
-    m = pop.run_modality_gap(sigmas=(0.0, 0.5), seeds=4, steps=20, batch=32, n_eval=500)
+    m = pop.run_modality_gap(sigmas=(0.0, 0.5), seeds=4, steps=20, batch=32, n_eval=500,
+                             arm_sigma=0.5, arm_batches=(16, 32, 64))
+    # the verdicts at the steps given, the check at half of them: one run read twice
+    assert m["convergence"] == {"steps": 10, "steps_doubled": 20, "continued": True,
+                                "verdict_at": 20}
     for name in pop.LOSSES:
         assert np.array(m["by_loss"][name]["half_step"]["d_sym_per_seed"]).shape == (2, 4)
     assert sum(m["diagnosis"]["cross"]["half_step"].values()) == 8
     assert [b["sigma_mis"] for b in m["excess_over_identity"]["symmetric"]["by_sigma"]] == [0, 0.5]
     assert set(m["slope"]) == {"symmetric", "x_to_y", "excess_symmetric", "identity"}
     assert set(m["trend"]["symmetric"]) == {"step", "half_step"}
+    for key in ("step", "half_step"):  # the runs the trend leaves out are the collapsed ones
+        collapsed = np.array(m["diagnosis"]["collapsed_per_seed"][key])
+        assert m["trend"]["symmetric"][key]["excluded_per_sigma"] == collapsed.sum(1).tolist()
+    _check_the_batch_negatives_arm(m)
+    with pytest.raises(ValueError, match="arm_sigma"):  # not a σ_mis of the grid
+        pop.run_modality_gap(sigmas=(0.0, 0.5), seeds=4, steps=2, batch=8, arm_sigma=0.4)
+    with pytest.raises(ValueError, match="even"):
+        pop.run_modality_gap(sigmas=(0.0, 0.5), seeds=4, steps=3, batch=8, arm_sigma=None)
+
+
+def _check_the_batch_negatives_arm(m: dict) -> None:
+    """The arm's statistics recomputed from the file's per-seed values (brute force): the
+    reference is the experiment's own symmetric run at arm_sigma, every arm is scored against
+    the inputs' gap of the same evaluation pairs, collapsed seeds leave out the pair."""
+    arm = m["batch_negatives"]
+    k = m["sigma_mis"].index(arm["sigma_mis"])
+    d_id = np.array(arm["identity_d_sym_per_seed"])
+    assert np.allclose(d_id, m["identity"]["d_sym_per_seed"][k])
+    assert [(a["batch"], a["beta_hard"], a["reference"]) for a in arm["arms"]] == [
+        (16, 0.0, False), (32, 0.0, True), (64, 0.0, False), (32, 1.0, False)]
+    (ref,) = [a for a in arm["arms"] if a["reference"]]
+    for key in ("step", "half_step"):
+        d_ref = np.array(ref["d_sym_per_seed"][key])
+        assert np.allclose(d_ref, m["by_loss"]["symmetric"][key]["d_sym_per_seed"][k])
+        assert ref["collapsed_per_seed"][key] == m["diagnosis"]["collapsed_per_seed"][key][k]
+        for a in arm["arms"]:
+            keep = ~np.array(a["collapsed_per_seed"][key]) & ~np.array(ref["collapsed_per_seed"][key])
+            d = np.array(a["d_sym_per_seed"][key])
+            stat = (d - d_id) - arm["gap_share"] * (d_ref - d_id)
+            want = est.yuen(stat[keep], arm["trim"])
+            got = a["minus_share_of_reference"][key]
+            assert a["excluded"][key] == int((~keep).sum())
+            if want is None:
+                assert got["value"] is None
+            else:
+                assert got["value"] == pytest.approx(want.mean) and got["t"]["se"] == pytest.approx(want.se)
+        # the other arms trained again: not the reference's encoders
+        assert not np.allclose(arm["arms"][0]["d_sym_per_seed"][key], d_ref)
 
 
 def test_rank_trend_is_kendalls_tau_over_the_kept_runs():
@@ -291,6 +333,118 @@ def test_batched_infonce_mixes_the_two_losses_per_run():
 def test_batched_infonce_refuses_a_temperature_float32_cannot_hold():
     with pytest.raises(ValueError, match="0.025"):
         pop.train_modality_encoders(np.array([0.1]), steps=(1,), batch=8, tau=0.01)
+
+
+def _hard_weights_brute(logits: np.ndarray, beta: float) -> np.ndarray:
+    """Robinson et al.'s weights, one entry at a time: w_ij = (B − 1)·e^{β·ℓ_ij} / Σ_{k≠i}
+    e^{β·ℓ_ik} for j ≠ i, 1 on the diagonal."""
+    n = logits.shape[0]
+    w = np.ones((n, n))
+    for i in range(n):
+        total = sum(math.exp(beta * logits[i, k]) for k in range(n) if k != i)
+        for j in range(n):
+            if j != i:
+                w[i, j] = (n - 1) * math.exp(beta * logits[i, j]) / total
+    return w
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5, 1.0, 2.0])
+def test_hard_negative_weights_have_mean_one_and_rank_like_the_logits(beta):
+    rng = np.random.default_rng(7)
+    logits = rng.uniform(-1, 1, (3, 9, 9)) / 0.2  # three anchors' sets, s/τ at τ = 0.2
+    w = pop.hard_negative_weights(torch.from_numpy(logits), beta).numpy()
+    off = ~np.eye(9, dtype=bool)
+    for r in range(3):
+        assert np.allclose(w[r], _hard_weights_brute(logits[r], beta), rtol=1e-12)
+        assert np.allclose(np.diagonal(w[r]), 1.0)  # the positive is not reweighted
+        assert np.allclose(w[r][off].reshape(9, 8).mean(1), 1.0)  # mean 1 over the negatives
+        for i in range(9):
+            neg = [j for j in range(9) if j != i]
+            if beta == 0:
+                assert np.allclose(w[r, i, neg], 1.0)
+            else:  # a harder (more similar) negative weighs more
+                assert list(np.argsort(w[r, i, neg])) == list(np.argsort(logits[r, i, neg]))
+
+
+def _hard_loss_brute(xa: torch.Tensor, xb: torch.Tensor, tau: float, beta: float,
+                     symmetric: bool) -> torch.Tensor:
+    """InfoNCE with Robinson et al.'s weights, one anchor at a time, the weights a constant:
+    −log(e^{ℓ_ii} / (e^{ℓ_ii} + Σ_{j≠i} w_ij·e^{ℓ_ij})), over the rows (and the columns)."""
+    a = torch.nn.functional.normalize(xa, dim=-1)
+    b = torch.nn.functional.normalize(xb, dim=-1)
+
+    def rows(ell: torch.Tensor) -> torch.Tensor:
+        w = torch.from_numpy(_hard_weights_brute(ell.detach().numpy(), beta))
+        n = ell.shape[0]
+        terms = [torch.log(torch.exp(ell[i, i]) + sum(w[i, j] * torch.exp(ell[i, j])
+                                                      for j in range(n) if j != i)) - ell[i, i]
+                 for i in range(n)]
+        return torch.stack(terms).mean()
+
+    out = []
+    for r in range(a.shape[0]):
+        ell = a[r] @ b[r].T / tau
+        out.append(0.5 * (rows(ell) + rows(ell.T)) if symmetric else rows(ell))
+    return torch.stack(out)
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+@pytest.mark.parametrize("beta", [0.5, 2.0])
+def test_batched_infonce_with_hard_negatives_matches_a_brute_force_reference(
+        symmetric, beta, monkeypatch):
+    gen = torch.Generator().manual_seed(2)
+    xa = torch.randn(5, 7, 2, generator=gen, dtype=torch.float64, requires_grad=True)
+    xb = torch.randn(5, 7, 2, generator=gen, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(5, generator=gen, dtype=torch.float64)
+    ref = _hard_loss_brute(xa, xb, 0.1, beta, symmetric)
+    g_ref = torch.autograd.grad((ref * w).sum(), (xa, xb))
+    for chunk in (1 << 20, 2 * 49):  # all runs in one chunk, or two runs at a time (3 chunks)
+        monkeypatch.setattr(pop, "CHUNK_ENTRIES", chunk)
+        a, b = (torch.nn.functional.normalize(x, dim=-1) for x in (xa, xb))
+        got = pop.batched_info_nce(a, b, 0.1, symmetric, beta)
+        assert torch.allclose(got, ref, atol=1e-12)
+        g_got = torch.autograd.grad((got * w).sum(), (xa, xb))
+        for x, y in zip(g_got, g_ref, strict=True):
+            assert torch.allclose(x, y, atol=1e-10)
+
+
+def test_hard_negatives_at_beta_zero_are_plain_infonce_exactly():
+    gen = torch.Generator().manual_seed(4)
+    a = torch.nn.functional.normalize(torch.randn(4, 10, 2, generator=gen), dim=-1)
+    b = torch.nn.functional.normalize(torch.randn(4, 10, 2, generator=gen), dim=-1)
+    flags = torch.tensor([True, False, True, False])
+    assert torch.equal(pop.batched_info_nce(a, b, 0.07, flags, beta_hard=0.0),
+                       pop.batched_info_nce(a, b, 0.07, flags))
+    # and the weighted path tends to it (float64: the weights are 1 up to rounding)
+    a64, b64 = a.double(), b.double()
+    assert torch.allclose(pop.batched_info_nce(a64, b64, 0.07, flags, beta_hard=1e-12),
+                          pop.batched_info_nce(a64, b64, 0.07, flags), atol=1e-12)
+    assert torch.allclose(pop.hard_negative_weights(a64 @ b64.transpose(1, 2) / 0.07, 0.0),
+                          torch.ones(4, 10, 10, dtype=torch.float64), atol=1e-15)
+
+
+def test_hard_negative_runs_share_the_maps_and_batches_of_the_plain_ones():
+    sig = np.array([0.2, 0.4, 0.6])
+    (first,), _ = pop.train_modality_encoders(sig, steps=(1,), batch=16, lr=1e-12, hard_runs=[1, 2])
+    f_hard, g_hard = first[pop.HARD]
+    assert torch.allclose(f_hard, first["symmetric"][0][[1, 2]], atol=1e-9)
+    # a vanishing β trains the same encoders on the same batches; β = 1 others
+    snaps, info = pop.train_modality_encoders(sig, steps=(20,), batch=16, hard_runs=[1, 2],
+                                              beta_hard=1e-6)
+    (near,) = snaps
+    assert torch.allclose(near[pop.HARD][0], near["symmetric"][0][[1, 2]], atol=1e-4)
+    assert info["final_loss_hard_20"].shape == (2,) and info["final_loss_20"].shape == (2, 3)
+    ((far,), _) = pop.train_modality_encoders(sig, steps=(20,), batch=16, hard_runs=[1, 2])
+    assert not torch.allclose(far[pop.HARD][0], far["symmetric"][0][[1, 2]], atol=1e-3)
+    # the initial maps given: the batches follow the seed, the maps do not
+    (given,), info2 = pop.train_modality_encoders(sig, steps=(1,), batch=16, lr=1e-12,
+                                                  init=(info["f_init"], info["g_init"]),
+                                                  seed=[0, 16], losses=("symmetric",))
+    assert np.array_equal(info2["f_init"], info["f_init"])
+    assert torch.allclose(given["symmetric"][0].double(), torch.from_numpy(info["f_init"]),
+                          atol=1e-9)
+    with pytest.raises(ValueError, match="beta_hard"):  # e^{−2(1+β)/τ} below float32's range
+        pop.train_modality_encoders(sig, steps=(1,), batch=8, hard_runs=[0], beta_hard=3.0)
 
 
 def test_identity_control_is_the_inputs_own_gap():

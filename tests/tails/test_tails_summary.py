@@ -50,7 +50,7 @@ def test_per_seed_values_are_kept_with_their_runs(tmp_path: Path):
     from infonce_lab.evaluation.estimate import Estimate
 
     est = {k: Estimate.from_dict(v) for k, v in g["estimates"].items()}
-    assert est["xi"].value == pytest.approx(xi["mean"]) and "between seeds only" in est["xi"].note
+    assert est["xi"].value == pytest.approx(xi["mean"]) and "t over 2 seeds" in est["xi"].note
     assert not est["endpoint_gap"].defined and "no finite endpoint" in est["endpoint_gap"].undefined
     json.dumps(g["estimates"], allow_nan=False)  # summary.json is strict JSON
 

@@ -57,12 +57,14 @@ def seed_value(group: Mapping[str, Any], epoch: int, key: str, seed: str) -> Any
 def combine(values: Mapping[str, SeedValue], **fmt: Any) -> Estimate:
     """A configuration's estimate from its runs.
 
-    Two seeds or more: the mean over seeds with se² = s²/n + mean(se_run²) — the seeds' spread
-    (encoder variability) plus the runs' own sampling error, which is *not* divided by n: every
-    run is diagnosed on the same bank draw (tails.seed), so that error is common to the seeds
-    and does not average out. Degrees of freedom by Welch–Satterthwaite (a bootstrap se counts
-    as known). Where a run has no se of its own, the t over seeds alone, flagged. One seed: the
-    run's own interval (bootstrap percentiles, or its t)."""
+    Two seeds or more: the t over seeds (df = n − 1). Each seed is diagnosed on its own bank
+    draw (pipeline/extract.py: ``bank_seed``), so the spread over seeds carries the bank's
+    sampling error as well as the encoder's, and the runs' own errors are not added in (with
+    a bank shared across seeds they would be, and a Welch df built from two seeds and a bank
+    error is anti-conservative when the two seeds happen to agree). Two seeds give a t with one
+    df: honest and wide; the tail claims count configurations with enough seeds
+    (report/sections/weince_tails.py). One seed: the run's own interval (bootstrap
+    percentiles, or its t)."""
     if not values:
         return Estimate.missing("no runs")
     items = [values[k] for k in sorted(values, key=int)]
@@ -77,26 +79,10 @@ def combine(values: Mapping[str, SeedValue], **fmt: Any) -> Estimate:
             return Estimate.from_t(TInference(v.value, v.se, max(df, 1), 1), note=note, **fmt)
         return Estimate.missing(f"one seed ({seed}): no per-run interval for this quantity")
     xs = [v.value for v in items]
-    mean = sum(xs) / n
-    between = sum((x - mean) ** 2 for x in xs) / (n - 1) / n
-    if any(v.se is None for v in items):
-        if between == 0:
-            return Estimate.missing(f"{n} seeds with identical values and no per-run error: "
-                                    "no interval")
-        t = t_mean(xs)
-        return Estimate.from_t(t, note=f"t over {n} seeds, between seeds only (the bank they "
-                                       f"share is not in this interval)", **fmt)
-    within = sum(v.se**2 for v in items) / n
-    # Welch–Satterthwaite. The runs' se's come from one shared bank, so they are not
-    # independent variance estimates: their mean keeps the smallest run's df (not the sum).
-    dfs = [v.df for v in items if v.df is not None]
-    denom = between**2 / (n - 1) + (within**2 / min(dfs) if dfs else 0.0)
-    total = between + within
-    df = BOOTSTRAP_DF if denom == 0 else min(BOOTSTRAP_DF, total**2 / denom)
-    t = TInference(mean, math.sqrt(total), max(int(df), 1), n)
-    return Estimate.from_t(t, note=f"{n} seeds: their spread + the shared bank's error "
-                                   f"(df {t.df if t.df < BOOTSTRAP_DF else '∞'})", **fmt)
-
+    t = t_mean(xs)
+    if t is None or t.se == 0:
+        return Estimate.missing(f"{n} seeds with identical values: no spread, no interval")
+    return Estimate.from_t(t, note=f"t over {n} seeds, each on its own bank draw", **fmt)
 
 
 def _estimate(group: Mapping[str, Any], epoch: int, key: str,
@@ -255,6 +241,15 @@ def frechet_estimates(group: Mapping[str, Any], epoch: int) -> tuple[Estimate, E
     return lam, r2
 
 
+def frechet_alone_estimate(group: Mapping[str, Any], epoch: int) -> Estimate:
+    """Δ̄_{F−0}: the held-out gain of the Fréchet-only blend over softmax (batch-clustered t)."""
+    if any(seed_value(group, epoch, "frechet.delta_frechet_vs_softmax_se", s) is None
+           for s in seed_values(group, epoch, "frechet.delta_frechet_vs_softmax")):
+        return Estimate.missing("no se of Δ̄_F−0 in the results: re-run the diagnose stage")
+    return _t_estimate(group, epoch, "frechet.delta_frechet_vs_softmax", "batch-clustered t",
+                       unit="nats", signed=True)
+
+
 def slope_estimate(group: Mapping[str, Any], epoch: int, axis: str, quantity: str) -> Estimate:
     """Slope per doubling of the ablation's axis, with its per-run cluster-robust se: Δ̄'s over
     held-out batches, λ̂'s from the sandwich influences over held-in batches (points where λ̂
@@ -303,7 +298,7 @@ def placements(group: Mapping[str, Any]) -> list[str]:
 def estimates(group: Mapping[str, Any]) -> dict[str, Estimate]:
     """Every estimate a tail claim reads, at the configuration's final diagnosed epoch:
     ``xi``, ``endpoint_gap``, ``frechet_lambda``, ``frechet_r2`` (the smallest collinearity R²
-    over seeds), ``hardness.lambda``/``.delta``, ``pool.lambda``, ``tv_gap``; per placement
+    over seeds), ``frechet_alone`` (Δ̄_F−0), ``hardness.lambda``/``.delta``, ``pool.lambda``, ``tv_gap``; per placement
     ``delta.<p>``, ``lambda.<p>`` and, with two diagnosed epochs, ``delta_first.<p>`` and
     ``delta_change.<p>`` (paired by seed and batch); per τ ``repulsion.share.<τ>`` and, for
     every step down in τ, ``repulsion.rise.<τ>``."""
@@ -311,6 +306,7 @@ def estimates(group: Mapping[str, Any]) -> dict[str, Estimate]:
     lam_f, r2 = frechet_estimates(group, e)
     out = {"xi": xi_estimate(group, e), "endpoint_gap": endpoint_gap_estimate(group, e),
            "frechet_lambda": lam_f, "frechet_r2": r2,
+           "frechet_alone": frechet_alone_estimate(group, e),
            "hardness.lambda": slope_estimate(group, e, "hardness", "lambda"),
            "hardness.delta": slope_estimate(group, e, "hardness", "delta"),
            "pool.lambda": pool_lambda_estimate(group, e), "tv_gap": allocation_estimate(group, e)}

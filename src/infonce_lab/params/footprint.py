@@ -217,11 +217,14 @@ def _simulation(sim: SimulationConfig, exp: str) -> list[Footprint]:
                           "the particle × particle kernels of every temperature and seed")]
     if exp == "modality_gap":
         c = sim.modality_gap
-        r = 2 * len(c.sigmas) * c.seeds
-        # population.BatchedInfoNCE: batch² similarities per replicate.
-        b = 16 * r * c.batch ** 2 + 96 * len(c.sigmas) * c.seeds * c.n_eval
-        return [Footprint(st, f"{key}.batch", c.batch, b,
-                          f"{r} replicate batches of {c.batch}² similarities")]
+        n = max(c.batch, *c.arm_batches) if c.arm_sigma is not None else c.batch
+        # population.BatchedInfoNCE: a chunk of runs' float32 similarities at a time (2²⁰ of
+        # them, or one run's n² where that is more), twice with hard negatives, plus the thin
+        # products; the evaluation pairs and their embeddings (96 B per pair and run).
+        b = 3 * 4 * max(1 << 20, n * n) + 96 * len(c.sigmas) * c.seeds * c.n_eval
+        key_n = "arm_batches" if n != c.batch else "batch"
+        return [Footprint(st, f"{key}.{key_n}", n, b,
+                          f"chunks of {max(1, (1 << 20) // (n * n))} run(s) × {n}² similarities")]
     if exp == "lifted_energy":
         n = max(sim.lifted_energy.ns)
         # lifted_energy: the batch's N × min(N, 2048) blocks of float64 similarities.

@@ -245,19 +245,30 @@ class LiftedEnergyConfig(ExperimentConfig):
 
 class ModalityGapConfig(ExperimentConfig):
     """The geometry paper's modality-gap experiment: symmetric InfoNCE with two linear encoders
-    on S¹, its identity and one-directional controls, at ``steps`` and twice the steps; D_sym vs
-    σ_mis."""
+    on S¹, its identity and one-directional controls; D_sym vs σ_mis, decided at ``steps`` and
+    checked at half of them (one run, read twice). The batch/negatives arm: at ``arm_sigma``,
+    the same seeds again at each batch size of ``arm_batches`` and with hard negatives
+    (Robinson et al. 2021) at ``arm_beta_hard``, against ``arm_gap_share`` of the experiment's
+    own excess gap."""
 
     RUNS = "population:run_modality_gap"
 
     sigmas: Annotated[list[NonNegFloat], Field(min_length=2)] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
-    seeds: Annotated[int, Field(ge=4)] = 12
-    steps: PosInt = 750
-    batch: Annotated[int, Field(ge=2)] = 128
+    seeds: Annotated[int, Field(ge=4)] = 20
+    # the verdicts' step; the convergence check reads the same run at steps/2
+    steps: Annotated[int, Field(ge=2, multiple_of=2)] = 2000
+    batch: Annotated[int, Field(ge=2)] = 256
     n_eval: Annotated[int, Field(ge=100)] = 8000
     trim: Annotated[float, Field(ge=0.0, lt=0.5)] = 0.25
     outlier_factor: PosFloat = 10.0
+    # collapsed: σ_min/σ_max of f or g below this; such seeds are left out of the trend and arm
     collapse_ratio: PosFloat = 0.1
+    arm_sigma: NonNegFloat | None = 0.4  # None: no batch/negatives arm
+    arm_batches: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2), Unique] = [
+        64, 256, 512]
+    # e^{−2(1+β)/τ} must stay a normal float32 at τ = 0.07: β ≤ 2
+    arm_beta_hard: Annotated[float, Field(gt=0.0, le=2.0)] = 1.0
+    arm_gap_share: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.5
     seed: Seed = 0
 
     @model_validator(mode="after")
@@ -265,6 +276,14 @@ class ModalityGapConfig(ExperimentConfig):
         if not any(s > 0 for s in self.sigmas):
             raise ValueError("sigmas needs a value > 0: the gap claims are about mismatched "
                              "conditional laws (σ_mis > 0)")
+        if self.arm_sigma is not None and (self.arm_sigma <= 0 or not any(
+                math.isclose(s, self.arm_sigma, abs_tol=1e-12) for s in self.sigmas)):
+            raise _KeyProblem("simulation.modality_gap.arm_sigma", self.arm_sigma,
+                              f"a σ_mis > 0 of sigmas {self.sigmas}, or null")
+        if self.batch not in self.arm_batches:
+            raise _KeyProblem("simulation.modality_gap.arm_batches", self.arm_batches,
+                              f"a list that includes batch ({self.batch}): the experiment's run "
+                              "is the arm's reference")
         return self
 
 
@@ -355,6 +374,39 @@ class AuCollapseConfig(ExperimentConfig):
     seed: Seed = 0
 
 
+class SgdNoiseConfig(ExperimentConfig):
+    """Annealing paper §4: mini-batch SGD's own gradient noise as the SDE's noise. On S1's
+    landscape (InfoNCE on (S¹)^4 from the interleaved trap), at the log schedule β = c·ln(t + K)
+    with c = c_ratio·c* and S1's P2 step rule dt_k = min(dt_max, h/(κ_s²β_k)), the same chains run
+    three ways: SGD on a minibatch of ``batch`` of the 4 anchor terms (drawn without replacement,
+    rescaled to be unbiased) with no injected noise, gradient descent on the full gradient (the
+    control), and the full gradient with the injected Langevin noise (the SDE reference); every
+    run again at half the step."""
+
+    RUNS = "sgd_noise:run_sgd_noise"
+
+    kappa_s: PosFloat = 1.0
+    # c ≤ c*: the schedules under which the annealed SDE escapes (Thm 3.2)
+    c_ratio: Annotated[float, Field(gt=0.0, le=1.0)] = 0.5
+    K: Annotated[float, Field(gt=1.0)] = math.e
+    batch: Annotated[int, Field(ge=1, le=3)] = 1  # of S1's 4 anchor terms; 4 has no noise
+    chains: Annotated[int, Field(ge=10)] = 200
+    dt_max: PosFloat = 1e-2
+    h: PosFloat = 0.4
+    horizon: PosFloat = 100.0
+    first_check: PosFloat = 0.1
+    beta_bar: PosFloat = 20.0
+    angle_sd: NonNegFloat = 0.05
+    seed: Seed = 0
+
+    @model_validator(mode="after")
+    def _first_check_inside(self) -> SgdNoiseConfig:
+        if self.first_check > self.horizon:
+            raise _KeyProblem("simulation.sgd_noise.first_check", self.first_check,
+                              f"at most horizon ({self.horizon})")
+        return self
+
+
 def _an_experiment(name: str) -> str:
     if name not in experiment_names():
         raise ValueError(f"unknown experiment: expected one of {', '.join(experiment_names())}")
@@ -379,6 +431,7 @@ class SimulationConfig(Strict):
     lifted_energy: LiftedEnergyConfig = LiftedEnergyConfig()
     link_theory: LinkTheoryConfig = LinkTheoryConfig()
     au_collapse: AuCollapseConfig = AuCollapseConfig()
+    sgd_noise: SgdNoiseConfig = SgdNoiseConfig()
 
 
 def experiment_names() -> tuple[str, ...]:

@@ -261,6 +261,10 @@ class Params(Strict):
         for i, name in enumerate(pr.losses):
             if name not in self.losses:
                 raise _KeyProblem(f"primary.losses[{i}]", name, "a name defined under 'losses:'")
+        for i, name in enumerate(self.tails.primary_losses):
+            if name not in pr.losses:
+                raise _KeyProblem(f"tails.primary_losses[{i}]", name,
+                                  f"one of the primary block's losses {pr.losses}")
         shared = sorted({c.to_str() for c in configurations(self.grid_runs())}
                         & {c.to_str() for c in configurations(self.primary_runs())})
         if shared:
@@ -305,6 +309,12 @@ class Params(Strict):
     def runs(self) -> list[Run]:
         """Every image run: the grid, then the primary block."""
         return self.grid_runs() + self.primary_runs()
+
+    def diagnosed_runs(self) -> list[Run]:
+        """The runs the diagnose stage diagnoses: the grid, then the primary block's runs of
+        ``tails.primary_losses``."""
+        wanted = set(self.tails.primary_losses)
+        return self.grid_runs() + [r for r in self.primary_runs() if r.loss in wanted]
 
 
 @dataclass(frozen=True)

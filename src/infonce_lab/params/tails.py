@@ -6,14 +6,14 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, model_validator
 
-from infonce_lab.params.base import PosFloat, PosInt, Seed, Strict, _KeyProblem
+from infonce_lab.params.base import Name, PosFloat, PosInt, Seed, Strict, _KeyProblem
 
 
 class LinkBankConfig(Strict):
     """WEINCE §2.3.2: ``batches`` batches of ``batch_images`` images, two views each (the paper:
     32 × 256)."""
 
-    batches: Annotated[int, Field(ge=4)] = 12
+    batches: Annotated[int, Field(ge=4)] = 10
     batch_images: Annotated[int, Field(ge=8)] = 128
     embedding: Literal["z", "h"] = "z"  # projector outputs (the released code) or backbone features
 
@@ -86,7 +86,13 @@ class NoiseFloorConfig(Strict):
 class TailsConfig(Strict):
     """The diagnose stage: every run, every kept checkpoint and the final weights."""
 
-    seed: Seed = 0  # one bank draw for every run and checkpoint: differences are the encoder's
+    # with each run's own seed, the bank draw: every configuration and checkpoint of one seed is
+    # diagnosed on the same images and views (differences between them are the encoder's), each
+    # seed on its own draw (the spread over seeds carries the bank's error too)
+    seed: Seed = 0
+    # the primary block's losses whose runs (all their seeds, every kept checkpoint) are
+    # diagnosed beside the grid's: the tail claims are decided on configurations with enough seeds
+    primary_losses: list[Name] = []
     bank: LinkBankConfig = LinkBankConfig()
     pot: POTConfig = POTConfig()
     link: LinkTestConfig = LinkTestConfig()

@@ -67,7 +67,8 @@ from infonce_lab.train.progress import duration
 
 
 def diagnose_dataset(params: Params, dataset: str) -> None:
-    runs = dataset_runs(params, dataset, primary=False)  # the grid: the primary decides on accuracy
+    dataset_runs(params, dataset)  # a dataset outside the study is an error
+    runs = [r for r in params.diagnosed_runs() if r.dataset == dataset]
     cfg = params.tails
     torch.set_num_threads(params.training.threads)
     banks = {r.id: load_banks(paths.features_dir(dataset) / r.id) for r in runs}  # before work

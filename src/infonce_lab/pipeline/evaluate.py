@@ -62,7 +62,8 @@ def evaluate_dataset(params: Params, dataset: str) -> None:
         for run in runs:
             out = feats / run.id
             out.mkdir()
-            f = extract_run(paths.model_dir(run), out, data, (v1, v2), params, dataset, device)
+            f = extract_run(paths.model_dir(run), out, data, (v1, v2), params, dataset,
+                            run.seed, device)
             metrics = _score(f, data, ecfg)
             records[run.id] = {"encoder": {"kind": "trained", **run.model_dump()}, **metrics}
             print(f"{run.id}: features h {f['train_h'].shape[1]}-d, z {f['train_z'].shape[1]}-d; linear "

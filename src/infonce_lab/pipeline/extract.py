@@ -81,18 +81,32 @@ def save_splits(out: Path, f: dict[str, np.ndarray], data: Any) -> None:
 
 
 def check_banks(cfg: TailsConfig, n_images: int, dataset: str) -> None:
+    """The banks fit the dataset's training images, before any encoder is loaded."""
     for key, size in (("tails.bank.batch_images", cfg.bank.batch_images),
                       ("tails.pot.batch_images", cfg.pot.batch_images)):
         if size > n_images:
             raise ValueError(f"{key} = {size}: at most the {n_images} training images of "
                              f"dataset '{dataset}'")
+    total = cfg.bank.batches * cfg.bank.batch_images
+    if total > n_images:  # the link bank draws every image once (tails/banks.py: link_draws)
+        raise ValueError(f"tails.bank.batches × tails.bank.batch_images = {cfg.bank.batches} × "
+                         f"{cfg.bank.batch_images} = {total}: the link bank draws each image "
+                         f"once, so at most the {n_images} training images of dataset "
+                         f"'{dataset}' (fewer batches, or smaller ones)")
+
+
+def bank_seed(tails_seed: int, run_seed: int) -> int:
+    """The banks' draw of a run: one per (``tails.seed``, run seed), shared by every
+    configuration and checkpoint of that seed (paired), independent across seeds."""
+    return int(np.random.SeedSequence([tails_seed, run_seed]).generate_state(1)[0])
 
 
 @torch.no_grad()
 def bank_embeddings(encoder: torch.nn.Module, images: torch.Tensor, params: Params,
-                    dataset: str, device: str | torch.device = "cpu") -> dict[str, np.ndarray]:
+                    dataset: str, run_seed: int, device: str | torch.device = "cpu",
+                    ) -> dict[str, np.ndarray]:
     """One checkpoint's bank embeddings (``tails.bank.embedding``: z or h), from one generator
-    seeded with ``tails.seed``: the link bank's draws first, then the POT bank's."""
+    seeded by :func:`bank_seed`: the link bank's draws first, then the POT bank's."""
     cfg, aug = params.tails, params.datasets[dataset].augment
     head = 1 if cfg.bank.embedding == "z" else 0  # the encoder returns (h, z)
     encoder = encoder.to(device).eval()
@@ -103,7 +117,7 @@ def bank_embeddings(encoder: torch.nn.Module, images: torch.Tensor, params: Para
     def augment(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
         return augment_one(x, aug, gen)
 
-    gen = torch.Generator().manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(bank_seed(cfg.seed, run_seed))
     link_z, link_images = link_draws(embed, images, augment, cfg.bank.batches,
                                      cfg.bank.batch_images, gen)
     pot_z, pot_images = pot_draws(embed, images, augment, cfg.pot.repeats, cfg.pot.batch_images,
@@ -113,14 +127,16 @@ def bank_embeddings(encoder: torch.nn.Module, images: torch.Tensor, params: Para
 
 
 def extract_run(model_dir: Path, out: Path, data: Any, views: Views, params: Params,
-                dataset: str, device: str | torch.device = "cpu") -> dict[str, np.ndarray]:
-    """Every feature file of one run; returns the final weights' split features."""
+                dataset: str, run_seed: int, device: str | torch.device = "cpu",
+                ) -> dict[str, np.ndarray]:
+    """Every feature file of one run (``run_seed``: its seed, which picks its banks' draw);
+    returns the final weights' split features."""
     images = as_float(torch.as_tensor(data.train_x))  # uint8 datasets: to [0, 1] once
     f: dict[str, np.ndarray] = {}
     for path in checkpoints(model_dir, params.training.checkpoint_epochs):
         encoder, meta = load_encoder(path, map_location=device)
         save_npz_atomic(out / f"bank_epoch_{int(meta['epoch']):04d}.npz",
-                        **bank_embeddings(encoder, images, params, dataset, device))
+                        **bank_embeddings(encoder, images, params, dataset, run_seed, device))
         if path.name == "model.pt":
             f = encode_splits(encoder, data, views, params.evaluation.batch_size, device)
             save_splits(out, f, data)

@@ -5,17 +5,29 @@ simulate stage's reports/sims/; it computes nothing new. This module reads the f
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 
 from infonce_lab.io import read_json, replaced_together, write_bytes_atomic
-from infonce_lab.params import Params
+from infonce_lab.params import Params, Run
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.report_page import build_page
 from infonce_lab.report.loaders import load_sims, representative_plots
 from infonce_lab.report.render import load_curves
 from infonce_lab.report.sections import Inputs
+
+
+def trained_on(out: Path, runs: list[Run]) -> dict[str, int]:
+    """How many of ``runs`` each CPU model trained (their run.json; "unrecorded" for results
+    written before the machine was)."""
+    machines: Counter[str] = Counter()
+    for run in runs:
+        f = out / "train" / paths.in_configuration(run.id) / "run.json"
+        if f.is_file():
+            machines[read_json(f).get("machine", "unrecorded")] += 1
+    return dict(machines)
 
 
 def read_inputs(params: Params, out: Path) -> Inputs:
@@ -53,6 +65,7 @@ def read_inputs(params: Params, out: Path) -> Inputs:
         placements=tuple(params.tails.link.placements), design=params.primary.model_dump(),
         settings={
             "losses": {n: c.model_dump() for n, c in params.losses.items()},
+            "primary_machines": trained_on(out, params.primary_runs()),
             "fixed_taus": {n: float(c.tau) for n, c in params.schedules.items()
                            if c.kind == "fixed"},
             "text_dataset_kinds": {n: c.kind for n, c in text.datasets.items()},

@@ -24,6 +24,7 @@ import torch
 
 from infonce_lab.io import read_json, replaced_together
 from infonce_lab.losses.objects import Loss
+from infonce_lab.machine import cpu_model
 from infonce_lab.params import LossConfig, Run, TextRun
 from infonce_lab.pipeline.registry import build_loss
 from infonce_lab.train.loop import STATE_FORMAT, Resume, TrainResult, distributed
@@ -149,6 +150,7 @@ def summary(result: TrainResult) -> dict[str, Any]:
             "samples_per_s": round(result.samples_per_s, 1),
             "resumed_from_step": result.resumed_from,
             "device": str(next(result.encoder.parameters()).device),
+            "machine": cpu_model(),  # bit-identical results hold per CPU model, not across them
             "torch_threads": torch.get_num_threads(),
             "processes": distributed()[1]}   # DDP: each holds batch/processes (its own BN)
 

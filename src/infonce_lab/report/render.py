@@ -27,6 +27,7 @@ from markupsafe import Markup
 from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import holm
 from infonce_lab.io import read_json
+from infonce_lab.machine import cpu_model
 from infonce_lab.params import Params, configurations, params_hash
 from infonce_lab.report.findings import counted, counts, findings, short
 from infonce_lab.report.sections import Paper, Section, markdown_anchor, papers
@@ -124,17 +125,6 @@ def _epoch(stamp: str | None) -> float | None:
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() if stamp else None
     except ValueError:  # a hand-written or older file: no time to place it by
         return None
-
-
-def cpu_model() -> str:
-    """The CPU's model name (Linux /proc/cpuinfo; platform.processor() is empty there)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def git_state(cwd: Path | None = None) -> tuple[str, bool]:

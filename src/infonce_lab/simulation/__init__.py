@@ -6,8 +6,10 @@ angle coordinates of (S¹)^N, ``circle``), its watershed barriers and quenches (
 S1 trapping run (``s1``); Riemannian Hessians (``hessian``), Prop. C.2's minimizers (``minimizers``)
 and barriers against the number of negatives (``negatives``); large-N limits (``large_batch``);
 Gibbs equilibrium and the modality gap (``population``); the lifted energy (``lifted_energy``),
-the link theory (``link_theory``) and Wang–Isola's alignment-only collapse (``au_collapse``). Every function takes numbers and returns numbers; each
-experiment's params section names the function that runs it (:func:`runner`)."""
+the link theory (``link_theory``), Wang–Isola's alignment-only collapse (``au_collapse``) and
+mini-batch SGD's own noise against the SDE's on S1 (``sgd_noise``). Every function takes numbers
+and returns numbers; each experiment's params section names the function that runs it
+(:func:`runner`)."""
 
 import importlib
 import pkgutil

@@ -6,11 +6,13 @@ own gap) and one-directional InfoNCE.
 
 Both experiments batch every (setting, seed) run into one tensor and one Adam: Adam's update is
 elementwise, so the batched runs are exactly the independent ones, computed together. Both are
-optimisers at a constant learning rate, so their convergence check is twice the steps, read off
-one continued run: halving the learning rate would not refine a discretisation of one target —
-the Gibbs particles' injected parameter noise is fixed per step, so a smaller step changes the
-balance of drift and noise, i.e. the process itself — while doubling the steps asks exactly
-whether the published step count has reached the end state the verdicts are about.
+optimisers at a constant learning rate, so their convergence check is a second step count, read
+off one continued run: halving the learning rate would not refine a discretisation of one target
+— the Gibbs particles' injected parameter noise is fixed per step, so a smaller step changes the
+balance of drift and noise, i.e. the process itself — while another step count asks exactly
+whether the run has reached the end state the verdicts are about. The Gibbs experiment reads its
+steps and twice them; the modality gap its published 2000 steps (the verdicts) and half of them
+(the check).
 """
 
 from __future__ import annotations
@@ -287,6 +289,7 @@ def run_gibbs(
 # (anchors of modality 1 against modality 2's candidates), which E.4 credits with one KL
 # coupling instead of two.
 LOSSES = ("symmetric", "x_to_y")
+HARD = "symmetric_hard"  # symmetric InfoNCE with hard-negative weights (the batch/negatives arm)
 PSEUDO_COUNT = 1e-8  # added to every histogram bin, as published
 
 
@@ -310,51 +313,114 @@ def _features(rng: np.random.Generator, theta: np.ndarray, noise: float) -> torc
     return torch.from_numpy(x)
 
 
+TAU_MIN = 0.025  # e^{−2/τ} must stay a normal float32
+FLOAT32_LOG_MIN = 87.0  # −log of float32's smallest normal (1.18e-38) is 87.3
+CHUNK_ENTRIES = 1 << 20  # similarities per chunk of runs: 4 MiB of float32, inside the caches
+
+
+def hard_negative_weights(logits: torch.Tensor, beta: float) -> torch.Tensor:
+    """The hard-negative weights of Robinson et al. (2021), "Contrastive learning with hard
+    negative samples", for the rows of logits ℓ (…, B, B) (ℓ_ij = s_ij/τ, the positive on the
+    diagonal): w_ij ∝ exp(β·ℓ_ij) over each anchor's B − 1 negatives j ≠ i, normalised to mean 1
+    over them; the positive keeps weight 1. A constant (no gradient), as in their importance-
+    weighted estimator; β = 0 gives every weight 1, i.e. InfoNCE. The columns' weights are
+    those of ℓᵀ. The reference for :class:`BatchedInfoNCE`, which computes the same sums without
+    forming w."""
+    with torch.no_grad():
+        n = logits.shape[-1]
+        eye = torch.eye(n, dtype=torch.bool)
+        w = torch.softmax((beta * logits).masked_fill(eye, -math.inf), dim=-1) * (n - 1)
+        return w.masked_fill(eye, 1.0)
+
+
 class BatchedInfoNCE(torch.autograd.Function):
     """InfoNCE of every run at once: unit rows a, b (R, B, d), logits ℓ = a·bᵀ/τ per run, loss
     (R,) = (1 − w)·CE over the rows + w·CE over the columns, one weight w per run: w = ½ is
     CLIP's symmetric loss (the project's ``symmetric_info_nce``), w = 0 the rows only (x → y).
-    One call holds both losses' runs, so their (R × B × B) tensors are made once per step.
+    One call holds both losses' runs.
 
-    Written with an analytic backward — dL/dℓ_ij = (1/B)[(1 − w)·E_ij/r_i + w·E_ij/c_j − δ_ij],
-    E = exp(ℓ − 1/τ), r and c its row and column sums — because autograd's two cross-entropies
-    make about twice the passes over the logits, the cost of this experiment. |ℓ| ≤ 1/τ for unit
-    rows, so E lies in [e^{−2/τ}, 1] and needs no max subtraction while e^{−2/τ} is a normal
-    float32 (τ ≥ 0.025).
+    With ``beta_hard`` = β > 0 each anchor's negatives are reweighted (Robinson et al. 2021,
+    :func:`hard_negative_weights`): the row denominator is E_ii + Σ_{j≠i} W_ij·E_ij with
+    W_ij = (B − 1)·E_ij^β / Σ_{k≠i} E_ik^β (the columns' likewise over i ≠ j), the weights held
+    constant in the gradient. β = 0 is the plain loss, computed by the plain path.
+
+    The gradient is analytic — dL/dℓ_ij = (1/B)[(1 − w)·W_ij·E_ij/r_i + w·W′_ij·E_ij/c_j −
+    δ_ij], E = exp(ℓ − 1/τ), r and c the (weighted) row and column sums, W = 1 without hard
+    negatives — and computed in the forward, a chunk of runs at a time, so each chunk's
+    (B × B) matrices are made, summed and multiplied while they are in the cache and never
+    stored: the backward of a per-run loss is its gradient scaled by that run's incoming
+    gradient (each run's loss depends on its own rows only). These matrices are this
+    experiment's cost; the earlier version, which allocated the (R × B × B) tensor every step and
+    read it again in a separate backward, took about 4× as long per similarity (one thread). The
+    gradient is computed whether or not it is used. |ℓ| ≤ 1/τ for unit rows, so E lies in [e^{−2/τ}, 1]
+    (E^{1+β} in [e^{−2(1+β)/τ}, 1]) and needs no max subtraction while that bound is a normal
+    float32.
     """
 
     @staticmethod
-    def forward(ctx, a: torch.Tensor, b: torch.Tensor, inv_tau: float, col_weight: torch.Tensor
-                ) -> torch.Tensor:
+    def forward(ctx, a: torch.Tensor, b: torch.Tensor, inv_tau: float, col_weight: torch.Tensor,
+                beta_hard: float = 0.0) -> torch.Tensor:
+        runs, n, d = a.shape
+        chunk = max(1, CHUNK_ENTRIES // (n * n))
         shift = torch.full((1, 1, 1), -inv_tau, dtype=a.dtype)
-        e = torch.baddbmm(shift, a, b.transpose(1, 2), alpha=inv_tau).exp_()
-        pos = (a * b).sum(-1).sub_(1.0).mul_(inv_tau)  # ℓ_ii − 1/τ
-        r, c = e.sum(-1), e.sum(-2)
-        w = col_weight.to(a.dtype)
-        loss = (1 - w) * (r.log() - pos).mean(-1) + w * (c.log() - pos).mean(-1)
-        ctx.save_for_backward(a, b, e, r, c, w)
-        ctx.inv_tau = inv_tau
+        e_buf = torch.empty((min(chunk, runs), n, n), dtype=a.dtype)
+        h_buf = torch.empty_like(e_buf) if beta_hard else None
+        loss = torch.empty(runs, dtype=a.dtype)
+        ga, gb = torch.empty_like(a), torch.empty_like(b)
+        weight = col_weight.to(a.dtype)
+        for lo in range(0, runs, chunk):
+            hi = min(lo + chunk, runs)
+            x, y, w = a[lo:hi], b[lo:hi], weight[lo:hi].unsqueeze(-1)  # w: (C, 1)
+            e = e_buf[:hi - lo]
+            torch.baddbmm(shift, x, y.transpose(1, 2), alpha=inv_tau, out=e).exp_()
+            pos = (x * y).sum(-1).sub_(1.0).mul_(inv_tau)  # ℓ_ii − 1/τ = log E_ii
+            if not beta_hard:
+                k, r, c = e, e.sum(-1), e.sum(-2)
+                u, v = (1 - w) / r, w / c
+                diag = torch.full_like(u, -1.0)  # the −δ_ij (k's diagonal is the positives')
+            else:
+                pd = e.diagonal(dim1=1, dim2=2).clone()  # E_ii, the positives
+                h = torch.pow(e, beta_hard, out=h_buf[:hi - lo])  # ∝ exp(β·ℓ): the weights
+                # the negatives only: zeroed, not subtracted from the sums (an aligned positive
+                # E_ii ≈ 1 beside negatives ≪ 1 would leave float32 rounding as their sum)
+                h.diagonal(dim1=1, dim2=2).zero_()
+                norm_r, norm_c = h.sum(-1), h.sum(-2)
+                k = h.mul_(e)  # E^{1+β} off the diagonal: W·E up to the normaliser
+                r = pd + (n - 1) * k.sum(-1) / norm_r
+                c = pd + (n - 1) * k.sum(-2) / norm_c
+                u, v = (1 - w) * (n - 1) / (norm_r * r), w * (n - 1) / (norm_c * c)
+                diag = pd * ((1 - w) / r + w / c) - 1  # the positives, on k's zero diagonal
+            loss[lo:hi] = (1 - w[:, 0]) * (r.log() - pos).mean(-1) + w[:, 0] * (c.log() - pos
+                                                                                 ).mean(-1)
+            # B·dL/dℓ_ij = k_ij·(u_i + v_j) + δ_ij·diag_i, so
+            #   ∂a_i ∝ u_i·(k b)_i + (k (v∘b))_i + diag_i·b_i
+            #   ∂b_j ∝ (kᵀ(u∘a))_j + v_j·(kᵀa)_j + diag_j·a_j
+            # both products as (thin operand)ᵀ·k, k's rows contiguous: MKL's fastest layout here
+            uu, vv, dd = u.unsqueeze(-1), v.unsqueeze(-1), diag.unsqueeze(-1)
+            kb = torch.bmm(torch.cat([y, vv * y], -1).transpose(1, 2), k.transpose(1, 2))
+            ka = torch.bmm(torch.cat([uu * x, x], -1).transpose(1, 2), k)
+            kb, ka = kb.transpose(1, 2), ka.transpose(1, 2)  # (C, B, 2d)
+            ga[lo:hi] = uu * kb[..., :d] + kb[..., d:] + dd * y
+            gb[lo:hi] = ka[..., :d] + vv * ka[..., d:] + dd * x
+        scale = inv_tau / n
+        ctx.save_for_backward(ga.mul_(scale), gb.mul_(scale))
         return loss
 
     @staticmethod
-    def backward(ctx, grad_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, None, None]:
-        a, b, e, r, c, w = ctx.saved_tensors
-        p = e * ((1 - w).unsqueeze(-1) / r).unsqueeze(-1)
-        p.addcmul_(e, (w.unsqueeze(-1) / c).unsqueeze(-2))
-        p.diagonal(dim1=1, dim2=2).sub_(1.0)
-        scale = (grad_out * (ctx.inv_tau / a.shape[1])).view(-1, 1, 1)
-        # pᵀa as (aᵀp)ᵀ: the (R × B × B) operand stays contiguous (a transposed one is copied)
-        gb = torch.bmm(a.transpose(1, 2), p).transpose(1, 2)
-        return torch.bmm(p, b).mul_(scale), gb.mul(scale), None, None
+    def backward(ctx, grad_out: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        ga, gb = ctx.saved_tensors
+        g = grad_out.view(-1, 1, 1)
+        return ga * g, gb * g, None, None, None
 
 
-def batched_info_nce(a: torch.Tensor, b: torch.Tensor, tau: float, symmetric: bool | torch.Tensor
-                     ) -> torch.Tensor:
+def batched_info_nce(a: torch.Tensor, b: torch.Tensor, tau: float, symmetric: bool | torch.Tensor,
+                     beta_hard: float = 0.0) -> torch.Tensor:
     """Per-run InfoNCE (R,) of unit rows a, b (R, B, d): symmetric (CLIP) or x → y, per run
-    when ``symmetric`` is a (R,) boolean tensor."""
+    when ``symmetric`` is a (R,) boolean tensor; with Robinson et al.'s hard-negative weights at
+    ``beta_hard`` > 0 (:class:`BatchedInfoNCE`)."""
     flag = torch.as_tensor(symmetric, dtype=a.dtype)
     weight = (0.5 * flag).expand(a.shape[0]).contiguous()
-    return BatchedInfoNCE.apply(a, b, 1.0 / tau, weight)
+    return BatchedInfoNCE.apply(a, b, 1.0 / tau, weight, float(beta_hard))
 
 
 def train_modality_encoders(
@@ -364,56 +430,86 @@ def train_modality_encoders(
     tau: float = 0.07,
     lr: float = 5e-3,
     feature_noise: float = 0.02,
-    seed: int = 0,
+    seed: int | Sequence[int] = 0,
     losses: Sequence[str] = LOSSES,
     dtype: torch.dtype = torch.float32,
+    hard_runs: Sequence[int] = (),
+    beta_hard: float = 1.0,
+    init: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[list[dict[str, tuple[torch.Tensor, torch.Tensor]]], dict[str, np.ndarray]]:
     """Two bias-free linear 2→2 encoders per run (one run per entry of sigma_mis) and per loss of
     ``losses``, all trained at once with one Adam (elementwise, so the runs are independent), a
-    fresh batch every step. Init as torch.nn.Linear, U(±1/√2).
+    fresh batch every step. Init as torch.nn.Linear, U(±1/√2), or ``init`` = (f, g), (R, 2, 2)
+    each (then ``seed`` seeds the batches only, and may be a sequence, as numpy's seeds may).
 
     The runs of one σ_mis entry under the different losses start from the same maps and see the
     same batches: the losses are compared paired, and the one-directional control costs no
-    sampling. Returns, per number of ``steps`` (ascending, all from one run of max(steps)
-    steps), {loss: (f, g)} with f, g (R, 2, 2); and the initial maps and, per step count, each
-    run's last batch loss.
+    sampling. ``hard_runs``: entries of sigma_mis that also train symmetric InfoNCE with
+    Robinson et al.'s hard-negative weights at ``beta_hard`` (:class:`BatchedInfoNCE`), from the
+    same maps on the same batches, under the key ``HARD``. Returns, per number of ``steps``
+    (ascending, all from one run of max(steps) steps), {loss: (f, g)} with f, g (R, 2, 2)
+    (len(hard_runs) for ``HARD``); and the initial maps and, per step count, each run's last
+    batch loss (``final_loss_<k>``: (losses, R); ``final_loss_hard_<k>``).
     """
-    if tau < 0.025:
-        raise ValueError(f"tau = {tau} < 0.025: the batched loss needs e^(-2/tau) in float32's "
-                         f"normal range")
+    if tau < TAU_MIN:
+        raise ValueError(f"tau = {tau} < {TAU_MIN}: the batched loss needs e^(-2/tau) in "
+                         f"float32's normal range")
+    hard = [int(i) for i in hard_runs]
+    if hard and not 0 < beta_hard <= FLOAT32_LOG_MIN * tau / 2 - 1:
+        raise ValueError(f"beta_hard = {beta_hard}: expected > 0 and at most "
+                         f"{FLOAT32_LOG_MIN * tau / 2 - 1:.3g} at tau = {tau} (e^(-2(1+beta)/tau) "
+                         f"in float32's normal range)")
     unknown = set(losses) - set(LOSSES)
     if unknown:
         raise ValueError(f"unknown losses {sorted(unknown)}: expected some of {LOSSES}")
     marks = sorted(set(int(s) for s in steps))
     rng = np.random.default_rng(seed)
-    gen = torch.Generator().manual_seed(seed)
     r = len(sigma_mis)
-    bound = 1 / math.sqrt(2)
-    f0 = (torch.rand(r, 2, 2, generator=gen, dtype=dtype) * 2 - 1) * bound
-    g0 = (torch.rand(r, 2, 2, generator=gen, dtype=dtype) * 2 - 1) * bound
+    if init is None:
+        gen = torch.Generator().manual_seed(int(seed))  # type: ignore[arg-type]
+        bound = 1 / math.sqrt(2)
+        f0 = (torch.rand(r, 2, 2, generator=gen, dtype=dtype) * 2 - 1) * bound
+        g0 = (torch.rand(r, 2, 2, generator=gen, dtype=dtype) * 2 - 1) * bound
+    else:
+        f0, g0 = (torch.as_tensor(np.asarray(m), dtype=dtype).reshape(r, 2, 2).clone()
+                  for m in init)
     info: dict[str, np.ndarray] = {"f_init": f0.double().numpy().copy(),
                                    "g_init": g0.double().numpy().copy()}
-    nl = len(losses)
-    # run l·R + r: loss l, σ entry r — every loss's runs in one tensor, one Adam
-    f = f0.repeat(nl, 1, 1).requires_grad_(True)  # (L·R, 2, 2)
-    g = g0.repeat(nl, 1, 1).requires_grad_(True)
+    nl, nh = len(losses), len(hard)
+    # run l·R + r: loss l, σ entry r — every loss's runs in one tensor, one Adam — then the
+    # hard-negative runs
+    f = torch.cat([f0.repeat(nl, 1, 1), f0[hard]]).requires_grad_(True)  # (L·R + H, 2, 2)
+    g = torch.cat([g0.repeat(nl, 1, 1), g0[hard]]).requires_grad_(True)
     symmetric = torch.tensor([name == "symmetric" for name in losses]).repeat_interleave(r)
     opt = torch.optim.Adam([f, g], lr=lr)
     out = []
     for k in range(1, marks[-1] + 1):
         th1, th2 = sample_latents(rng, (r, batch), sigma_mis)
-        x1 = _features(rng, th1, feature_noise).to(dtype).repeat(nl, 1, 1)
-        x2 = _features(rng, th2, feature_noise).to(dtype).repeat(nl, 1, 1)
-        per_run = batched_info_nce(F.normalize(torch.bmm(x1, f.transpose(1, 2)), dim=-1),
-                                   F.normalize(torch.bmm(x2, g.transpose(1, 2)), dim=-1),
-                                   tau, symmetric)
+        x1, x2 = (_features(rng, th, feature_noise).to(dtype) for th in (th1, th2))
+        z1 = F.normalize(torch.bmm(torch.cat([x1.repeat(nl, 1, 1), x1[hard]]), f.transpose(1, 2)),
+                         dim=-1)
+        z2 = F.normalize(torch.bmm(torch.cat([x2.repeat(nl, 1, 1), x2[hard]]), g.transpose(1, 2)),
+                         dim=-1)
+        parts = []
+        if nl:
+            parts.append(batched_info_nce(z1[:nl * r], z2[:nl * r], tau, symmetric))
+        if nh:
+            parts.append(batched_info_nce(z1[nl * r:], z2[nl * r:], tau, True, beta_hard))
+        per_run = torch.cat(parts)
         opt.zero_grad(set_to_none=True)
         per_run.sum().backward()  # each run gets its own gradient
         opt.step()
         if k in marks:
-            fd, gd = f.detach().clone().view(nl, r, 2, 2), g.detach().clone().view(nl, r, 2, 2)
-            out.append({name: (fd[i], gd[i]) for i, name in enumerate(losses)})
-            info[f"final_loss_{k}"] = per_run.detach().view(nl, r).double().numpy()
+            fd, gd = f.detach().clone(), g.detach().clone()
+            snap = {name: (fd[i * r:(i + 1) * r], gd[i * r:(i + 1) * r])
+                    for i, name in enumerate(losses)}
+            if nh:
+                snap[HARD] = (fd[nl * r:], gd[nl * r:])
+            out.append(snap)
+            done = per_run.detach().double().numpy()
+            info[f"final_loss_{k}"] = done[:nl * r].reshape(nl, r)
+            if nh:
+                info[f"final_loss_hard_{k}"] = done[nl * r:]
     return out, info
 
 
@@ -492,16 +588,19 @@ def rank_trend(values: np.ndarray, sigmas: Sequence[float], keep: np.ndarray, bo
     rows = [np.asarray(v, np.float64)[np.asarray(k, bool)] for v, k in zip(values, keep,
                                                                           strict=True)]
     kept = int(sum(r.size for r in rows))
+    per_sigma = [int(np.size(k) - np.count_nonzero(k)) for k in keep]  # left out, per σ_mis
     method = "Kendall τ_b over kept runs, bootstrap within σ_mis"
     if any(r.size < 2 for r in rows):
-        return est.missing("fewer than two runs left at some σ_mis", method)
+        return {**est.missing("fewer than two runs left at some σ_mis", method),
+                "excluded": int(np.size(keep) - kept), "excluded_per_sigma": per_sigma}
     x = np.concatenate([np.full(r.size, s) for s, r in zip(sigmas, rows, strict=True)])
     tau = float(kendalltau(x, np.concatenate(rows)).statistic)
     rng = np.random.default_rng(seed)
     draws = np.array([kendalltau(x, np.concatenate([rng.choice(r, r.size) for r in rows])).statistic
                       for _ in range(boot)])
     lo, hi = np.quantile(draws, [(1 - est.LEVEL) / 2, (1 + est.LEVEL) / 2])
-    return {**est.interval(tau, lo, hi, method, kept), "excluded": int(np.size(keep) - kept)}
+    return {**est.interval(tau, lo, hi, method, kept), "excluded": int(np.size(keep) - kept),
+            "excluded_per_sigma": per_sigma}
 
 
 def _d_sym_summary(d: np.ndarray, trim: float) -> dict:
@@ -526,17 +625,22 @@ def _encoder_diagnostics(f: torch.Tensor, g: torch.Tensor, p: np.ndarray, q: np.
 
 def run_modality_gap(
     sigmas: Sequence[float] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
-    seeds: int = 12,
-    steps: int = 750,
-    batch: int = 128,
+    seeds: int = 20,
+    steps: int = 2000,
+    batch: int = 256,
     n_eval: int = 8000,
     trim: float = 0.25,
     outlier_factor: float = 10.0,
     collapse_ratio: float = 0.1,
+    arm_sigma: float | None = 0.4,
+    arm_batches: Sequence[int] = (64, 256, 512),
+    arm_beta_hard: float = 1.0,
+    arm_gap_share: float = 0.5,
     seed: int = 0,
 ) -> dict:
-    """D_sym vs σ_mis for symmetric InfoNCE (as published) and its two controls, after ``steps``
-    and after twice the steps (the convergence check; one run of 2·steps serves both):
+    """D_sym vs σ_mis for symmetric InfoNCE (as published) and its two controls, read at
+    ``steps`` (the verdicts' step: the paper's 2000) and at half of them (the convergence check:
+    one run, read at two step counts — the verdicts must not change between them):
 
     - identity encoders: the inputs' own D_sym at each σ_mis, on the same evaluation pairs — how
       much of the gap the data have before any training;
@@ -556,12 +660,25 @@ def run_modality_gap(
     against collapse (σ_min/σ_max < ``collapse_ratio``: a rank-1 map sends the circle to two
     antipodal points, so the histogram fills a few bins and the 1e-8 pseudo-counts make D_sym
     huge); D_sym with a pseudo-count of ½ per bin is stored beside, to show how much of an
-    outlier's value the pseudo-count sets. Published sizes are batch 256, 2000 steps, 20 seeds.
+    outlier's value the pseudo-count sets.
+
+    The batch/negatives arm (``arm_sigma``, one σ_mis of the grid; None: none) asks whether a
+    larger batch or harder negatives remove the gap: the same seeds' maps trained again at each
+    of ``arm_batches`` and, on the experiment's own batches, with Robinson et al.'s hard-negative
+    weights at ``arm_beta_hard`` (:func:`_batch_negatives_arm`). Published sizes are batch 256,
+    2000 steps, 20 seeds.
     """
+    if steps < 2 or steps % 2:
+        raise ValueError(f"steps = {steps}: expected an even number ≥ 2 (the convergence check "
+                         "reads the run at steps/2)")
     sig_list = [float(s) for s in sigmas]
     k_sig = len(sig_list)
     sig = np.repeat(np.asarray(sig_list, np.float64), seeds)  # run r = (σ index, seed)
-    snaps, info = train_modality_encoders(sig, steps=(steps, 2 * steps), batch=batch, seed=seed)
+    k_arm = _arm_index(sig_list, arm_sigma, batch, arm_batches)
+    arm_runs = [] if k_arm is None else list(range(k_arm * seeds, (k_arm + 1) * seeds))
+    marks = (steps // 2, steps)  # (the check, the verdict) under the keys (step, half_step)
+    snaps, info = train_modality_encoders(sig, steps=marks, batch=batch, seed=seed,
+                                          hard_runs=arm_runs, beta_hard=arm_beta_hard)
     x1, x2 = evaluation_pairs(sig, n_eval, seed=seed + 1)
     d_id = symmetric_kl(angle_histograms(x1.numpy()), angle_histograms(x2.numpy())
                         ).reshape(k_sig, seeds)
@@ -572,8 +689,9 @@ def run_modality_gap(
     d: dict[str, dict[str, np.ndarray]] = {name: {} for name in LOSSES}
     by_loss: dict[str, dict] = {name: {} for name in LOSSES}
     diag: dict[str, dict] = {}
-    for key, snap, n_steps in zip(keys, snaps, (steps, 2 * steps), strict=True):
-        for name, (f, g) in snap.items():
+    for key, snap, n_steps in zip(keys, snaps, marks, strict=True):
+        for name in LOSSES:  # (the hard-negative runs are the arm's, below)
+            f, g = snap[name]
             cp, cq = angle_counts(embed(x1, f)), angle_counts(embed(x2, g))
             p, q = normalised(cp), normalised(cq)
             dk = symmetric_kl(p, q).reshape(k_sig, seeds)
@@ -628,7 +746,8 @@ def run_modality_gap(
     return {
         "sigma_mis": sig_list, "seeds": seeds, "batch": batch, "n_eval": n_eval, "trim": trim,
         "losses": list(LOSSES), "pseudo_count": PSEUDO_COUNT,
-        "convergence": {"steps": steps, "steps_doubled": 2 * steps, "continued": True},
+        "convergence": {"steps": marks[0], "steps_doubled": marks[1], "continued": True,
+                        "verdict_at": marks[1]},
         "identity": _d_sym_summary(d_id, trim),
         "by_loss": by_loss,
         "det_fg_sign_init_per_seed": det_init.reshape(k_sig, seeds).tolist(),
@@ -644,7 +763,103 @@ def run_modality_gap(
         "diagnosis": {"outlier_factor": outlier_factor, "collapse_ratio": collapse_ratio,
                       **{k: est.step_pair(diag["step"][k], diag["half_step"][k])
                          for k in diag["step"]}},
+        "batch_negatives": None if k_arm is None else _batch_negatives_arm(
+            snaps, info, arm_runs, x1[arm_runs], x2[arm_runs], d_id[k_arm], arm_sigma,
+            arm_batches, batch, arm_beta_hard, arm_gap_share, marks, trim, collapse_ratio, seed),
     }
+
+
+def _arm_index(sigmas: list[float], arm_sigma: float | None, batch: int,
+               arm_batches: Sequence[int]) -> int | None:
+    """The index in ``sigmas`` of the batch/negatives arm's σ_mis (None: no arm); refused unless
+    it is a σ_mis > 0 of the grid and the batch sizes include the experiment's own."""
+    if arm_sigma is None:
+        return None
+    hits = [k for k, s in enumerate(sigmas) if math.isclose(s, arm_sigma, abs_tol=1e-12)]
+    if not hits or arm_sigma <= 0:
+        raise ValueError(f"arm_sigma = {arm_sigma}: expected a σ_mis > 0 of sigmas {sigmas}")
+    if batch not in arm_batches:
+        raise ValueError(f"arm_batches = {list(arm_batches)}: expected the experiment's batch "
+                         f"({batch}) among them (its run is the arm's reference)")
+    return hits[0]
+
+
+def _batch_negatives_arm(
+    snaps: list[dict[str, tuple[torch.Tensor, torch.Tensor]]], info: dict[str, np.ndarray],
+    runs: list[int], x1: torch.Tensor, x2: torch.Tensor, d_id: np.ndarray, sigma: float,
+    batches: Sequence[int], batch: int, beta_hard: float, share: float, marks: tuple[int, int],
+    trim: float, collapse_ratio: float, seed: int,
+) -> dict[str, Any]:
+    """Can a larger batch or harder negatives remove the gap? At one σ_mis, the experiment's
+    seeds (their initial maps, ``runs``) trained again at every batch size of ``batches`` (fresh
+    batches, seeded by (seed, batch)) and, on the experiment's own batches, with hard-negative
+    weights at ``beta_hard``; the experiment's symmetric run is the reference (its batch is
+    ``batch``). Every encoder is scored on the experiment's evaluation pairs of those runs, so
+    each arm is paired over seeds with the reference and with the inputs' own gap ``d_id``.
+
+    Per arm and step count: D_sym per seed and its trimmed mean; the excess over the inputs'
+    gap; its difference from the reference's (D_sym(arm) − D_sym(reference)); and the statistic
+    the rule reads, [D_sym(arm) − D_sym(identity)] − ``share``·[D_sym(
+    reference) − D_sym(identity)], paired over seeds, the seeds where the arm's or the
+    reference's encoder collapsed (σ_min/σ_max < ``collapse_ratio``, the diagnosis's rule) left
+    out, ``trim``-trimmed mean with Yuen's SE. For the reference itself it is (1 − share) × its
+    own excess, so the rule also asks that the reference keeps a gap."""
+    keys = ("step", "half_step")
+    init = (info["f_init"][runs], info["g_init"][runs])
+    sig = np.full(len(runs), sigma)
+    trained: list[tuple[dict[str, Any], list[tuple[torch.Tensor, torch.Tensor]]]] = []
+    for b in sorted(set(int(x) for x in batches)):
+        if b == batch:
+            fg = [snap["symmetric"] for snap in snaps]
+            fg = [(f[runs], g[runs]) for f, g in fg]
+            arm = {"name": f"batch {b} (the experiment's run)", "reference": True}
+        else:
+            arm_snaps, _ = train_modality_encoders(sig, steps=marks, batch=b, seed=[seed, b],
+                                                   losses=("symmetric",), init=init)
+            fg = [snap["symmetric"] for snap in arm_snaps]
+            arm = {"name": f"batch {b}", "reference": False}
+        trained.append(({**arm, "batch": b, "beta_hard": 0.0}, fg))
+    trained.append(({"name": f"batch {batch}, hard negatives (β = {beta_hard:g})",
+                     "reference": False, "batch": batch, "beta_hard": beta_hard},
+                    [snap[HARD] for snap in snaps]))
+
+    scored = []
+    for arm, fg in trained:
+        d_sym, collapsed = {}, {}
+        for key, (f, g) in zip(keys, fg, strict=True):
+            p, q = angle_histograms(embed(x1, f)), angle_histograms(embed(x2, g))
+            d_sym[key] = symmetric_kl(p, q)
+            collapsed[key] = _encoder_diagnostics(f, g, p, q)["ratio"] < collapse_ratio
+        scored.append((arm, d_sym, collapsed))
+    (_, d_ref, coll_ref), = [x for x in scored if x[0]["reference"]]
+
+    method = f"{trim:g}-trimmed mean of paired differences over seeds, collapsed left out (Yuen)"
+    out = []
+    for arm, d_sym, collapsed in scored:
+        per: dict[str, dict[str, Any]] = {k: {} for k in (
+            "d_sym_trimmed", "excess", "minus_reference", "minus_share_of_reference", "excluded")}
+        for key in keys:
+            keep = ~collapsed[key] & ~coll_ref[key]
+            excess = d_sym[key] - d_id
+            stat = excess - share * (d_ref[key] - d_id)
+            per["d_sym_trimmed"][key] = est.from_t(est.yuen(d_sym[key][keep], trim),
+                                                   f"{trim:g}-trimmed mean (Yuen), kept seeds")
+            per["excess"][key] = est.from_t(est.yuen(excess[keep], trim), method)
+            # shown beside the rule: how far the arm moves the gap from the experiment's run
+            per["minus_reference"][key] = est.from_t(est.yuen((d_sym[key] - d_ref[key])[keep],
+                                                              trim), method)
+            per["minus_share_of_reference"][key] = est.from_t(est.yuen(stat[keep], trim), method)
+            per["excluded"][key] = int(np.count_nonzero(~keep))
+        out.append({**arm, **{k: est.step_pair(v["step"], v["half_step"]) for k, v in per.items()},
+                    "d_sym_per_seed": est.step_pair(*(d_sym[k].tolist() for k in keys)),
+                    "collapsed_per_seed": est.step_pair(*(collapsed[k].tolist() for k in keys))})
+    return {"sigma_mis": sigma, "seeds": len(runs), "reference_batch": batch,
+            "batches": sorted(set(int(x) for x in batches)), "beta_hard": beta_hard,
+            "gap_share": share, "collapse_ratio": collapse_ratio, "trim": trim,
+            "identity_d_sym_per_seed": d_id.tolist(),
+            "identity_d_sym_trimmed": est.from_t(est.yuen(d_id, trim),
+                                                 f"{trim:g}-trimmed mean (Yuen)"),
+            "arms": out}
 
 
 def _diagnose(dk: np.ndarray, dx: dict[str, np.ndarray], half: np.ndarray, sigmas: list[float],

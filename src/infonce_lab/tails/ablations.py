@@ -32,7 +32,7 @@ def frechet_ablation(scores: np.ndarray, held_in: np.ndarray, placement: str = "
     Weibull blend) and the weights of the joint Weibull + Fréchet fit. The Fréchet coordinate for
     cosines is log(1 + s), our proposal (App. D.6 does not give its ρ).
 
-    With ``batch_ids``: Δ̄_{WF−W}'s batch-clustered se over the held-out batches, and the
+    With ``batch_ids``: Δ̄_{WF−W}'s and Δ̄_{F−0}'s batch-clustered se over the held-out batches, and the
     score test of a Fréchet component at the Weibull fit (:func:`frechet_score`), which says how
     much Fréchet weight the data could see at all."""
     _, frechet, d_f0 = held_out_gain(scores, held_in, "softmax", "frechet", placement)
@@ -48,6 +48,8 @@ def frechet_ablation(scores: np.ndarray, held_in: np.ndarray, placement: str = "
         batch = np.asarray(batch_ids)
         se, df = _clustered_se(d_wfw, batch[~held_in])
         out["delta_joint_vs_weibull_se"], out["delta_joint_vs_weibull_df"] = se, df
+        se, df = _clustered_se(d_f0, batch[~held_in])
+        out["delta_frechet_vs_softmax_se"], out["delta_frechet_vs_softmax_df"] = se, df
         out.update(frechet_score(scores[held_in], weibull, batch[held_in]))
     return out
 

@@ -1,7 +1,8 @@
 """Score banks from a frozen encoder (WEINCE §2.3.1–2.3.2, App. C.2): what the tail diagnostics
 are fitted on.
 
-- The **link bank** (§2.3.2): batches of B images, two augmented views each; anchor i's candidates
+- The **link bank** (§2.3.2): batches of B images, each image in at most one batch, two
+  augmented views each; anchor i's candidates
   are the other 2B − 1 views of its batch, with its positive (the other view of its image) put
   at column 0. The same draw also gives every view's embedding and image, from which the
   **pools** for the pool-size ablation (App. D.1) and the gradient-allocation bank (App. C.2) are
@@ -35,28 +36,44 @@ class LinkBank:
 
 
 @torch.no_grad()
+def _embed_views(embed: Embed, images: torch.Tensor, augment: Augment, chosen: torch.Tensor,
+                 gen: torch.Generator, views: int) -> tuple[np.ndarray, np.ndarray]:
+    """``views`` augmented views of each row of ``chosen`` (batches, B), embedded batch after
+    batch (the first views of its B images, then the second, …): (batches·views·B, d) raw
+    embeddings and the (batches, B) images drawn."""
+    zs = []
+    for row in chosen:
+        x = images[row]
+        zs.append(embed(torch.cat([augment(x, gen) for _ in range(views)])).numpy())
+    return np.concatenate(zs), chosen.numpy()
+
+
 def _draws(embed: Embed, images: torch.Tensor, augment: Augment, batches: int,
            batch_images: int, gen: torch.Generator, views: int) -> tuple[np.ndarray, np.ndarray]:
-    """``batches`` batches of B images drawn without replacement within a batch, ``views``
-    augmented views of each, embedded: (batches·views·B, d) raw embeddings, batch after batch
-    (the first views of its B images, then the second, …), and the (batches, B) images drawn."""
+    """``batches`` batches of B images, each drawn without replacement within its batch (an image
+    may recur in another batch), ``views`` views of each, embedded (:func:`_embed_views`)."""
     if batch_images > len(images):
         raise ValueError(f"a bank batch of {batch_images} images needs at least that many images; "
                          f"the dataset has {len(images)}")
-    zs, chosen_all = [], []
-    for _ in range(batches):
-        chosen = torch.randperm(len(images), generator=gen)[:batch_images]
-        x = images[chosen]
-        zs.append(embed(torch.cat([augment(x, gen) for _ in range(views)])).numpy())
-        chosen_all.append(chosen.numpy())
-    return np.concatenate(zs), np.stack(chosen_all)
+    chosen = torch.stack([torch.randperm(len(images), generator=gen)[:batch_images]
+                          for _ in range(batches)])
+    return _embed_views(embed, images, augment, chosen, gen, views)
 
 
 def link_draws(embed: Embed, images: torch.Tensor, augment: Augment, batches: int,
                batch_images: int, gen: torch.Generator) -> tuple[np.ndarray, np.ndarray]:
     """The link bank's draws (two views of each image), embedded. This is the encoder's whole
-    part in the bank; the scores follow from it (:func:`link_bank_from`)."""
-    return _draws(embed, images, augment, batches, batch_images, gen, views=2)
+    part in the bank; the scores follow from it (:func:`link_bank_from`).
+
+    Every image is drawn at most once in the whole bank (one permutation, cut into batches): the
+    link test fits on some batches and scores Δ̄ on the others (§2.3.2, App. B.3), and an image in
+    both would let the held-out score reward memorised pairs, not a better link."""
+    if batches * batch_images > len(images):
+        raise ValueError(f"a link bank of {batches} batches of {batch_images} images draws each "
+                         f"image once: it needs {batches * batch_images} images, the dataset has "
+                         f"{len(images)}")
+    chosen = torch.randperm(len(images), generator=gen)[:batches * batch_images]
+    return _embed_views(embed, images, augment, chosen.view(batches, batch_images), gen, views=2)
 
 
 def link_bank_from(z_raw: np.ndarray, chosen: np.ndarray) -> LinkBank:

@@ -161,6 +161,9 @@ RULES: dict[str, Rule | Check] = {
                                 "σ_mis = 0, over the identity encoders' D_sym at the smallest "
                                 "σ_mis > 0"),
     "mg_diagnosis": Above(DIAGNOSIS_SHARE, what="share"),
+    "mg_batch_negatives": Above(0.0, what="[D_sym(arm) − D_sym(identity)] − s·[D_sym(the "
+                                "experiment's run) − D_sym(identity)], s = "
+                                "simulation.modality_gap.arm_gap_share"),
     "fsym_identity": Equivalent(FSYM_MARGIN, what="J^Sym (Monte Carlo) − F^Sym (quadrature)",
                                 unit="nats"),
     "fsym_coupling": Equivalent(COUPLING_MARGIN, center=COUPLING_CENTER,
@@ -201,7 +204,8 @@ def converged_cases(rule: Rule, pairs: Sequence[dict[str, Any]], names: Sequence
     """:func:`~infonce_lab.report.verdicts.converged` for a family: each case decided at the
     steps and at twice the steps, each run Holm-adjusted within the family; a case whose value
     moves beyond the combined 95% half-widths, or whose verdict changes, is *inconclusive (not
-    converged)*."""
+    converged)*. A converged case's verdict is both runs' — whichever of them the experiment
+    calls its verdicts' step (the modality gap: the longer, :func:`_verdict_at`)."""
     at_step = [_est(p["step"], digits) for p in pairs]
     at_half = [_est(p["half_step"], digits) for p in pairs]
     c1, c2 = decide_family(rule, at_step, names), decide_family(rule, at_half, names)
@@ -225,6 +229,14 @@ def converged_cases(rule: Rule, pairs: Sequence[dict[str, Any]], names: Sequence
 def _one(rule: Rule, pair: dict[str, Any], conv: dict[str, Any], name: str = "—",
          digits: int = 3) -> Case:
     return converged_cases(rule, [pair], [name], conv, digits)[0]
+
+
+def _verdict_at(conv: dict[str, Any]) -> str:
+    """The run a file names as its verdicts' step: the longer one (``half_step``) where it says
+    so (``verdict_at``: the modality gap, whose published step count is the longer run and half
+    of it the check), else the shorter one. Decisions need both (:func:`converged_cases`); this
+    says which numbers the page quotes as the result."""
+    return "half_step" if conv.get("verdict_at") == conv.get("steps_doubled") else "step"
 
 
 def _scaled(d: dict[str, Any], factor: float) -> dict[str, Any]:
@@ -342,7 +354,21 @@ MG_CLAIMS = claims(PAPER, TOPIC_MG, RULES, {
         "encoders, whose D_sym the 1e-8 pseudo-counts set (E.5(3); ours)",
         "share of outliers (D_sym > 10 × the σ's median) with a collapsed encoder (σ_min/σ_max < "
         "0.1), and of collapsed seeds that are outliers; Wilson intervals"),
+    "mg_batch_negatives": (
+        "Larger batches or harder negatives cannot remove the gap: it is a property of the "
+        "symmetric loss's optimum (its negative KL coupling), not of the finite batch or of how "
+        "the negatives are sampled (E.4; the summary: a natural limit on closing the gap with "
+        "stronger hard negatives or larger batches)",
+        "at one σ_mis > 0, the experiment's seeds (same initial maps) trained again at each batch "
+        "size listed and, at the experiment's batch, with hard negatives (Robinson et al. 2021: "
+        "weights ∝ exp(β·s/τ) over each anchor's negatives, mean 1, no gradient); per arm, "
+        "[D_sym(arm) − D_sym(identity)] − s·[D_sym(the experiment's run) − D_sym(identity)], "
+        "paired over seeds on the same evaluation pairs, seeds with a collapsed encoder in either "
+        "left out, trimmed mean; Holm over the arms (the experiment's run is an arm: there the "
+        "quantity is (1 − s) × its own excess)"),
 }, self_checks=("mg_diagnosis",))
+# a consequence the summary draws from the theory (E.4), not a published experiment
+MG_CLAIMS["mg_batch_negatives"] = replace(MG_CLAIMS["mg_batch_negatives"], evidence=Evidence.THEORY)
 FSYM_CLAIMS = claims(PAPER, TOPIC_FSYM, RULES, {
     "fsym_identity": (
         "Large-batch symmetric InfoNCE is the lifted energy ½[F(ρ₁)+F(ρ₂)] − "
@@ -366,8 +392,56 @@ def _series(values: Sequence[float | None], sems: Sequence[float | None] | None 
                      for v, s in zip(values, sems, strict=True))
 
 
+def _left_out(trend: dict[str, Any], sigmas: Sequence[float], conv: dict[str, Any]) -> str:
+    """How many runs the rank trend left out (collapsed encoders), per σ_mis at both step counts
+    (a file from before the per-σ counts: the totals)."""
+    labels = dict(zip(("step", "half_step"), _labels(conv), strict=True))
+    if all(trend[k].get("excluded_per_sigma") is not None for k in labels):
+        counts = "; ".join(f"{label}: {', '.join(str(n) for n in trend[k]['excluded_per_sigma'])}"
+                           for k, label in labels.items())
+        return (f"collapsed encoders left out per σ_mis ({', '.join(f'{s:g}' for s in sigmas)}) "
+                f"— {counts}")
+    return ("collapsed encoders left out at step / twice the steps — "
+            + ", ".join(f"{k}: {trend[k].get('excluded', 0)}" for k in labels))
+
+
+def _batch_negatives_row(mg: dict[str, Any], at: str) -> ClaimRow:
+    """"Larger batches or harder negatives cannot remove the gap", from the file's arm: every arm
+    a case (the experiment's own run among them), Holm within the family, decided at both step
+    counts; all must keep more than the declared share of the experiment's excess gap."""
+    claim_ = MG_CLAIMS["mg_batch_negatives"]
+    arm = mg.get("batch_negatives")
+    if not arm:
+        return claim_.not_run("re-run simulate@modality_gap with simulation.modality_gap.arm_sigma "
+                              "set (no batch/negatives arm in the file)")
+    conv, arms, share = mg["convergence"], arm["arms"], arm["gap_share"]
+    cases = converged_cases(claim_.rule, [a["minus_share_of_reference"] for a in arms],
+                            [a["name"] for a in arms], conv)
+    verdict = all_cases([c.verdict for c in cases])
+    (ref,) = [c for c, a in zip(cases, arms, strict=True) if a["reference"]]
+    if ref.verdict.outcome is Outcome.NOT_REPRODUCED:
+        verdict = not_reproduced(f"{verdict.why}: the experiment's own run is shown to keep no "
+                                 "gap above the inputs' own, so there is none for a larger batch "
+                                 "or harder negatives to remove")
+    labels = dict(zip(("step", "half_step"), _labels(conv), strict=True))
+    excess = "; ".join(f"{a['name']}: {_est(a['excess'][at])}" for a in arms)
+    moved = "; ".join(f"{a['name']}: {_est(a['minus_reference'][at])}" for a in arms
+                      if not a["reference"] and a.get("minus_reference"))
+    left = "; ".join(f"{a['name']}: {a['excluded']['step']} / {a['excluded']['half_step']}"
+                     for a in arms)
+    note = (f"σ_mis = {arm['sigma_mis']:g}, {arm['seeds']} seeds, s = {share:g}. Excess over the "
+            f"inputs' own gap (identity encoders, {_est(arm['identity_d_sym_trimmed'], signed=False)}"
+            f" nats) at {labels[at]}: {excess}. Seeds left out (a collapsed encoder in the arm or "
+            f"the experiment's run), {labels['step']} / {labels['half_step']}: {left}")
+    if moved:
+        note += f". D_sym(arm) − D_sym(the experiment's run), paired: {moved}"
+    rule = f"{claim_.rule.text}; s = {share:g}, declared in params.yaml before the run"
+    return replace(claim_.row(cases, verdict=verdict, note=note), rule=rule)
+
+
 def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
     conv = mg["convergence"]
+    at = _verdict_at(conv)
     sym = mg["by_loss"]["symmetric"]["half_step"]
 
     slope, grows = mg["slope"], MG_CLAIMS["mg_slope"]
@@ -382,10 +456,8 @@ def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
     if trend is None:
         rows = [grows.not_run("re-run simulate@modality_gap (no rank trend in the file)")]
     else:
-        left_out = ", ".join(f"{k}: {trend[k].get('excluded', 0)}" for k in ("step", "half_step"))
         rows = [grows.row([_one(grows.rule, trend, conv, "symmetric InfoNCE")],
-                          note=note + f"; collapsed encoders left out at step / twice the steps "
-                          f"— {left_out}")]
+                          note=f"{note}; {_left_out(trend, mg['sigma_mis'], conv)}")]
 
     # the one-directional control is the summary's ablation (E.4), not a published experiment:
     # a check of the theory
@@ -444,7 +516,7 @@ def modality_gap_rows(mg: dict[str, Any]) -> list[ClaimRow]:
         note += (f"Collapsed outliers' D_sym {min(sat):.3g}–{max(sat):.3g} with 1e-8 pseudo-counts, "
                  f"{min(halves):.3g}–{max(halves):.3g} with ½ count per bin: the pseudo-count "
                  f"sets their size (disjoint supports saturate near 2·log(n/1e-8)).")
-    return rows + [diagnosis.row(cases, note=note)]
+    return rows + [diagnosis.row(cases, note=note), _batch_negatives_row(mg, at)]
 
 
 def lifted_energy_rows(le: dict[str, Any]) -> list[ClaimRow]:
@@ -694,8 +766,22 @@ def context(sims: dict[str, dict[str, Any]]) -> dict[str, Any]:
                  "collapsed": sum(mg["diagnosis"]["collapsed_per_seed"]["half_step"][k])}
                 for k, s in enumerate(mg["sigma_mis"])]
         ctx["modality_gap"] = {"steps": list(_labels(mg["convergence"])), "seeds": mg["seeds"],
+                               "batch": mg.get("batch"),
+                               "verdict_at_doubled": _verdict_at(mg["convergence"]) == "half_step",
                                "trim": mg["trim"], "rows": rows,
                                "outliers": mg["diagnosis"]["outliers"]["half_step"]}
+        if arm := mg.get("batch_negatives"):
+            def pair(a: dict[str, Any], k: str, signed: bool = True) -> dict[str, str]:
+                return {key: str(_est(a[k][key], signed=signed)) for key in ("step", "half_step")}
+
+            ctx["modality_gap"]["arm"] = {
+                "sigma": arm["sigma_mis"], "share": arm["gap_share"], "beta": arm["beta_hard"],
+                "identity": str(_est(arm["identity_d_sym_trimmed"], signed=False)),
+                "rows": [{"name": a["name"], "d_sym": pair(a, "d_sym_trimmed", signed=False),
+                          "excess": pair(a, "excess"),
+                          "statistic": pair(a, "minus_share_of_reference"),
+                          "excluded": f"{a['excluded']['step']} / {a['excluded']['half_step']}"}
+                         for a in arm["arms"]]}
     if "lifted_energy" in sims:
         le = sims["lifted_energy"]
         ctx["lifted_energy"] = {

@@ -176,8 +176,30 @@ ORACLE_NOTE = ("The false-negative control, not a WEINCE claim: the oracle reads
                "claims.")
 
 
+def trained_on_note(machines: Mapping[str, int] | None) -> str:
+    """Where the primary's runs were trained, and so where its verdict is known to hold: results
+    are bit-identical for a fixed thread count on one CPU model, and may differ on another
+    (the order of its floating-point kernels)."""
+    if not machines:
+        return ""
+    known = {m: n for m, n in machines.items() if m != "unrecorded"}
+    where = "; ".join(f"{m} ({n} runs)" for m, n in sorted(known.items()))
+    if len(known) == 1:
+        text = (f" Its runs were all trained on one CPU model, {where}: the verdict is known to "
+                f"hold there; on another model the numbers can differ in their last digits and "
+                f"a verdict near its threshold could move.")
+    elif known:
+        text = f" Its runs were trained on {len(known)} CPU models: {where}."
+    else:
+        text = ""
+    if unknown := machines.get("unrecorded"):
+        text += f" {unknown} runs predate the record of their machine."
+    return text
+
+
 def primary_rows(primary: dict[str, Any], design: dict[str, Any],
-                 losses: Mapping[str, Mapping[str, Any]] | None = None) -> list[ClaimRow]:
+                 losses: Mapping[str, Mapping[str, Any]] | None = None,
+                 machines: Mapping[str, int] | None = None) -> list[ClaimRow]:
     """One row per pre-registered contrast (``design``: params.yaml's primary block); its cases
     are the primary metrics, each family's contrasts × metrics one Holm family (the secondary
     family, on its own seeds, never weakens the primary's level). A contrast holds when it holds
@@ -201,7 +223,8 @@ def primary_rows(primary: dict[str, Any], design: dict[str, Any],
                 "run the pretrain_primary stages"), _oracle_text(t, r, oracles))
                 for t, r in pairs]
             continue
-        rows += _family_rows(family, seeds, pairs, by_key, design, rule, setting, oracles)
+        rows += _family_rows(family, seeds, pairs, by_key, design, rule, setting, oracles,
+                             trained_on_note(machines))
     return [replace(row, primary=True) for row in rows]
 
 
@@ -214,8 +237,8 @@ def _as_control(row: ClaimRow, oracle_text: str | None) -> ClaimRow:
 
 def _family_rows(family: str, seeds: list[int], contrasts: list[tuple[str, str]],
                  by_key: dict[tuple[str, str, str], dict[str, Any]], design: dict[str, Any],
-                 rule: Rule, setting: str, oracles: frozenset[str] = frozenset()
-                 ) -> list[ClaimRow]:
+                 rule: Rule, setting: str, oracles: frozenset[str] = frozenset(),
+                 where: str = "") -> list[ClaimRow]:
     keys = [(t, r, m) for t, r in contrasts for m in design["metrics"]]
     ts = [TInference.from_json(by_key[k]["t"]) if k in by_key and by_key[k].get("t") else None
           for k in keys]
@@ -251,7 +274,8 @@ def _family_rows(family: str, seeds: list[int], contrasts: list[tuple[str, str]]
             f"observed paired SD (points)",
             rule, cases[i * n_metrics:(i + 1) * n_metrics],
             note="Pre-registered in params.yaml (primary:) before its runs; decided on its own "
-                 "runs only: the grid's comparisons and selection never include them."), oracle))
+                 "runs only: the grid's comparisons and selection never include them." + where),
+            oracle))
     return rows
 
 
@@ -279,8 +303,9 @@ def selection_row(selection: dict[str, Any] | None) -> ClaimRow:
 def claim_rows(paired: dict[str, Any], pooled: dict[str, Any], loss_kinds: dict[str, str],
                selection: dict[str, Any] | None = None, primary: dict[str, Any] | None = None,
                design: dict[str, Any] | None = None,
-               losses: Mapping[str, Mapping[str, Any]] | None = None) -> list[ClaimRow]:
-    first = primary_rows(primary or {}, design, losses) if design else []
+               losses: Mapping[str, Mapping[str, Any]] | None = None,
+               machines: Mapping[str, int] | None = None) -> list[ClaimRow]:
+    first = primary_rows(primary or {}, design, losses, machines) if design else []
     return first + gain_rows(paired, pooled, loss_kinds) + [selection_row(selection)]
 
 
@@ -291,4 +316,5 @@ SECTION = Section(
     rules=RULES,
     rows=lambda i: claim_rows(dict(i.paired), dict(i.pooled), dict(i.loss_kinds),
                               i.summary.get("selection_inflation"), i.summary.get("primary"),
-                              dict(i.design), i.settings.get("losses")))
+                              dict(i.design), i.settings.get("losses"),
+                              i.settings.get("primary_machines")))

@@ -72,6 +72,11 @@ TOPIC = "Tail diagnostics"
 AU_SECTION = "au"
 AU_TOPIC = "Temperature and hard negatives"
 COUNTED_KIND = "info_nce"  # the paper's checkpoints are SimCLR (InfoNCE) encoders
+# A configuration decides a tail claim only with at least this many seeds (each diagnosed on its
+# own bank draw, the interval a t over seeds): with two, t has one df and 12.7 × the se. Fewer
+# are shown as context. Declared before the data; params.yaml's tails.primary_losses diagnoses
+# the primary block's 16 InfoNCE seeds for this.
+MIN_SEEDS = 5
 
 # ------------------------------------------------------------------------ the papers' numbers
 PAPER_XI = -0.39  # §2.3.1, Fig. 3: ξ̂ of the aggregate POT fit
@@ -97,6 +102,24 @@ ENDPOINT_TOLERANCE = 0.1
 # Fréchet "adds nothing" (D.6): no Fréchet component of blend weight ≥ 0.1 — under a third of
 # the smallest Weibull weight the paper reports (0.33), i.e. negligible beside it.
 FRECHET_MARGIN = 0.1
+# Fréchet "by itself" (D.6, Fig. 10 middle): a held-out gain over softmax below 0.05 nats per
+# anchor (a likelihood ratio under 1.05), under a quarter of the smallest Weibull gain the paper
+# reports (Δ̄ ≈ 0.22, §2.3.2).
+FRECHET_DELTA_MARGIN = 0.05
+# Both Fréchet rows are declared undecidable here, before the data: App. D.6 does not say which
+# coordinate ρ(s) carries a heavy tail on cosines, and there is none to take. §2.3.2 itself
+# calls the Fréchet case "not a natural hypothesis" for scores bounded above; the coordinate that
+# curves at the cap, ρ(s) = 1/(1 − s), gives the link ρ(s)^α = (1 − s)^−α, whose log-coordinate
+# −log(1 − s) is the Weibull blend's own, so the "Fréchet component" would be the Weibull one;
+# a coordinate that curves elsewhere, as our log(1 + s) does (near s = −1), is nearly affine where
+# the candidates compete, so its weight and gain cannot differ measurably from the softmax's
+# whatever the tail (the collinearity R² is printed beside each case).
+FRECHET_UNTESTABLE = (
+    "App. D.6 gives no Fréchet coordinate ρ(s) for cosines, and none separates here: one curved "
+    "at the cap, ρ = 1/(1 − s), makes the Fréchet link (1 − s)^−α, the Weibull blend's own "
+    "coordinate −log(1 − s); one curved elsewhere, as our stand-in log(1 + s), is nearly affine "
+    "where the candidates compete (collinearity R² printed), so its weight and its gain cannot "
+    "differ from the softmax's whatever the tail. Our stand-in's numbers are shown, not counted")
 # "Stable across training epochs" (§2.3.2): the gain is there at both epochs and changes by
 # less than half of itself (half the earlier epoch's gain, the size of the effect called stable).
 STABLE_FRACTION = 0.5
@@ -264,6 +287,8 @@ RULES: dict[str, Rule | Check] = {
         f"above; inconclusive (not identifiable) when the interval is wider than ±"
         f"{FRECHET_MARGIN:g}, i.e. log(1 + s) is too collinear with the blend's coordinates for "
         f"the ablation to see a Fréchet component", _frechet_check),
+    "frechet_alone": Below(FRECHET_DELTA_MARGIN, unit="nats",
+                           what="held-out gain Δ̄_F−0 of the Fréchet-only blend over softmax"),
     "hardness_dilutes": Below(0.0, what="slope of λ̂ and of Δ̄ per doubling of k"),
     "pool_raises_lambda": Above(0.0, what="slope of λ̂ per doubling of the pool"),
     "allocation_closer": Above(0.0, what="TV(softmax, risk) − TV(Weibit, risk)"),
@@ -307,6 +332,11 @@ CLAIMS: dict[str, Claim] = {**claims(PAPER, TOPIC, RULES, {
         "shortfall is included, Δ̄_WF−W ≈ 0 (D.6, Table 5)",
         "Fréchet weight λ_F of log(1 + s) at the Weibull fit (score test), with the collinearity "
         "of log(1 + s) where the candidates compete"),
+    "frechet_alone": (
+        "A heavy-tail Fréchet component \"provides no measurable improvement\" by itself: the "
+        "Fréchet-only link gains nothing over softmax, Δ̄_F−0 ≈ 0 (D.6, Table 5, Fig. 10)",
+        "held-out mean gain per anchor of the blend (1 − λ)s + λ·log(1 + s) over softmax, "
+        "batch-clustered t over held-out batches"),
     "hardness_dilutes": (
         "\"Including easier negatives dilutes both λ̂ and Δ̄\" (§2.3.2, D.1, Fig. 7)",
         "slopes of λ̂ and Δ̄ per doubling of k (positive + k hardest negatives)"),
@@ -317,7 +347,8 @@ CLAIMS: dict[str, Claim] = {**claims(PAPER, TOPIC, RULES, {
         "The Weibit gradient is \"much closer to the empirical risk\" than the softmax gradient, "
         "which spreads mass where the risk is nearly zero (App. C.2, Fig. 6)",
         "TV distance to the risk curve: softmax's minus Weibit's"),
-}), **claims(AU_SECTION, AU_TOPIC, RULES, {
+}, untestable={"frechet_none": FRECHET_UNTESTABLE, "frechet_alone": FRECHET_UNTESTABLE}),
+    **claims(AU_SECTION, AU_TOPIC, RULES, {
     "low_tau_concentrates": (
         "\"Low temperatures focus repulsive gradients strictly on hard negatives … high "
         "temperatures average repulsion globally\" (Wang & Isola essay, §5)",
@@ -402,10 +433,11 @@ def repulsion_inputs(group: Mapping[str, Any]) -> dict[str, Any]:
 Config = tuple[str, str, Mapping[str, Any]]  # (name, loss kind, the summary's group)
 
 
-def _split(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
+def _split(tails: Mapping[str, Any], loss_kinds: Mapping[str, str], min_seeds: int = MIN_SEEDS,
            ) -> tuple[list[Config], list[Config]]:
-    """(counted, context): (name, kind, group) of the InfoNCE configurations and of the others,
-    named by loss and schedule, and by dataset and backbone too where these differ."""
+    """(counted, context): (name, kind, group) of the InfoNCE configurations with at least
+    ``min_seeds`` seeds, and (name, why it is context, group) of the others, named by loss and
+    schedule, and by dataset and backbone too where these differ."""
     runs = {gid: group.get("run") or {} for gid, group in tails.items()}
     many = len({r.get("dataset", "") + r.get("backbone", "") for r in runs.values()}) > 1
     counted, context = [], []
@@ -415,7 +447,13 @@ def _split(tails: Mapping[str, Any], loss_kinds: Mapping[str, str],
         if run and many:
             name = f"{run['dataset']} · {run['backbone']} · {name}"
         kind = loss_kinds.get(run.get("loss") or Configuration.parse(gid).loss, "unknown")
-        (counted if kind == COUNTED_KIND else context).append((name, kind, group))
+        n = len(group.get("seeds", []))
+        if kind != COUNTED_KIND:
+            context.append((name, kind, group))
+        elif n < min_seeds:
+            context.append((name, f"{n} seed{'s' * (n != 1)}, fewer than {min_seeds}", group))
+        else:
+            counted.append((name, kind, group))
     return counted, context
 
 
@@ -448,7 +486,8 @@ EXP_NOTE = ("χ²₁ is the LR's reference because ξ = 0 is interior to the GPD
 REPULSION_NOTE = ("At fixed embeddings the rise is a property of the softmax (the share of a top "
                   "set grows with 1/τ for any scores); the encoder decides the size of the share "
                   "at low τ, which is what the majority bound tests.")
-NO_INFONCE = "an InfoNCE (info_nce) configuration in study.losses, diagnosed"
+NO_INFONCE = (f"an InfoNCE (info_nce) configuration diagnosed at {MIN_SEEDS} seeds or more "
+              "(study.seeds, or the primary block's through tails.primary_losses)")
 
 
 def _row(c: Claim, counted: list[tuple[str, Any]], context: list[tuple[str, Any]],
@@ -462,7 +501,8 @@ def _row(c: Claim, counted: list[tuple[str, Any]], context: list[tuple[str, Any]
     else:
         cases = [Case(n, text(x), c.rule.decide(x)) for n, x in counted]
     extra = [Case(n, text(x), c.rule.decide(x)) for n, x in context]
-    return c.row([*cases, *extra], verdict=all_cases([x.verdict for x in cases]),
+    decided = {} if c.untestable else {"verdict": all_cases([x.verdict for x in cases])}
+    return c.row([*cases, *extra], **decided,
                  result=cases[0].result if len(cases) == 1 else tally(cases), note=note)
 
 
@@ -507,17 +547,20 @@ def _repulsion_text(x: Mapping[str, Any]) -> str:
 
 def claim_rows(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
                placements: Sequence[str] = ("inside", "outside"),
-               text_tails: Mapping[str, Any] | None = None) -> list[ClaimRow]:
+               text_tails: Mapping[str, Any] | None = None, min_seeds: int = MIN_SEEDS,
+               ) -> list[ClaimRow]:
     """Every tail-diagnostic claim row (WEINCE §2.3, App. C.2, D) and the essay's low-τ row, from
     ``summary.json["tails"]`` (per-seed values: :func:`infonce_lab.aggregate.summarise_tails`).
     ``loss_kinds``: loss name → kind (which configurations count); ``placements``: the link
     test's, the first deciding (the paper leaves open where 1/τ sits; the second is context).
     ``text_tails``: the packaged sentence encoders' diagnostics (``summary.json["text_tails"]``),
-    shown in every row as context beside the image runs, never counted."""
+    shown in every row as context beside the image runs, never counted. ``min_seeds``: the
+    seeds an InfoNCE configuration needs to be counted (MIN_SEEDS; tests of the other rules
+    lower it)."""
     if not tails:
         return [c.not_run("the diagnose stage (reports/tails/) and the aggregate stage")
                 for c in CLAIMS.values()]
-    counted, context = _split(tails, loss_kinds)
+    counted, context = _split(tails, loss_kinds, min_seeds)
     context += [(f"{g['run']['dataset']} · {g['run']['backbone']} as shipped, word-crop views",
                  "text encoder", g) for g in (text_tails or {}).values()]
     primary = placements[0]
@@ -561,6 +604,8 @@ def claim_rows(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
         _row(CLAIMS["frechet_none"], *both(lambda g: {
             "lambda_f": estimate(g, "frechet_lambda"), "r2": estimate(g, "frechet_r2").value}),
             _frechet_text, note=_frechet_note(counted)),
+        _row(CLAIMS["frechet_alone"], *both(lambda g: estimate(g, "frechet_alone")),
+             note=_frechet_note(counted)),
         _row(CLAIMS["hardness_dilutes"], *hardness, note=BOUND_NOTE),
         _row(CLAIMS["pool_raises_lambda"], *both(lambda g: estimate(g, "pool.lambda")),
              note=POOL_NOTE),
@@ -677,8 +722,8 @@ def _run_row(name: str, kind: str, g: Mapping[str, Any], e: int, seed: str,
 
 def _configuration_row(name: str, kind: str, g: Mapping[str, Any],
                        placements: Sequence[str]) -> dict[str, Any]:
-    """One configuration at its final epoch: the estimates the verdicts use (over seeds: their
-    spread plus the shared bank's error; one seed: the run's own interval), printed as values
+    """One configuration at its final epoch: the estimates the verdicts use (over seeds: a t
+    over seeds, each on its own bank draw; one seed: the run's own interval), printed as values
     with intervals or as undefined (why)."""
     return {
         "configuration": name, "kind": kind, "counted": kind == COUNTED_KIND,
@@ -696,18 +741,20 @@ def _configuration_row(name: str, kind: str, g: Mapping[str, Any],
 
 
 def context(tails: Mapping[str, Any] | None, loss_kinds: Mapping[str, str],
-            placements: Sequence[str] = ("inside", "outside")) -> dict[str, Any] | None:
+            placements: Sequence[str] = ("inside", "outside"), min_seeds: int = MIN_SEEDS,
+            ) -> dict[str, Any] | None:
     """The section's narrative numbers: the per-configuration and the per-run table (counted
     configurations first), the paper's values and the margins the rules use."""
     if not tails:
         return None
-    configs = [c for part in _split(tails, loss_kinds) for c in part]
+    configs = [c for part in _split(tails, loss_kinds, min_seeds) for c in part]
     return {"configurations": [_configuration_row(*c, placements) for c in configs],
             "runs": [_run_row(*run, placements) for run in _runs(configs, "pot.xi")],
             "primary": placements[0], "placements": list(placements),
             "paper": {"xi": PAPER_XI, "lambda": PAPER_LAMBDA, "delta": PAPER_DELTA},
             "margins": {"xi": XI_TOLERANCE, "endpoint": ENDPOINT_TOLERANCE, "exp_xi": EXP_MIN_XI,
-                        "frechet": FRECHET_MARGIN, "stable": STABLE_FRACTION,
+                        "frechet": FRECHET_MARGIN, "frechet_delta": FRECHET_DELTA_MARGIN,
+                        "min_seeds": MIN_SEEDS, "stable": STABLE_FRACTION,
                         "repulsion": REPULSION_MAJORITY, "alpha": ALPHA}}
 
 

@@ -398,7 +398,7 @@ def summarise_tails(params: Params, tails_dir: str | Path = "reports/tails") -> 
     per_seed: dict[str, dict[int, dict[str, dict[str, float | bool | None]]]] = defaultdict(
         lambda: defaultdict(dict))
     info: dict[str, dict[str, Any]] = {}
-    for run in params.grid_runs():  # the diagnose stage's runs
+    for run in params.diagnosed_runs():  # the diagnose stage's runs
         path = tails_dir / "runs" / run.dataset / f"{run.id}.json"
         if not path.is_file():
             raise FileNotFoundError(f"{path}: missing; run the diagnose stage for {run.dataset}")

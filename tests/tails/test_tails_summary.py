@@ -17,7 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_per_seed_values_are_kept_with_their_runs(tmp_path: Path):
     params = load_params(REPO / "params.yaml")
-    runs = params.grid_runs()  # the diagnose stage's runs
+    runs = params.diagnosed_runs()  # the grid, then the primary's runs of tails.primary_losses
+    assert {r.loss for r in runs[len(params.grid_runs()):]} == set(params.tails.primary_losses)
     for i, run in enumerate(runs):
         record = {f"epoch_{e}": {"pot": {"xi": -0.4 - 0.01 * i - e / 1000, "endpoint": None,
                                          "endpoint_above_cap": False},
@@ -53,6 +54,11 @@ def test_per_seed_values_are_kept_with_their_runs(tmp_path: Path):
     assert est["xi"].value == pytest.approx(xi["mean"]) and "t over 2 seeds" in est["xi"].note
     assert not est["endpoint_gap"].defined and "no finite endpoint" in est["endpoint_gap"].undefined
     json.dumps(g["estimates"], allow_nan=False)  # summary.json is strict JSON
+    # the primary's diagnosed configuration is summarised with all its seeds
+    p = params.primary
+    for loss in params.tails.primary_losses:
+        g = tails[f"{p.dataset}-{p.backbone}-{loss}-{p.schedule}"]
+        assert g["seeds"] == list(p.seeds_of(loss))
 
 
 def test_a_missing_run_file_names_the_stage(tmp_path: Path):

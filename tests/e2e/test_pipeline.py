@@ -139,7 +139,10 @@ def test_primary_comparison_is_decided_on_its_own_runs(repo):
             few[f"digits-tiny-wnce-fixed_t02-{seed}"] - few[f"digits-tiny-infonce-fixed_t02-{seed}"])
     # the grid's comparisons never reach into the primary block
     assert not any("fixed_t02" in k for k in summary["paired"])
-    assert not (repo.root / "reports/tails/runs/digits" / f"{next(iter(runs))}.json").exists()
+    # the diagnose stage takes the primary's runs of tails.primary_losses (infonce), no others
+    tails = repo.root / "reports/tails/runs/digits"
+    assert (tails / "digits-tiny-infonce-fixed_t02-1.json").exists()
+    assert not (tails / "digits-tiny-wnce-fixed_t02-1.json").exists()
     html = (repo.root / "reports" / "index.html").read_text()
     assert "Pre-registered primary comparison" in html
     assert "wnce beats infonce (pre-registered" in html and "MDE" in html

@@ -494,8 +494,12 @@ def _row(c: Claim, counted: list[tuple[str, Any]], context: list[tuple[str, Any]
          text: Callable[[Any], str] = str, note: str = "") -> ClaimRow:
     """Counted cases decided together (a rule's as one family, Holm), context cases each on its
     own, shown after them and left out of the verdict; ``text`` prints a case's input."""
-    if not counted:
-        return c.not_run(NO_INFONCE)
+    if not counted:  # nothing decides; what was measured is still shown, as context
+        if not context:
+            return c.not_run(NO_INFONCE)
+        shown = [Case(n, text(x), c.rule.decide(x)) for n, x in context]
+        undecided = {} if c.untestable else {"verdict": not_run(NO_INFONCE)}
+        return c.row(shown, **undecided, result="—", note=note)
     if isinstance(c.rule, Rule):
         cases = decide_family(c.rule, [x for _, x in counted], [n for n, _ in counted])
     else:

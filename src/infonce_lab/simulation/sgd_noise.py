@@ -202,8 +202,9 @@ def run_sgd_noise(
 ) -> dict[str, Any]:
     """P_trap(t) of SGD (own minibatch noise, none injected), GD (the noiseless control) and the
     SDE (injected noise, the reference) from the jittered interleaved trap, at the step rule and
-    at half of it, and the minibatch noise at the trap (:func:`trap_noise`). The knobs and their
-    defaults are :class:`~infonce_lab.params.SgdNoiseConfig`'s."""
+    at half of it, and the minibatch noise at the trap (:func:`trap_noise`). Every knob is
+    required: the study's values and their defaults live in the params schema
+    (``simulation.sgd_noise``)."""
     model = s1_model(kappa_s)
     if not 1 <= batch < model.n_pairs:
         raise ValueError(f"batch must be in [1, {model.n_pairs - 1}]: S1 has {model.n_pairs} "

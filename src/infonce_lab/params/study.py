@@ -27,7 +27,7 @@ from infonce_lab.params.objectives import (
 from infonce_lab.params.simulation import SimulationConfig
 from infonce_lab.params.tails import TailsConfig
 from infonce_lab.params.text import TextConfig
-from infonce_lab.params.training import TrainingConfig
+from infonce_lab.params.training import StepCostConfig, TrainingConfig
 
 Baseline = Literal["random_init", "raw_pixels"]
 
@@ -171,6 +171,7 @@ class Params(Strict):
     simulation: SimulationConfig = SimulationConfig()
     text: TextConfig = TextConfig()
     report: ReportConfig = ReportConfig()
+    step_cost: StepCostConfig = StepCostConfig()
 
     @model_validator(mode="after")
     def _study_refers_to_known_names(self) -> Params:
@@ -218,6 +219,7 @@ class Params(Strict):
         pairs = [(lo, sc) for lo in self.study.losses for sc in self.study.schedules]
         pairs += [(lo, sc) for lo in text.losses for sc in text.schedules]
         pairs += self._check_primary()
+        self._check_step_cost()
         for loss, sched in pairs:
             takes = self.losses[loss].takes_temperature
             gives = self.schedules[sched].kind != "none"
@@ -242,6 +244,20 @@ class Params(Strict):
                     "kind 'none'",
                 )
         return self
+
+    def _check_step_cost(self) -> None:
+        sc = self.step_cost
+        if sc.backbone not in self.backbones:
+            raise _KeyProblem("step_cost.backbone", sc.backbone,
+                              f"a name defined under 'backbones:' ({', '.join(sorted(self.backbones))})")
+        for key in ("reference", "treatment"):
+            name = getattr(sc, key)
+            if name not in self.losses:
+                raise _KeyProblem(f"step_cost.{key}", name,
+                                  f"a name defined under 'losses:' ({', '.join(sorted(self.losses))})")
+        if sc.reference == sc.treatment:
+            raise _KeyProblem("step_cost.treatment", sc.treatment,
+                              f"a loss other than step_cost.reference ({sc.reference})")
 
     def _check_primary(self) -> list[tuple[str, str]]:
         """The primary block's names are defined, its dataset is downloaded and evaluated (in

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StrictBool, model_validator
 
-from infonce_lab.params.base import Strict, Threads, _KeyProblem
+from infonce_lab.params.base import Name, PosFloat, Seed, Strict, Threads, _KeyProblem
 
 LAUNCHERS = ("python", "python3", "torchrun")
 # torchrun's options: --name, --name=value or --name value; a value is a host, port, count,
@@ -101,3 +101,23 @@ class TrainingConfig(Strict):
             raise _KeyProblem("training.checkpoint_epochs", self.checkpoint_epochs,
                               "unique epochs")
         return self
+
+
+class StepCostConfig(Strict):
+    """The step_cost stage: the WEINCE paper's "Computational overhead" (§3) measured at its
+    shapes — a ResNet-18 on 64-pixel images (Tiny-ImageNet) at batch 256 — on this machine:
+    the loss stage's forward and backward on its own, and the full step (forward of both views,
+    loss, backward, optimizer step) with each loss, interleaved. Random tensors stand in for the
+    views: the time is the arithmetic's, and data loading and augmentation, left out, would only
+    lower the loss stage's share."""
+
+    backbone: Name = "resnet18"          # a name under backbones:
+    image_size: Annotated[int, Field(ge=8, le=512)] = 64
+    channels: Annotated[int, Field(ge=1, le=4)] = 3
+    batch: Annotated[int, Field(ge=2, le=4096)] = 256      # pairs: 2 × batch views per step
+    reference: Name = "infonce"          # names under losses:
+    treatment: Name = "weince"
+    tau: PosFloat = 0.5                  # the paper's τ; the arithmetic does not depend on it
+    steps: Annotated[int, Field(ge=2, le=50)] = 3          # timed full steps per loss, after one untimed
+    loss_repeats: Annotated[int, Field(ge=5, le=1000)] = 30  # timed loss stages per loss
+    seed: Seed = 0

@@ -9,8 +9,11 @@ start and DVC bookkeeping per stage (reports/timings/), so a stage per run spent
 wall time on fixed cost. Outputs are replaced as whole folders once every run is done.
 
 The banks' embeddings come from the evaluate stage's extraction (``pipeline/extract.py``), so no
-encoder is run here. ``diagnose_banks`` runs everything for one checkpoint's banks and returns
-``metrics`` (scalars with stable names, for ``dvc metrics diff`` and the summary over seeds) and
+encoder is run here. A checkpoint before the final one gets what the over-training figure and the
+stability row read (POT, the link test without its parametric-bootstrap LRT, allocation,
+repulsion); the ablations and the LRT are final-epoch quantities: every claim on them decides at
+the final epoch, and they are the costly part of a diagnosis. ``diagnose_banks`` runs
+everything for one checkpoint's banks and returns ``metrics`` (scalars with stable names, for ``dvc metrics diff`` and the summary over seeds) and
 ``plots`` (the arrays behind the figures). Every interval respects the dependence in the banks:
 POT exceedances and allocation anchors are resampled by image (pairs and views of one image share
 it), link-test quantities are clustered by batch (anchors of a batch share its draw and its
@@ -78,17 +81,19 @@ def diagnose_dataset(params: Params, dataset: str) -> None:
     for run in runs:
         metrics: dict[str, Any] = {}
         plots: dict[str, Any] = {}
+        final = banks[run.id][-1][0]
         for epoch, arrays in banks[run.id]:
             key = f"epoch_{epoch}"
             metrics[key], plots[key] = diagnose_banks(
                 link_bank_from(arrays["link_z"], arrays["link_images"]),
-                pot_pairs_from(arrays["pot_z"], arrays["pot_images"]), cfg)
+                pot_pairs_from(arrays["pot_z"], arrays["pot_images"]), cfg,
+                final=epoch == final)
             m, done = metrics[key], done + 1
             left = (time.monotonic() - t0) / done * (todo - done)
             print(f"[{done}/{todo}, ETA {duration(left)}] {run.id} {key}: xi {m['pot']['xi']:+.3f}, lambda({first}) "
                   f"{m['link'][first]['lambda_hat']:.3f}, delta "
                   f"{m['link'][first]['delta_mean']:+.4f}")
-        metrics["final_epoch"] = banks[run.id][-1][0]
+        metrics["final_epoch"] = final
         results[run.id] = (metrics, plots)
     with replaced_together() as outputs:
         outputs.json_dir(paths.tails_plots_dir(dataset), {k: v[1] for k, v in results.items()})
@@ -105,8 +110,10 @@ def diagnose_encoder(embed: Embed, images: torch.Tensor, augment: Augment,
     return diagnose_banks(bank, pairs, cfg)
 
 
-def diagnose_banks(bank: LinkBank, pairs: PotScores, cfg: TailsConfig
+def diagnose_banks(bank: LinkBank, pairs: PotScores, cfg: TailsConfig, final: bool = True,
                    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every diagnostic of one checkpoint's banks; ``final=False`` (an earlier checkpoint) leaves
+    out the ablations and the link test's parametric-bootstrap LRT."""
     metrics: dict[str, Any] = {}
     plots: dict[str, Any] = {}
     metrics["pot"], plots["pot"] = pot_diagnostics(pairs, cfg)
@@ -114,7 +121,7 @@ def diagnose_banks(bank: LinkBank, pairs: PotScores, cfg: TailsConfig
     link = cfg.link
     metrics["link"] = {}
     for i, placement in enumerate(link.placements):
-        lrt = link.lrt_replicates if i == 0 or link.lrt_every_placement else 0
+        lrt = link.lrt_replicates if final and (i == 0 or link.lrt_every_placement) else 0
         res = link_test(bank.scores, bank.batch, placement=placement,
                         held_in_fraction=link.held_in_fraction, bootstrap=link.bootstrap,
                         lrt_replicates=lrt, cv_folds=link.cv_folds, seed=cfg.seed,
@@ -127,19 +134,21 @@ def diagnose_banks(bank: LinkBank, pairs: PotScores, cfg: TailsConfig
     out_batches = bank.batch[~held_in]
     first = link.placements[0]
     ab = cfg.ablations
-    if ab.frechet:
-        metrics["frechet"] = frechet_ablation(bank.scores, held_in, first, bank.batch)
     pool_size = max([*ab.pool_sizes, cfg.allocation.pool])
     s_pos, pool = pool_scores(bank, pool_order(bank.image, pool_size, cfg.seed))
-    plots["hardness"], d_hard, i_hard = hardness_ablation(
-        bank.scores, held_in, ab.hardness_ks, first, return_deltas=True, batch_ids=bank.batch)
-    plots["pool_size"], d_pool, i_pool = pool_size_ablation(
-        s_pos, pool, held_in, ab.pool_sizes, ab.pool_hard_k, first, return_deltas=True,
-        batch_ids=bank.batch)
-    plots["ablation_placement"] = first
-    metrics["ablations"] = {
-        **ablation_trend(plots["hardness"], d_hard, "hardness", out_batches, i_hard),
-        **ablation_trend(plots["pool_size"], d_pool, "pool", out_batches, i_pool)}
+    if final:
+        if ab.frechet:
+            metrics["frechet"] = frechet_ablation(bank.scores, held_in, first, bank.batch)
+        plots["hardness"], d_hard, i_hard = hardness_ablation(
+            bank.scores, held_in, ab.hardness_ks, first, return_deltas=True,
+            batch_ids=bank.batch)
+        plots["pool_size"], d_pool, i_pool = pool_size_ablation(
+            s_pos, pool, held_in, ab.pool_sizes, ab.pool_hard_k, first, return_deltas=True,
+            batch_ids=bank.batch)
+        plots["ablation_placement"] = first
+        metrics["ablations"] = {
+            **ablation_trend(plots["hardness"], d_hard, "hardness", out_batches, i_hard),
+            **ablation_trend(plots["pool_size"], d_pool, "pool", out_batches, i_pool)}
 
     metrics["allocation"], plots["allocation"] = allocation_diagnostics(
         bank.scores, s_pos, pool, held_in, metrics["link"][first]["tau0_hat"], bank.image, cfg)

@@ -1,7 +1,8 @@
 """The evaluate stage for one image dataset: every run of the study on it, then the baselines.
 
 Each run's frozen features are extracted once (``pipeline/extract.py``: the splits from its final
-weights, the tail banks' embeddings from every kept checkpoint) into ``features_dir(dataset)/<run>/``
+weights; for a diagnosed run, the tail banks' embeddings from every kept checkpoint) into
+``features_dir(dataset)/<run>/``
 and the splits are scored by the linear probe, weighted kNN and the
 alignment/uniformity geometry into ``run_metrics_dir(dataset)/<run>.json``. The baselines (randomly initialised
 encoders, one per backbone × seed, and raw pixels) go through the same protocol into
@@ -56,6 +57,7 @@ def evaluate_dataset(params: Params, dataset: str) -> None:
     check_banks(params.tails, len(data.train_x), dataset)
     ecfg = params.evaluation
     v1, v2 = augmented_view_pairs(data.test_x, params.datasets[dataset].augment, ecfg.view_seed)
+    diagnosed = {r.id for r in params.diagnosed_runs()}
     records: dict[str, dict[str, Any]] = {}
     with replaced_together() as outputs:
         feats = outputs.dir(paths.features_dir(dataset))
@@ -63,7 +65,7 @@ def evaluate_dataset(params: Params, dataset: str) -> None:
             out = feats / run.id
             out.mkdir()
             f = extract_run(paths.model_dir(run), out, data, (v1, v2), params, dataset,
-                            run.seed, device)
+                            run.seed, device, banks=run.id in diagnosed)
             metrics = _score(f, data, ecfg)
             records[run.id] = {"encoder": {"kind": "trained", **run.model_dump()}, **metrics}
             print(f"{run.id}: features h {f['train_h'].shape[1]}-d, z {f['train_z'].shape[1]}-d; linear "

@@ -6,10 +6,12 @@ For each run of a dataset, into ``features_dir(dataset)/<run>/``:
 - from the final weights, h and z of the train and test sets and h of two augmented views of each
   test image (``train.npz``, ``test.npz``, ``test_view1.npz``, ``test_view2.npz``): what the
   evaluation protocol scores;
-- from every kept checkpoint and the final weights, the embeddings of the tail diagnostics' banks
+- for the runs the diagnose stage diagnoses (``Params.diagnosed_runs``), from every kept
+  checkpoint and the final weights, the embeddings of the tail diagnostics' banks
   (``bank_epoch_XXXX.npz``): the link bank's 2B views per batch and the POT bank's first views,
-  drawn from ``tails.seed`` so every run and checkpoint sees the same images and augmentations
-  (WEINCE §2.3.1–2.3.2). The diagnose stage reads these and never touches an encoder.
+  drawn from ``tails.seed`` and the run's seed so every configuration and checkpoint of a seed
+  sees the same images and augmentations (WEINCE §2.3.1–2.3.2). The diagnose stage reads these
+  and never touches an encoder.
 
 It runs inside the evaluate stage rather than as a stage of its own: on digits a stage costs ≈ 7 s
 of process start and DVC bookkeeping, the extraction of a dataset's runs about as much.
@@ -128,15 +130,18 @@ def bank_embeddings(encoder: torch.nn.Module, images: torch.Tensor, params: Para
 
 def extract_run(model_dir: Path, out: Path, data: Any, views: Views, params: Params,
                 dataset: str, run_seed: int, device: str | torch.device = "cpu",
-                ) -> dict[str, np.ndarray]:
-    """Every feature file of one run (``run_seed``: its seed, which picks its banks' draw);
-    returns the final weights' split features."""
+                banks: bool = True) -> dict[str, np.ndarray]:
+    """Every feature file of one run (``run_seed``: its seed, which picks its banks' draw;
+    ``banks``: whether it is diagnosed, so its checkpoints' banks are drawn); returns the final
+    weights' split features."""
     images = as_float(torch.as_tensor(data.train_x))  # uint8 datasets: to [0, 1] once
     f: dict[str, np.ndarray] = {}
-    for path in checkpoints(model_dir, params.training.checkpoint_epochs):
+    epochs = params.training.checkpoint_epochs if banks else []
+    for path in checkpoints(model_dir, epochs):
         encoder, meta = load_encoder(path, map_location=device)
-        save_npz_atomic(out / f"bank_epoch_{int(meta['epoch']):04d}.npz",
-                        **bank_embeddings(encoder, images, params, dataset, run_seed, device))
+        if banks:
+            save_npz_atomic(out / f"bank_epoch_{int(meta['epoch']):04d}.npz",
+                            **bank_embeddings(encoder, images, params, dataset, run_seed, device))
         if path.name == "model.pt":
             f = encode_splits(encoder, data, views, params.evaluation.batch_size, device)
             save_splits(out, f, data)

@@ -94,6 +94,10 @@ def noise_floor() -> Path:
     return TAILS / "noise_floor.json"
 
 
+def step_cost() -> Path:
+    return Path("reports/step_cost.json")
+
+
 def sim_result(experiment: str) -> Path:
     return Path("reports/sims") / f"{experiment}.json"
 

@@ -41,6 +41,10 @@ def read_inputs(params: Params, out: Path) -> Inputs:
     noise = read_json(noise_path) if noise_path.is_file() else None
     if noise is None:
         print(f"note: {noise_path} missing; noise-floor figure and verdict omitted")
+    cost_path = out / "step_cost.json"
+    step_cost = read_json(cost_path) if cost_path.is_file() else None
+    if step_cost is None:
+        print(f"note: {cost_path} missing; the overhead claims read 'not run'")
     representative = None
     if summary.get("tails"):  # the figures show the first dataset of the study
         plots_dir = out / "tails" / "plots" / params.study.datasets[0]
@@ -60,7 +64,7 @@ def read_inputs(params: Params, out: Path) -> Inputs:
                             for r in params.runs()}),
         text_curves=load_curves({r.id: out / "text" / "train" / paths.in_configuration(r.id)
                                  for r in params.text_runs()}),
-        sims=sims, noise=noise, representative=representative,
+        sims=sims, noise=noise, representative=representative, step_cost=step_cost,
         loss_kinds={n: c.kind for n, c in params.losses.items()},
         placements=tuple(params.tails.link.placements), design=params.primary.model_dump(),
         settings={

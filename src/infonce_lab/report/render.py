@@ -82,7 +82,8 @@ def stage_names(params: Params) -> list[str]:
               for e in params.text.study.encoders]
     names += [f"text_pretrain@{c.to_str()}" for c in configurations(params.text_runs())]
     names += [f"text_evaluate@{d}" for d in params.text.study.datasets]
-    names += [f"simulate@{e}" for e in params.simulation.experiments] + ["aggregate"]
+    names += [f"simulate@{e}" for e in params.simulation.experiments]
+    names += ["step_cost", "aggregate"]
     return names
 
 

@@ -106,6 +106,7 @@ class Inputs:
     placements: tuple[str, ...]
     design: Mapping[str, Any]
     settings: Mapping[str, Any] = field(default_factory=dict)
+    step_cost: dict[str, Any] | None = None  # reports/step_cost.json
 
     @property
     def groups(self) -> Mapping[str, Any]:

@@ -13,7 +13,7 @@ export MKL_NUM_THREADS ?= 2
 export DVC_NO_ANALYTICS := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: setup browser repro smoke test test-fast bench lint plots screenshot clean-venv
+.PHONY: setup browser sshd repro smoke test test-fast bench lint plots screenshot clean-venv
 
 setup: $(STAMP)
 
@@ -40,6 +40,20 @@ browser:
 	  echo "warning: chromium/chromedriver missing and apt-get needs root: browser tests skip"; \
 	fi
 
+# OpenSSH's server for tests/devtools/test_real_remotes.py (the test starts its own sshd on
+# 127.0.0.1 and needs no running service): Debian's openssh-server via apt-get as root;
+# instant when sshd is there. Not root or no apt: a warning, and the SSH test skips (under CI it
+# fails).
+sshd:
+	@if command -v sshd >/dev/null || [ -x /usr/sbin/sshd ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing openssh-server (apt-get)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends openssh-server >/dev/null; \
+	else \
+	  echo "warning: sshd missing and apt-get needs root: the SSH remote test skips"; \
+	fi
+
 repro: setup
 	$(BIN)/python -m infonce_lab.params params.yaml
 	$(BIN)/python -m infonce_lab.devtools.dvc_plots
@@ -59,7 +73,7 @@ PYTEST_WORKERS ?= 2
 PYTEST = PATH="$(PATHBIN):$$PATH" $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
 	--durations=10
 
-test: browser setup
+test: browser sshd setup
 	$(PYTEST)
 
 test-fast: browser setup

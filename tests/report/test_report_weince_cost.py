@@ -42,6 +42,7 @@ def _result(step_ms: dict[str, list[float]], loss_ms: dict[str, list[float]]) ->
         "params": {"backbone": "resnet18", "image_size": 64, "channels": 3, "batch": 256,
                    "reference": "infonce", "treatment": "weince", "tau": 0.5, "steps": 3,
                    "loss_repeats": 5, "seed": 0},
+        "architecture": {"kind": "resnet", "depth": 18, "stem": "auto", "head_dim": 64},
         "machine": "a test CPU", "threads": 2, "kinds": {"infonce": "info_nce", "weince": "weince"},
         "views": 512, "dim": 64, "step_ms": step_ms, "loss_ms": loss_ms,
         "share": {n: loss_share(step_ms[n], loss_ms[n]) for n in step_ms},
@@ -58,6 +59,7 @@ def test_rows_follow_the_timings_both_ways():
     rows = sec.claim_rows(cheap)
     assert [r.verdict.outcome for r in rows] == [Outcome.REPRODUCED, Outcome.REPRODUCED]
     assert "a test CPU" in rows[0].quantity and "0.10%" in rows[0].result
+    assert "resnet18, ResNet-18 (standard stem), on 512 views" in rows[0].quantity
     # a tail fit costing a tenth of the step fails both claims
     dear = _result(step, {"infonce": [1.0, 1.1, 0.9, 1.0, 1.2],
                           "weince": [300.0, 310.0, 305.0, 290.0, 301.0]})

@@ -34,6 +34,7 @@ TINY = {
     "backbones": {"tiny": {"kind": "resnet_cifar", "widths": [8, 16], "blocks": [1, 1],
                            "head_hidden": 16, "head_dim": 8}},
     "schedules": {"fixed_t05": {"kind": "fixed", "tau": 0.5}},
+    "step_cost": {"backbone": "tiny"},  # a name under backbones:, which TINY replaces
     "training": {"epochs": 8, "batch_size": 128, "checkpoint_epochs": [2, 6],
                  "warmup_epochs": 1, "checkpoint_every_steps": 7, "log_every_steps": 3},
 }
@@ -42,7 +43,7 @@ TINY = {
 def _workspace(root: Path, repo_root: Path, seeds: list[int] | None = None) -> dict[str, str]:
     raw = yaml.safe_load((repo_root / "params.yaml").read_text())
     for k, v in TINY.items():
-        raw[k] = {**raw[k], **v} if isinstance(v, dict) and k in ("training",) else v
+        raw[k] = {**raw[k], **v} if isinstance(v, dict) and k in ("training", "step_cost") else v
     if seeds is not None:
         raw["study"] = {**raw["study"], "seeds": seeds}
     raw["text"]["study"] = {"datasets": [], "encoders": [], "losses": [], "schedules": [],

@@ -3,7 +3,10 @@ itself under ``torch.distributed.run`` (an argument list, no shell), two CPU wor
 their halves of every global batch and rank 0 alone writes the outputs. The reference is the
 same two ranks started by hand with the environment torchrun documents (RANK, WORLD_SIZE,
 MASTER_ADDR, …) under the plain python launcher: the weights must be bit-identical, so the
-re-exec hands the workers exactly the stage, flags and params they would have had. (One process
+re-exec hands the workers exactly the stage, flags and params they would have had. The cluster
+recipe (docs/scaling.md: the same stage started on every node, one launcher string with a c10d
+rendezvous, no node rank) runs here as two "nodes" — two stage processes in one checkout, as on
+a shared filesystem, one worker each — against the same reference. (One process
 against two is not compared here: the backbone's batch norm sees each rank's half-batch on the
 CPU, where torch has no SyncBatchNorm; the views are the one-process views —
 tests/train/test_rank_views.py — and the loss and gradients are — tests/losses.)"""
@@ -34,6 +37,7 @@ def _workspace(root: Path, repo_root: Path, launcher: str) -> dict[str, str]:
     raw["backbones"] = {"tiny": {"kind": "resnet_cifar", "widths": [8, 16], "blocks": [1, 1],
                                  "head_hidden": 16, "head_dim": 8}}
     raw["schedules"] = {"fixed_t05": {"kind": "fixed", "tau": 0.5}}
+    raw["step_cost"]["backbone"] = "tiny"  # a name under backbones:, which this replaces
     raw["training"] = {**raw["training"], "epochs": 2, "batch_size": 128,
                        "checkpoint_epochs": [1], "warmup_epochs": 0, "launcher": launcher,
                        "threads": 1}
@@ -62,31 +66,39 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.timeout(600)
-def test_torchrun_workers_train_what_two_hand_started_ranks_do(tmp_path: Path,
-                                                               repo_root: Path) -> None:
-    script = [sys.executable, str(repo_root / "stages/pretrain.py"), *STAGE]
-    by_hand, launched = tmp_path / "by_hand", tmp_path / "torchrun"
-    env = _workspace(by_hand, repo_root, "python")
-    port = _free_port()
-    ranks = [subprocess.Popen(script, cwd=by_hand, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True,
-                              env={**env, "RANK": str(r), "LOCAL_RANK": str(r),
-                                   "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2",
-                                   "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
-             for r in range(2)]
-    for p in ranks:
+Outputs = tuple[dict[str, dict[str, torch.Tensor]], dict]
+
+
+def _script(repo_root: Path) -> list[str]:
+    return [sys.executable, str(repo_root / "stages/pretrain.py"), *STAGE]
+
+
+def _wait(procs: list[subprocess.Popen]) -> list[str]:
+    errs = []
+    for p in procs:
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err[-3000:]
+        errs.append(err)
+    return errs
 
-    env = _workspace(launched, repo_root, "torchrun --standalone --nproc_per_node=2")
-    out = subprocess.run(script, cwd=launched, env=env, capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "launching: " in out.stderr
-    assert "-m torch.distributed.run --standalone --nproc_per_node=2" in out.stderr
 
-    (w_hand, run_hand), (w_run, run_run) = _outputs(by_hand), _outputs(launched)
+@pytest.fixture(scope="module")
+def by_hand(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Outputs:
+    """Two ranks started by hand with torchrun's environment, under the plain launcher."""
+    root = tmp_path_factory.mktemp("ranks") / "by_hand"
+    env = _workspace(root, repo_root, "python")
+    port = _free_port()
+    _wait([subprocess.Popen(_script(repo_root), cwd=root, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**env, "RANK": str(r), "LOCAL_RANK": str(r),
+                                 "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2",
+                                 "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
+           for r in range(2)])
+    return _outputs(root)
+
+
+def _same_training(launched: Path, by_hand: Outputs) -> None:
+    (w_hand, run_hand), (w_run, run_run) = by_hand, _outputs(launched)
     assert sorted(w_run) == sorted(w_hand) == ["checkpoints/epoch_0001.pt", "model.pt"]
     for f in w_hand:
         for k in w_hand[f]:
@@ -96,3 +108,33 @@ def test_torchrun_workers_train_what_two_hand_started_ranks_do(tmp_path: Path,
     # rank 0 alone wrote: one run folder, nothing half-written or left over
     assert [p.name for p in (launched / "models/vision/digits" / CONFIG).iterdir()] == [RUN]
     assert not [p for p in launched.rglob("*") if p.name.endswith((".tmp", ".old"))]
+
+
+@pytest.mark.timeout(600)
+def test_torchrun_workers_train_what_two_hand_started_ranks_do(tmp_path: Path, repo_root: Path,
+                                                               by_hand: Outputs) -> None:
+    launched = tmp_path / "torchrun"
+    env = _workspace(launched, repo_root, "torchrun --standalone --nproc_per_node=2")
+    out = subprocess.run(_script(repo_root), cwd=launched, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "launching: " in out.stderr
+    assert "-m torch.distributed.run --standalone --nproc_per_node=2" in out.stderr
+    _same_training(launched, by_hand)
+
+
+@pytest.mark.timeout(600)
+def test_two_nodes_through_one_launcher_string_train_what_two_ranks_do(
+        tmp_path: Path, repo_root: Path, by_hand: Outputs) -> None:
+    """docs/scaling.md's multi-node recipe: every node runs the same stage with the same
+    ``training.launcher`` (a c10d rendezvous; torchrun assigns the ranks), here two nodes on
+    127.0.0.1 sharing one checkout."""
+    launched = tmp_path / "nodes"
+    launcher = (f"torchrun --nnodes=2 --nproc_per_node=1 --rdzv_backend=c10d "
+                f"--rdzv_endpoint=127.0.0.1:{_free_port()} --rdzv_id=lab")
+    env = _workspace(launched, repo_root, launcher)
+    errs = _wait([subprocess.Popen(_script(repo_root), cwd=launched, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, env=env)
+                  for _ in range(2)])
+    assert all("--nnodes=2 --nproc_per_node=1 --rdzv_backend=c10d" in e for e in errs)
+    _same_training(launched, by_hand)

@@ -28,6 +28,7 @@ def measure_step_cost(params: Params) -> dict[str, Any]:
     ref, treat = cfg.reference, cfg.treatment
     result = {
         "params": cfg.model_dump(), "machine": cpu_model(), "threads": params.training.threads,
+        "architecture": params.backbones[cfg.backbone].model_dump(mode="json"),
         "kinds": {n: params.losses[n].kind for n in losses}, **times,
         "share": {n: loss_share(times["step_ms"][n], times["loss_ms"][n]) for n in losses},
         "step_ratio": ratio(times["step_ms"][treat], times["step_ms"][ref]),

@@ -79,9 +79,23 @@ CLAIMS = claims(PAPER, TOPIC, RULES, {
 })
 
 
+def _architecture(backbone: dict[str, Any], size: int) -> str:
+    """The timed backbone in words (its backbones: entry, as the stage recorded it)."""
+    kind = backbone["kind"]
+    if kind == "resnet":
+        stem = backbone["stem"] if backbone["stem"] != "auto" else (
+            "cifar" if size <= 32 else "standard")  # models: the automatic stem's rule
+        return f"ResNet-{backbone['depth']} ({stem} stem)"
+    if kind == "vit_small":
+        return f"ViT-S/{backbone['patch_size']}"
+    return f"a CIFAR-style ResNet of widths {backbone['widths']}"
+
+
 def _setting(s: dict[str, Any]) -> str:
     p = s["params"]
-    return (f"backbone {p['backbone']} on {s['views']} views of {p['channels']}×{p['image_size']}"
+    return (f"{p['backbone']}, {_architecture(s['architecture'], p['image_size'])}, on "
+            f"{s['views']} views of "
+            f"{p['channels']}×{p['image_size']}"
             f"×{p['image_size']} (batch {p['batch']}, projection {s['dim']}-d), on "
             f"{s['machine']} with {s['threads']} threads; {p['steps']} full steps and "
             f"{p['loss_repeats']} loss stages per loss, interleaved")

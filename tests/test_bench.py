@@ -122,3 +122,27 @@ def test_every_ratio_the_docs_quote_is_in_the_reference_run() -> None:
     assert unbacked_ratios("about 123.4× faster; 8×8 digits", bench) == ["123.4×"]
     ratio = bench["knn"]["knn_sklearn_over_ours"]
     assert unbacked_ratios(f"{ratio:.1f}× faster", bench) == []
+
+
+def test_the_gpu_scale_script_runs_its_every_part_on_the_cpu(tmp_path: Path) -> None:
+    """benchmarks/gpu_scale.py is run by hand on a lent GPU; here its every part runs on the CPU
+    at toy sizes (torchrun with one and two gloo processes), so it cannot rot unseen."""
+    dest = tmp_path / "bench_gpu.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks/gpu_scale.py"), "--cpu",
+                           "--quick", "--out", str(dest)], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(dest.read_text())
+    assert out["quick"] is True and out["precision"] == "fp32"
+    (step,) = out["steps"]
+    for loss, ms in step["step_ms"].items():  # throughput is the step's own arithmetic
+        assert math.isclose(step["views_per_s"][loss], 2e3 * step["batch"] / ms)
+        assert step["step_over_forward_backward"][loss] > 0
+    parts = step["parts_ms"]
+    assert set(parts) >= {"data", "augmentation", "forward", "backward", "forward_backward",
+                          "loss_infonce", "loss_weince", "optimizer"}
+    assert all(math.isfinite(v) for v in _values(out))
+    assert step["footprint_estimate_bytes"] > 0
+    assert [r["processes"] for r in out["torchrun"]] == [1, 2]
+    assert set(out["compile"]) >= {"eager_step_ms", "compiled_step_ms", "compiled_over_eager"}
+    assert not list(tmp_path.glob(".*.tmp"))

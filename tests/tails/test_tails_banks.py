@@ -325,3 +325,22 @@ def test_stored_draws_give_the_diagnostics_of_the_live_encoder(tmp_path):
                                    pot_pairs_from(z["pot_z"], z["pot_images"]), SMALL)
     live, _ = diagnose_encoder(embed, IMAGES, jitter, SMALL)
     assert stored == live
+
+
+def test_an_encoder_that_ranks_positives_last_leaves_allocation_undefined_not_a_crash():
+    """A broken (or barely trained) encoder can score each positive below every negative: the
+    softmax link then fits 1/τ ≤ 0, so τ̂ is undefined and the gradient allocation, which needs
+    it, says so instead of failing the stage (found on a one-epoch ViT-S at paper shapes)."""
+    from infonce_lab.pipeline.diagnose import ALLOCATION_KEYS
+
+    calls = iter(range(10**6))
+
+    def opposite(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        # every second view is the first one negated: a linear embedding puts the pair at −1
+        return jitter(x, gen) if next(calls) % 2 == 0 else -x
+
+    metrics, plots = diagnose_encoder(embed, IMAGES, opposite, SMALL)
+    assert metrics["link"]["inside"]["tau0_hat"] is None
+    alloc = metrics["allocation"]
+    assert set(alloc) == {*ALLOCATION_KEYS, "undefined"} and "τ̂ is undefined" in alloc["undefined"]
+    assert all(alloc[k] is None for k in ALLOCATION_KEYS) and plots["allocation"] is None

@@ -150,8 +150,14 @@ def diagnose_banks(bank: LinkBank, pairs: PotScores, cfg: TailsConfig, final: bo
             **ablation_trend(plots["hardness"], d_hard, "hardness", out_batches, i_hard),
             **ablation_trend(plots["pool_size"], d_pool, "pool", out_batches, i_pool)}
 
-    metrics["allocation"], plots["allocation"] = allocation_diagnostics(
-        bank.scores, s_pos, pool, held_in, metrics["link"][first]["tau0_hat"], bank.image, cfg)
+    tau0 = metrics["link"][first]["tau0_hat"]
+    if tau0 is None:  # H0's fitted 1/τ ≤ 0: the encoder does not rank positives above negatives
+        metrics["allocation"], plots["allocation"] = dict.fromkeys(ALLOCATION_KEYS), None
+        metrics["allocation"]["undefined"] = ("the softmax link's τ̂ is undefined (fitted 1/τ ≤ "
+                                              "0: positives score no higher than negatives)")
+    else:
+        metrics["allocation"], plots["allocation"] = allocation_diagnostics(
+            bank.scores, s_pos, pool, held_in, tau0, bank.image, cfg)
     rep = cfg.repulsion
     metrics["repulsion"] = repulsion_shares(bank.scores, bank.batch, list(rep.taus),
                                             rep.hard_fraction)
@@ -227,6 +233,12 @@ def pot_diagnostics(pairs: PotScores | np.ndarray, cfg: TailsConfig,
         "stability": [{"q": r["q"], "xi": r["xi"], "n": r["n"]} for r in stability],
     }
     return metrics, plots
+
+
+# allocation_diagnostics' metrics, every one of them None where its τ̂ is undefined
+ALLOCATION_KEYS = ("tau", "beta", "failure_rate", "risk_mean_score", "softmax_mean_score",
+                   "weibit_mean_score", "softmax_tv_to_risk", "weibit_tv_to_risk", "tv_gap",
+                   "tv_gap_ci_low", "tv_gap_ci_high", "tv_gap_se", "bootstrap_replicates")
 
 
 def allocation_diagnostics(scores: np.ndarray, s_pos: np.ndarray, pool: np.ndarray,

@@ -95,11 +95,13 @@ def frechet_score(scores: np.ndarray, weibull: LinkFit, batch_ids: np.ndarray,
     ids, inv = np.unique(np.asarray(batch_ids), return_inverse=True)
     u_b = np.bincount(inv, weights=u_eff)
     g = len(ids)
-    scale = 1.0 / float(ws.sum()) if weibull.placement == "inside" else 1.0  # τ̂ inside
     r2 = 1.0 - i_eff / float(info[2, 2]) if info[2, 2] > 0 else None
-    if i_eff <= 0 or g < 2:
+    # inside, λ_F is on the scale of τ̂ = 1/Σw, undefined where the fit put every weight at 0
+    undefined_scale = weibull.placement == "inside" and not float(ws.sum()) > 0
+    if i_eff <= 0 or g < 2 or undefined_scale:
         return {"frechet_lambda_score": None, "frechet_lambda_score_se": None,
                 "frechet_lambda_score_df": g - 1, "frechet_collinearity_r2": r2}
+    scale = 1.0 / float(ws.sum()) if weibull.placement == "inside" else 1.0  # τ̂ inside
     return {"frechet_lambda_score": float(u_eff.sum() / i_eff * scale),
             "frechet_lambda_score_se": cluster_robust_se(u_b) / i_eff * scale,
             "frechet_lambda_score_df": g - 1, "frechet_collinearity_r2": r2}

@@ -927,7 +927,8 @@ def tail_figures(tails: dict[str, Any], placement: str, representative: dict[str
         plots = representative["plots"]
         figures["gpd_fit"] = gpd_fit(plots["pot"], title)
         figures["link_ablations"] = link_ablations(representative["seeds"])
-        figures["allocation"] = allocation_shares(plots["allocation"], title)
+        if plots.get("allocation") is not None:  # None: the run's softmax τ̂ is undefined
+            figures["allocation"] = allocation_shares(plots["allocation"], title)
     if noise is not None:
         figures["noise_floor"] = noise_floor_curves(noise)
     return figures

@@ -69,3 +69,13 @@ def test_direct_au_orientation_and_margin():
     row = direct_au_rows(far, pooled(far), KINDS)[0]
     assert row.verdict.outcome is Outcome.NOT_REPRODUCED and row.result.startswith("pooled: -3.")
     assert claim_rows(None, {}, {}, KINDS)[-1].verdict.outcome is Outcome.NOT_RUN
+
+
+def test_an_undefined_spearman_is_said_not_a_crash():
+    """A coordinate constant over the encoders (a degenerate, e.g. synthetic, study) leaves
+    Spearman's ρ undefined (None): the row says so and is still decided by its slopes."""
+    au = _au((-0.2, 0.05), (-0.1, 0.05))
+    au["digits"]["z"]["linear.test_acc"]["alignment"]["spearman"] = None
+    row = plane_rows(au)[0]
+    assert row.verdict.outcome is Outcome.REPRODUCED
+    assert "Spearman ρ alone undefined (a constant)" in row.cases[0].result

@@ -49,8 +49,10 @@ PLANE_QUANTITY = ("least squares of test accuracy on (alignment, uniformity) of 
 
 def _slope(block: dict[str, Any], name: str) -> Estimate:
     b = block[name]
+    rho = b["spearman"]  # None where a coordinate or the accuracy is constant over encoders
     return Estimate(b["coef"], b["ci_low"], b["ci_high"], signed=True,
-                    note=f"Spearman ρ alone {b['spearman']:+.2f}")
+                    note="Spearman ρ alone " + ("undefined (a constant)" if rho is None
+                                                else f"{rho:+.2f}"))
 
 
 def plane_rows(au: dict[str, Any] | None) -> list[ClaimRow]:

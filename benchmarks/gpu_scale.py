@@ -11,13 +11,16 @@ script for the device machine: for torchvision ResNet-18 and ResNet-50 (the CIFA
   (models/footprint.py: the activations a forward saves, counted in float32 — a lower bound);
 - torch.compile on and off (ResNet-18, batch 256: steady-state step and the first step's cost);
 - the DDP step under torchrun with one process and with one per GPU (weak scaling: batch per
-  process fixed), when there are two GPUs or more.
+  process fixed), when there are two GPUs or more;
+- with ``--rehearsal``, first: the shrunk paper profiles from download to report
+  (tests/e2e/test_paper_rehearsal.py, which needs the ``test`` extra) on the GPU — its
+  ``training.device: auto`` picks CUDA — and which device each pretraining run recorded.
 
 Writes ``$OUT/bench_gpu.json`` (or ``--out``; docs/paper-scale.md quotes the committed one).
 ``--cpu --quick`` runs the same code on the CPU at toy sizes, fp32 (the test that keeps it
 working without a GPU); torchrun then starts two CPU processes (gloo).
 
-    python benchmarks/gpu_scale.py                    # on the GPU machine
+    python benchmarks/gpu_scale.py --rehearsal        # on the GPU machine
     python benchmarks/gpu_scale.py --cpu --quick --out /tmp/bench_gpu.json
 """
 
@@ -233,11 +236,31 @@ def _torchrun(args: argparse.Namespace, n: int, depth: int, batch: int,
     return json.loads(dest.read_text())
 
 
+def rehearsal(seconds: int = 900) -> dict[str, Any]:
+    """The paper-scale rehearsal test on this machine; pass or fail, its time, and the devices
+    its pretraining runs recorded (each run.json's ``device``)."""
+    import tempfile
+
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", tmp,
+             str(root / "tests/e2e/test_paper_rehearsal.py")],
+            cwd=root, capture_output=True, text=True, timeout=seconds)
+        devices = sorted({json.loads(p.read_text())["device"]
+                          for p in Path(tmp).glob("lab*/reports/train/*/*/run.json")})
+    return {"passed": proc.returncode == 0, "seconds": time.perf_counter() - start,
+            "run_devices": devices, "tail": (proc.stdout + proc.stderr)[-2000:]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cpu", action="store_true", help="run on the CPU (fp32), for the test")
     ap.add_argument("--quick", action="store_true", help="toy sizes")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--rehearsal", action="store_true",
+                    help="first run the paper-scale rehearsal test here (needs the test extra)")
     ap.add_argument("--ddp-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--ddp-out", default="", help=argparse.SUPPRESS)
     ap.add_argument("--ddp-depth", type=int, default=18, help=argparse.SUPPRESS)
@@ -257,7 +280,8 @@ def main() -> None:
     torch.manual_seed(0)
     dest = args.out or Path(os.environ.get("OUT", "reports")) / "bench_gpu.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    result: dict[str, Any] = {
+    result: dict[str, Any] = {"rehearsal": rehearsal() if args.rehearsal else None}
+    result |= {
         "device": "cpu" if args.cpu else torch.cuda.get_device_name(0), "torch": torch.__version__,
         "quick": args.quick, "precision": "fp32" if args.cpu else "bf16",
         "steps": [measure(d, b, sizes["size"], sizes["images"], sizes["reps"], device)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import pickle
 import re
@@ -590,3 +591,33 @@ def test_a_download_longer_than_its_pinned_size_is_cut_off(tmp_path: Path) -> No
     assert sorted(p.name for p in (tmp_path / "dl").iterdir()) == []   # nothing kept
     assert fetch(src.as_uri(), dest, None, size=3 << 20) == hashlib.sha256(
         src.read_bytes()).hexdigest()
+
+
+def test_a_mirror_from_params_replaces_the_publishers_archives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # datasets.<name>.archives: the mirror's file and pins are used, ARCHIVES is not consulted
+    from infonce_lab.data.datasets import materialise
+    from infonce_lab.params import ImageDataset
+
+    tree = tmp_path / "tree"
+    train_x, _, _, _ = _write_cifar10(tree, np.random.default_rng(13))
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    archive = _tree_to_tar_gz(downloads / "mirror-cifar10.tgz", tree)
+    monkeypatch.setitem(V.ARCHIVES, "cifar10", [V.Archive(
+        "https://publisher.invalid/c.tar.gz", "c.tar.gz", md5="0" * 32, size=1, sha256="0" * 64)])
+    _forbid_network(monkeypatch)  # placed by hand: checked against the mirror's pins only
+    cfg = ImageDataset(kind="cifar10", archives=[{
+        "url": "https://mirror.example.org/data/cifar-10-python.tar.gz",
+        "filename": "mirror-cifar10.tgz",
+        "sha256": hashlib.sha256(archive.read_bytes()).hexdigest(), "md5": _md5(archive)}])
+    manifest = materialise(cfg, tmp_path / "raw", downloads)
+    assert manifest["n_train"] == len(train_x)
+    np.testing.assert_array_equal(np.load(tmp_path / "raw" / "train.npz")["x"], train_x)
+    marker = json.loads((downloads / "cifar10" / V.EXTRACTED_MARKER).read_text())
+    assert marker["archives"][0]["url"].startswith("https://mirror.example.org/")
+
+    wrong = cfg.model_copy(update={"archives": [cfg.archives[0].model_copy(
+        update={"sha256": "f" * 64})]})
+    with pytest.raises(DownloadError, match="sha256 mismatch"):
+        materialise(wrong, tmp_path / "raw2", downloads)

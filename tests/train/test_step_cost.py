@@ -76,6 +76,7 @@ def test_the_ranges_match_hand_computed_quantiles():
     ("backbone", "no_such", "step_cost.backbone = 'no_such'"),
     ("reference", "no_such", "step_cost.reference = 'no_such'"),
     ("treatment", "infonce", "step_cost.treatment = 'infonce'"),
+    ("treatment", "infonce_oracle", "step_cost.treatment = 'infonce_oracle'"),
 ])
 def test_a_name_the_sections_lack_is_refused_by_its_key(raw, config_error, key, value, where):
     raw["step_cost"][key] = value

@@ -153,12 +153,49 @@ def test_profiles_merge_validate_and_keep_comments(tmp_path, repo_root):
     text = params.read_text()
     assert "# Which runs exist" in text  # params.yaml's own comments survive the merge
     p = parse_params(yaml.safe_load(text))
-    assert p.study.datasets == ["cifar10", "cifar100", "stl10"] and p.study.seeds == [7, 21, 63, 84]
+    assert p.study.datasets == ["cifar10", "cifar100", "stl10"]
+    assert p.study.seeds == [7, 21, 63, 84, 105]
     assert p.training.epochs == 100 and p.training.batch_size == 256
     assert p.datasets["stl10"].with_unlabeled and p.datasets["digits"].kind == "digits"
-    assert len(p.runs()) == 48
+    assert len(p.runs()) == 60  # 3 datasets × 2 backbones × 2 losses × 5 seeds
     apply("paper_simcse", params, repo_root / "profiles")
     p = parse_params(yaml.safe_load(params.read_text()))
     assert p.text.study.encoders == ["bert_base"] and p.text.training.selection == "best_val"
     with pytest.raises(ConfigError, match="paper_simcse"):
         apply("nope", params, repo_root / "profiles")
+
+
+def test_a_profile_merged_into_a_flow_mapping_gives_yaml_dvc_reads(tmp_path, repo_root):
+    # params.yaml's `cifar10: {kind: cifar10}` is a flow mapping; a mirror's URL merged into it
+    # was written in flow style as a plain scalar, which DVC refused to read
+    from infonce_lab.devtools.profiles import apply
+
+    params = tmp_path / "params.yaml"
+    params.write_text((repo_root / "params.yaml").read_text())
+    (tmp_path / "mirror.yaml").write_text(
+        "datasets:\n  cifar10:\n    archives:\n      - url: https://127.0.0.1:8443/c.tar.gz\n"
+        f"        filename: c.tar.gz\n        sha256: {'a' * 64}\n")
+    apply("mirror", params, tmp_path)
+    from ruamel.yaml import YAML  # DVC's parser
+
+    loaded = YAML(typ="safe").load(params.read_text())
+    assert loaded["datasets"]["cifar10"]["archives"][0]["url"] == "https://127.0.0.1:8443/c.tar.gz"
+    assert "# Which runs exist" in params.read_text()
+
+
+def test_a_profile_with_an_anchor_survives_dvcs_own_params_editing(tmp_path, repo_root):
+    # a shared node (anchor and alias) was written as `&id` / `*id`; `dvc exp run -S` on such a
+    # params.yaml then wrote `seeds: -` over the aliased list, which nothing can read back
+    from dvc.utils.hydra import apply_overrides
+    from ruamel.yaml import YAML
+
+    from infonce_lab.devtools.profiles import apply
+
+    params = tmp_path / "params.yaml"
+    params.write_text((repo_root / "params.yaml").read_text())
+    (tmp_path / "two.yaml").write_text("study:\n  seeds: &s\n  - 1\n  - 2\n"
+                                       "primary:\n  seeds: *s\n")
+    apply("two", params, tmp_path)
+    apply_overrides(str(params), ["primary.backbone=resnet_digits"])
+    loaded = YAML(typ="safe").load(params.read_text())
+    assert loaded["primary"]["seeds"] == [1, 2] == loaded["study"]["seeds"]

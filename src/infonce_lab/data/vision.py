@@ -412,8 +412,8 @@ def read_vision(kind: str, root: str | Path, **kw: Any) -> ImageSplits:
 class Archive:
     url: str
     filename: str
-    md5: str            # the publisher's (CIFAR's page) or torchvision's
-    size: int           # bytes: checked first, and a download is cut off past it
+    md5: str | None     # the publisher's (CIFAR's page) or torchvision's; a mirror's may be None
+    size: int | None    # bytes: checked first, and a download is cut off past it
     sha256: str | None  # None only where no independent record of it exists (then recorded)
 
 
@@ -485,27 +485,30 @@ def extract_archive(archive: Path, dest: Path) -> None:
         raise DownloadError(f"{archive}: neither a tar nor a zip archive")
 
 
-def _archive_record(archives: Sequence[Archive]) -> list[dict[str, str | None]]:
+def _archive_record(archives: Sequence[Archive]) -> list[dict[str, str | int | None]]:
     return [{"url": a.url, "filename": a.filename, "md5": a.md5, "size": a.size,
              "sha256": a.sha256} for a in archives]
 
 
-def download_and_extract(kind: str, downloads: str | Path, timeout_s: float = 20.0) -> Path:
+def download_and_extract(kind: str, downloads: str | Path, timeout_s: float = 20.0,
+                         archives: Sequence[Archive] | None = None) -> Path:
     """Fetch ``kind``'s archives into ``downloads/`` and extract them once into
     ``downloads/<kind>/``; return that folder, the ``root`` for :func:`read_vision`.
 
-    A marker written last records which archives were extracted; while it matches
-    :data:`ARCHIVES` nothing is fetched, checked or extracted again (so the archives may even be
-    deleted). An archive placed by hand in ``downloads/`` is checked against its pins (size, MD5, SHA-256) and used
-    without the network. Network failures raise :class:`DownloadError` within about ``timeout_s``,
-    naming the URL and where to place the file by hand.
+    ``archives``: where to get them instead of :data:`ARCHIVES` (a mirror, params.yaml
+    ``datasets.<name>.archives``), with their own pins. A marker written last records which
+    archives were extracted; while it matches them nothing is fetched, checked or extracted again
+    (so the archives may even be deleted). An archive placed by hand in ``downloads/`` is checked
+    against its pins (size, MD5, SHA-256) and used without the network. Network failures raise
+    :class:`DownloadError` within about ``timeout_s``, naming the URL and where to place the file
+    by hand.
     """
     if kind not in ARCHIVES:
         hint = (f" ImageNet 32x32 needs an account: download it by hand from {IMAGENET32_URL} "
                 "and read it with read_imagenet32." if kind == "imagenet32" else "")
         raise KeyError(f"no download for image dataset {kind!r}; downloadable: "
                        f"{sorted(ARCHIVES)}.{hint}")
-    archives = ARCHIVES[kind]
+    archives = ARCHIVES[kind] if archives is None else list(archives)
     downloads = Path(downloads)
     root = downloads / kind
     marker = root / EXTRACTED_MARKER

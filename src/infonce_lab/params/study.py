@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, StrictBool, field_validator, model_validator
 
 from infonce_lab.params.base import (
     Name,
@@ -156,6 +156,9 @@ class ReportConfig(Strict):
     title: str = "InfoNCE Lab report"
     # The pipeline claim: trained encoders beat their own random initialisation by more than this.
     min_gain_over_random: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
+    # The data are synthetic (a rehearsal of the pipeline on made-up archives): the page says so
+    # under its title and in every paper-scale row, and its numbers decide nothing.
+    synthetic_data: StrictBool = False
 
 
 class Params(Strict):
@@ -255,6 +258,11 @@ class Params(Strict):
             if name not in self.losses:
                 raise _KeyProblem(f"step_cost.{key}", name,
                                   f"a name defined under 'losses:' ({', '.join(sorted(self.losses))})")
+            if self.losses[name].needs_labels:
+                # the timing feeds random tensors: there are no labels to hand the loss
+                raise _KeyProblem(f"step_cost.{key}", name,
+                                  "a loss that reads no class labels (the timing runs on random "
+                                  f"tensors); losses.{name} sets mask_same_class")
         if sc.reference == sc.treatment:
             raise _KeyProblem("step_cost.treatment", sc.treatment,
                               f"a loss other than step_cost.reference ({sc.reference})")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from infonce_lab.io import read_json, replaced_together, write_bytes_atomic
-from infonce_lab.params import Params, Run
+from infonce_lab.params import BackboneConfig, Params, Run, TorchvisionResNetConfig
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.report_page import build_page
 from infonce_lab.report.loaders import load_sims, representative_plots
@@ -28,6 +28,12 @@ def trained_on(out: Path, runs: list[Run]) -> dict[str, int]:
         if f.is_file():
             machines[read_json(f).get("machine", "unrecorded")] += 1
     return dict(machines)
+
+
+def backbone_arch(cfg: BackboneConfig) -> str:
+    """A backbone's architecture as the papers name it: resnet18, resnet50, vit_small, or its
+    kind (our own CIFAR-style ResNets)."""
+    return f"resnet{cfg.depth}" if isinstance(cfg, TorchvisionResNetConfig) else cfg.kind
 
 
 def read_inputs(params: Params, out: Path) -> Inputs:
@@ -76,6 +82,10 @@ def read_inputs(params: Params, out: Path) -> Inputs:
             "text_datasets": {n: text.datasets[n].kind for n in text.study.datasets},
             "text_encoders": {n: text.encoders[n].source for n in text.study.encoders},
             "min_gain_over_random": params.report.min_gain_over_random,
+            "synthetic_data": params.report.synthetic_data,
+            # what tells the paper's settings (report/sections/weince_accuracy.py)
+            "dataset_kinds": {n: c.kind for n, c in params.datasets.items()},
+            "backbone_archs": {n: backbone_arch(c) for n, c in params.backbones.items()},
             "schedules": sorted(params.schedules)})
 
 

@@ -259,11 +259,18 @@ def outcome_class(outcome: str) -> str:
     return verdict_class(Verdict(Outcome(outcome)))
 
 
+# Under the title when params.yaml says report.synthetic_data: true (a rehearsal).
+SYNTHETIC_BANNER = ("The data were synthetic: every dataset of this report was made up to rehearse "
+                    "the pipeline (report.synthetic_data), so no number or verdict here says "
+                    "anything about the papers' claims.")
+
+
 def build_context(params: Params, summary: dict[str, dict[str, Any]], figures: dict[str, bytes],
                   folders: dict[str, Path]) -> dict[str, Any]:
     """``folders``: every image run's telemetry folder, by run id."""
     return {
         "title": params.report.title,
+        "synthetic_data": SYNTHETIC_BANNER if params.report.synthetic_data else "",
         "summary": summary,
         "study": params.study.model_dump(),
         "n_runs": len(folders),

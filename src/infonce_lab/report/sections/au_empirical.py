@@ -55,6 +55,11 @@ def _slope(block: dict[str, Any], name: str) -> Estimate:
                                                 else f"{rho:+.2f}"))
 
 
+def _r2(value: float | None) -> str:
+    # None where the accuracy is constant over the encoders (0/0: nothing to explain)
+    return "R² undefined (a constant accuracy)" if value is None else f"R² {value:.2f}"
+
+
 def plane_rows(au: dict[str, Any] | None) -> list[ClaimRow]:
     rule = RULES["plane_slope"]
     cases: list[Case] = []
@@ -68,13 +73,13 @@ def plane_rows(au: dict[str, Any] | None) -> list[ClaimRow]:
             ref_text = "" if ref is None else (
                 f"; with the {entry['n_random_init']} random inits (reference, not the claim's "
                 f"data): {ref['alignment']['coef']:+.3f} and {ref['uniformity']['coef']:+.3f}, "
-                f"R² {ref['r2']:.2f}")
+                f"{_r2(ref['r2'])}")
             for coord in ("alignment", "uniformity"):
                 e = _slope(block, coord)
-                h_text = (f"; on h: {_slope(on_h[metric], coord)}, R² {on_h[metric]['r2']:.2f}"
+                h_text = (f"; on h: {_slope(on_h[metric], coord)}, {_r2(on_h[metric]['r2'])}"
                           if metric in on_h else "")
                 cases.append(Case(
-                    f"{dataset}, {label}: {coord} slope", f"{e}; R² {block['r2']:.2f}, "
+                    f"{dataset}, {label}: {coord} slope", f"{e}; {_r2(block['r2'])}, "
                     f"{entry['n_encoders']} encoders in {block['clusters']} configurations"
                     + h_text + (ref_text if coord == "uniformity" else ""), rule.decide(e)))
     if not cases:

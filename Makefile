@@ -84,7 +84,7 @@ BENCH_FLAGS ?=
 bench: setup
 	PATH="$(PATHBIN):$$PATH" $(BIN)/python benchmarks/bench.py --out reports/bench.json $(BENCH_FLAGS)
 
-# dvc.yaml's top-level plots: from params.yaml's study, then `dvc plots show` (offline HTML).
+# reports/dvc.yaml's top-level plots: from params.yaml's study, then `dvc plots show` (offline HTML).
 plots: setup
 	$(BIN)/python -m infonce_lab.devtools.dvc_plots
 	$(BIN)/dvc plots show

@@ -84,8 +84,7 @@ def test_check_summarises_and_rejects(repo_root: Path, tmp_path: Path):
 
 
 def test_plots_check_on_the_committed_files(repo_root: Path):
-    res = runner.invoke(app, ["plots", "--check", "--params", str(repo_root / "params.yaml"),
-                              "--dvc-yaml", str(repo_root / "dvc.yaml")])
+    res = runner.invoke(app, ["plots", "--check", "--params", str(repo_root / "params.yaml")])
     assert res.exit_code == 0, res.output
 
 

@@ -2,7 +2,7 @@
 
     infonce-lab check [params.yaml]        validate params, say what the study holds
     infonce-lab profiles list | show NAME | apply NAME   the named overrides of params.yaml
-    infonce-lab plots [--check]            rewrite (or check) dvc.yaml's generated plots list
+    infonce-lab plots [--check]            rewrite (or check) reports/dvc.yaml's generated plots
     infonce-lab exps [--all-metrics]       DVC's experiments: the params and headline metrics that differ
     infonce-lab encode MODEL INPUT OUT     features of a trained encoder (image or text)
 
@@ -96,12 +96,11 @@ def profiles_apply(name: str = typer.Argument(..., help="a profile (profiles/NAM
 
 @app.command()
 def plots(check: bool = typer.Option(False, "--check", help="exit 1 if the list is stale"),
-          params: Path = typer.Option(Path("params.yaml")),
-          dvc_yaml: Path = typer.Option(Path("dvc.yaml"))) -> None:
-    """Rewrite dvc.yaml's generated top-level plots for the study (the report stage does too)."""
+          params: Path = typer.Option(Path("params.yaml"))) -> None:
+    """Write reports/dvc.yaml, DVC's plots of the study's runs (the report stage does too)."""
     from infonce_lab.devtools import dvc_plots
 
-    args = ["--params", str(params), "--dvc-yaml", str(dvc_yaml)]
+    args = ["--params", str(params)]
     raise typer.Exit(dvc_plots.main([*args, *(["--check"] if check else [])]))
 
 

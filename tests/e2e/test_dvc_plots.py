@@ -1,9 +1,10 @@
-"""dvc.yaml's top-level plots and the offline HTML template of `dvc plots show/diff`.
+"""DVC's top-level plots (reports/dvc.yaml) and the offline HTML template of `dvc plots show/diff`.
 
-The plots section lists every run's TSV (DVC's top-level plots have no foreach/matrix or globs):
-it must equal what `infonce_lab.devtools.dvc_plots` writes from params.yaml. `dvc plots show` and
-`dvc plots diff HEAD` run in a scratch git repository holding dvc.yaml, params.yaml, .dvc/config,
-.dvc/plots and the plots' data files (git-tracked outputs of the default study).
+The plots file lists every run's TSV (DVC's top-level plots have no foreach/matrix or globs): it
+must equal what `infonce_lab.devtools.dvc_plots` writes from params.yaml. `dvc plots show` and
+`dvc plots diff HEAD` run in a scratch git repository holding dvc.yaml, reports/dvc.yaml,
+params.yaml, .dvc/config, .dvc/plots and the plots' data files (git-tracked outputs of the default
+study).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import yaml
 
 from infonce_lab.devtools import dvc_plots, vega_offline
 from infonce_lab.params import load_params
+from infonce_lab.pipeline.dvc_plots import PLOTS_FILE
 
 REPO = Path(__file__).resolve().parents[2]
 LIBS = [lib.spec for lib in vega_offline.VENDORED]
@@ -31,11 +33,12 @@ def run_of(filename: str) -> str:
     return filename.split("/plots/metrics/")[0].rsplit("/", 1)[-1]
 
 
-def data_files(dvc_yaml: dict) -> list[str]:
+def data_files(plots_yaml: dict) -> list[str]:
+    """The files reports/dvc.yaml draws, from the project root."""
     files = []
-    for item in dvc_yaml["plots"]:
+    for item in plots_yaml["plots"]:
         (props,) = item.values()
-        files += list(props["y"])
+        files += [(PLOTS_FILE.parent / f).as_posix() for f in props["y"]]
     return sorted(set(files))
 
 
@@ -44,12 +47,12 @@ class PlotsRepo:
 
     def __init__(self, root: Path, source: Path = REPO) -> None:
         self.root = root
-        for rel in ("dvc.yaml", "params.yaml", ".dvc/config", ".dvc/.gitignore"):
+        for rel in ("dvc.yaml", PLOTS_FILE, "params.yaml", ".dvc/config", ".dvc/.gitignore"):
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source / rel, root / rel)
         shutil.copytree(source / ".dvc" / "plots", root / ".dvc" / "plots")
         missing = []
-        for rel in data_files(yaml.safe_load((source / "dvc.yaml").read_text())):
+        for rel in data_files(yaml.safe_load((source / PLOTS_FILE).read_text())):
             if not (source / rel).is_file():
                 missing.append(rel)
                 continue
@@ -91,10 +94,10 @@ def plots_repo(tmp_path_factory) -> PlotsRepo:
     return build_plots_repo(tmp_path_factory.mktemp("plots"))
 
 
-def listed_runs(dvc_yaml: str) -> dict[str, set[str]]:
+def listed_runs(plots_yaml: str) -> dict[str, set[str]]:
     """``{plot id: run ids}`` of the curve plots in a dvc.yaml's top-level ``plots:``."""
     out: dict[str, set[str]] = {}
-    for item in yaml.safe_load(dvc_yaml).get("plots", []):
+    for item in yaml.safe_load(plots_yaml).get("plots", []):
         if not isinstance(item, dict):
             continue
         (plot_id, props), = item.items()
@@ -104,14 +107,13 @@ def listed_runs(dvc_yaml: str) -> dict[str, set[str]]:
     return out
 
 
-def test_plots_section_is_generated_from_the_study():
-    text = (REPO / "dvc.yaml").read_text()
-    stages, section = dvc_plots.split(text)
-    assert section, f"dvc.yaml has no '{dvc_plots.MARKER}' section"
+def test_the_plots_file_is_generated_from_the_study():
+    text = (REPO / PLOTS_FILE).read_text()
     params = load_params(REPO / "params.yaml")
-    assert section == dvc_plots.render(params), (
-        "dvc.yaml's plots section is stale: run `python -m infonce_lab.devtools.dvc_plots`")
-    assert "plots" not in yaml.safe_load(stages)  # the section is the only top-level plots:
+    assert text == dvc_plots.render(params), (
+        f"{PLOTS_FILE} is stale: run `python -m infonce_lab.devtools.dvc_plots`")
+    # the stage graph is hand-written: no top-level plots there
+    assert "plots" not in yaml.safe_load((REPO / "dvc.yaml").read_text())
     listed = listed_runs(text)
     runs = {r.id for r in params.runs()}
     weince = {r.id for r in params.runs() if params.losses[r.loss].kind == "weince"}
@@ -122,13 +124,11 @@ def test_plots_section_is_generated_from_the_study():
 
 def test_generator_check_and_write(tmp_path):
     shutil.copy2(REPO / "params.yaml", tmp_path / "params.yaml")
-    stages, _ = dvc_plots.split((REPO / "dvc.yaml").read_text())
-    (tmp_path / "dvc.yaml").write_text(stages)
-    args = ["--params", str(tmp_path / "params.yaml"), "--dvc-yaml", str(tmp_path / "dvc.yaml")]
-    assert dvc_plots.main([*args, "--check"]) == 1
+    args = ["--params", str(tmp_path / "params.yaml")]
+    assert dvc_plots.main([*args, "--check"]) == 1  # no file yet
     assert dvc_plots.main(args) == 0
     assert dvc_plots.main([*args, "--check"]) == 0
-    assert dvc_plots.split((tmp_path / "dvc.yaml").read_text())[0].rstrip() == stages.rstrip()
+    assert (tmp_path / PLOTS_FILE).read_text() == (REPO / PLOTS_FILE).read_text()
     # A smaller study: fewer seeds, no WEINCE → no lambda plot, and --check catches the change.
     raw = yaml.safe_load((tmp_path / "params.yaml").read_text())
     raw["study"].update(seeds=[7], losses=["infonce"])
@@ -136,7 +136,7 @@ def test_generator_check_and_write(tmp_path):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
     assert dvc_plots.main([*args, "--check"]) == 1
     assert dvc_plots.main(args) == 0
-    listed = listed_runs((tmp_path / "dvc.yaml").read_text())
+    listed = listed_runs((tmp_path / PLOTS_FILE).read_text())
     assert "train_lambda_mean" not in listed
     assert listed["train_loss"] == {"digits-resnet_digits-infonce-fixed_t02-7",
                                     "digits-resnet_digits-infonce-log_anneal-7",
@@ -206,26 +206,19 @@ def test_plots_diff_head(plots_repo):
         plots_repo.git("checkout", "--", ".")
 
 
-def test_refresh_follows_the_study_and_leaves_other_files_alone(tmp_path):
-    """What the report stage calls: a stale section is rewritten (stages untouched), a current one
-    and a dvc.yaml without the generated section are not."""
+def test_refresh_follows_the_study(tmp_path):
+    """What the report stage calls: a stale file is rewritten, a current one is not touched."""
     from infonce_lab.pipeline.dvc_plots import refresh
 
-    text = (REPO / "dvc.yaml").read_text()
-    dvc_yaml = tmp_path / "dvc.yaml"
-    dvc_yaml.write_text(text)
     params = load_params(REPO / "params.yaml")
-    assert not refresh(params, dvc_yaml) and dvc_yaml.read_text() == text
+    assert refresh(params, tmp_path)  # absent: written
+    path = tmp_path / PLOTS_FILE
+    written = path.stat().st_mtime_ns
+    assert not refresh(params, tmp_path) and path.stat().st_mtime_ns == written
     raw = yaml.safe_load((REPO / "params.yaml").read_text())
     raw["study"]["seeds"] = [*raw["study"]["seeds"], 9]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
     bigger = load_params(tmp_path / "params.yaml")
-    assert refresh(bigger, dvc_yaml)
-    assert dvc_plots.split(dvc_yaml.read_text()) == (dvc_plots.split(text)[0],
-                                                     dvc_plots.render(bigger))
-    assert "digits-resnet_digits-infonce-cosine-9" in dvc_yaml.read_text()
-    own = tmp_path / "own" / "dvc.yaml"
-    own.parent.mkdir()
-    own.write_text("stages: {}\n")
-    assert not refresh(bigger, own) and own.read_text() == "stages: {}\n"
-    assert not refresh(bigger, tmp_path / "absent.yaml")
+    assert refresh(bigger, tmp_path)
+    assert path.read_text() == dvc_plots.render(bigger)
+    assert "digits-resnet_digits-infonce-cosine-9" in path.read_text()

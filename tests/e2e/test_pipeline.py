@@ -396,8 +396,9 @@ def test_push_wipe_pull_roundtrip(repo, tmp_path):
 
 
 def test_dvc_plots_follow_the_study(repo):
-    """dvc.yaml's top-level plots follow the tiny study with no manual step (the fixture only
-    edited params.yaml; the report stage rewrote the list) and draw every run offline."""
+    """DVC's top-level plots (reports/dvc.yaml) follow the tiny study with no manual step (the
+    fixture only edited params.yaml; the report stage rewrote the list) and draw every run
+    offline."""
     repo.run(sys.executable, "-m", "infonce_lab.devtools.dvc_plots", "--check")
     shown = json.loads(repo.run(*repo.dvc, "plots", "show", "--json").stdout)
     assert "errors" not in shown, shown.get("errors")

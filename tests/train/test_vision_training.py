@@ -148,8 +148,9 @@ def test_profiles_merge_validate_and_keep_comments(tmp_path, repo_root):
     params.write_text((repo_root / "params.yaml").read_text())
     (tmp_path / "dvc.yaml").write_text((repo_root / "dvc.yaml").read_text())
     apply("paper_vision", params, repo_root / "profiles")
-    # dvc.yaml's generated plots now list the profile's runs
-    assert "cifar100-resnet50-weince-fixed_t05-84/plots" in (tmp_path / "dvc.yaml").read_text()
+    # the generated plots (reports/dvc.yaml) now list the profile's runs
+    assert "cifar100-resnet50-weince-fixed_t05-84/plots" in (
+        tmp_path / "reports" / "dvc.yaml").read_text()
     text = params.read_text()
     assert "# Which runs exist" in text  # params.yaml's own comments survive the merge
     p = parse_params(yaml.safe_load(text))

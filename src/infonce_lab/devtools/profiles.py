@@ -79,11 +79,10 @@ def apply(name: str, params: Path = Path("params.yaml"), profiles: Path = PROFIL
     buf = io.StringIO()
     y.dump(merged, buf)
     write_text_atomic(params, buf.getvalue())
-    dvc_yaml = params.parent / "dvc.yaml"
-    if dvc_yaml.is_file():  # the top-level plots list the study's runs: follow the new study
+    if (params.parent / "dvc.yaml").is_file():  # the plots list the study's runs: follow it
         from infonce_lab.devtools import dvc_plots
 
-        dvc_plots.main(["--params", str(params), "--dvc-yaml", str(dvc_yaml)])
+        dvc_plots.main(["--params", str(params)])
     return str(path)
 
 

@@ -1,14 +1,16 @@
-"""The top-level ``plots:`` of dvc.yaml, generated from params.yaml's study lists.
+"""``reports/dvc.yaml``: DVC's top-level ``plots:``, generated from params.yaml's study lists.
 
-``dvc plots show`` / ``dvc plots diff`` draw these. One plot per training signal with every run of
+``dvc plots show`` / ``dvc plots diff`` draw these; DVC reads top-level plots from every dvc.yaml of
+the project, with paths relative to the file, so the generated list lives beside what it draws
+and the stage graph (dvc.yaml) stays hand-written. One plot per training signal with every run of
 the study as a line needs every run's TSV named as a key of the plot's ``y:`` mapping: DVC 3's
 top-level plots take ``${}`` interpolation but no ``foreach``/``matrix`` and no globs, and a
 directory as a plot id makes one plot per file, not one line per run (it would also pick up the
-folders of runs no longer in the study, which ``persist: true`` keeps). So the section lists run
-ids, and :func:`refresh` writes it from params: everything in dvc.yaml from :data:`MARKER` to the
-end is replaced. The report stage calls it, so a ``dvc exp run -S study.seeds=…`` carries its own
-plots list into the experiment's commit (as DVCLive writes its plots into dvc.yaml);
-``python -m infonce_lab.devtools.dvc_plots`` does the same by hand, and ``--check`` in a test.
+folders of runs no longer in the study, which ``persist: true`` keeps). So the file lists run
+ids, and :func:`refresh` writes it from params. The report stage calls it, so a ``dvc exp run -S
+study.seeds=…`` carries its own plots list into the experiment's commit (as DVCLive writes its
+plots into dvc.yaml); ``python -m infonce_lab.devtools.dvc_plots`` does the same by hand, and
+``--check`` in a test.
 """
 
 
@@ -23,7 +25,7 @@ from infonce_lab.io import write_text_atomic
 from infonce_lab.params import Params
 from infonce_lab.pipeline.paths import TEXT_TRAIN, TRAIN, in_configuration
 
-MARKER = "# ---------------------------------------------------------------- plots (generated)"
+PLOTS_FILE = Path("reports/dvc.yaml")  # from the project root; its paths are from its folder
 
 # (signal, title, losses it exists for: None = every run, else the loss kinds that log it)
 VISION_SIGNALS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
@@ -38,25 +40,26 @@ TEXT_SIGNALS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
 )
 # Per-configuration summaries: (plot id, file, value column, category column, title).
 SUMMARIES = (
-    ("summary_linear_test_acc", "reports/tables/summary.csv", "linear.test_acc.mean", "group",
+    ("summary_linear_test_acc", "tables/summary.csv", "linear.test_acc.mean", "group",
      "Linear probe test accuracy, mean over seeds, per configuration"),
-    ("summary_knn_test_acc", "reports/tables/summary.csv", "knn.test_acc.mean", "group",
+    ("summary_knn_test_acc", "tables/summary.csv", "knn.test_acc.mean", "group",
      "Weighted kNN test accuracy, mean over seeds, per configuration"),
-    ("text_sts_spearman", "reports/tables/text.csv", "sts.test_spearman", "encoder_id",
+    ("text_sts_spearman", "tables/text.csv", "sts.test_spearman", "encoder_id",
      "Text study: STS Spearman x 100 per encoder"),
 )
 
-HEADER = f"""{MARKER}
-# `dvc plots show` / `dvc plots diff` (rendered offline: .dvc/config's plots.html_template).
-# Written from params.yaml's study lists by the report stage (and by
-# `python -m infonce_lab.devtools.dvc_plots`); do not edit by hand. DVC's top-level plots have no foreach/matrix or globs, and a directory plot gives one
-# plot per file, so every run's file is listed; a test checks the list matches params.yaml.
-# Keep this section last: the generator replaces everything from the marker line to the end.
+HEADER = """\
+# Generated: do not edit. DVC's top-level plots for `dvc plots show` / `dvc plots diff` (rendered
+# offline: .dvc/config's plots.html_template), paths from this folder. Written from params.yaml's
+# study lists by the report stage and by `python -m infonce_lab.devtools.dvc_plots`: DVC's
+# top-level plots have no foreach/matrix or globs, and a directory plot gives one plot per file,
+# so every run's file is listed; a test checks the list matches params.yaml.
 """
 
 
 def _tsv(prefix: Path, run: str, signal: str) -> str:
-    return (prefix / in_configuration(run) / "plots/metrics/train" / f"{signal}.tsv").as_posix()
+    here = prefix.relative_to(PLOTS_FILE.parent)
+    return (here / in_configuration(run) / "plots/metrics/train" / f"{signal}.tsv").as_posix()
 
 
 def _curves(plot_id: str, title: str, files: list[str], signal: str) -> dict[str, Any]:
@@ -84,28 +87,18 @@ def plots_section(params: Params) -> list[dict[str, Any]]:
 
 
 def render(params: Params) -> str:
-    """The text that follows the stages in dvc.yaml (from :data:`MARKER` to the end)."""
+    """The text of :data:`PLOTS_FILE` for these params."""
     body = yaml.safe_dump({"plots": plots_section(params)}, sort_keys=False, width=200)
     return HEADER + body
 
 
-def split(dvc_yaml: str) -> tuple[str, str]:
-    """(everything before the generated section, the section; '' if there is none)."""
-    at = dvc_yaml.find(MARKER)
-    if at < 0:
-        return dvc_yaml, ""
-    return dvc_yaml[:at], dvc_yaml[at:]
-
-
-def refresh(params: Params, dvc_yaml: Path) -> bool:
-    """Rewrite ``dvc_yaml``'s generated plots section if it does not match ``params``; True when
-    it was rewritten. A file without the section (a project of the user's own) is left alone."""
-    if not dvc_yaml.is_file():
-        return False
-    stages, section = split(dvc_yaml.read_text())
+def refresh(params: Params, root: Path = Path()) -> bool:
+    """Write ``root``/:data:`PLOTS_FILE` if it does not hold :func:`render`'s text; True when it
+    was written."""
+    path = root / PLOTS_FILE
     wanted = render(params)
-    if not section or section == wanted:
+    if path.is_file() and path.read_text() == wanted:
         return False
-    write_text_atomic(dvc_yaml, stages.rstrip("\n") + "\n\n" + wanted)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, wanted)
     return True
-

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import gc
 import hashlib
 import json
 import re
@@ -586,13 +585,7 @@ def _fingerprint(i: Inputs) -> str:
 
 @pytest.fixture(scope="module")
 def committed() -> Iterator[Inputs]:
-    # statsmodels' Holm (multipletests) calls gc.collect() for every family: over the committed
-    # inputs and a deep copy of them each call costs ~0.1 s, and the geometry section's rows hold
-    # 60 families. A full collection frees cyclic garbage and decides nothing, so it is skipped
-    # while this module runs (the interpreter's automatic collection still runs).
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(gc, "collect", lambda generation=2: 0)
-        yield read_inputs(load_params(ROOT / "params.yaml"), ROOT / "reports")
+    yield read_inputs(load_params(ROOT / "params.yaml"), ROOT / "reports")
 
 
 @pytest.fixture(scope="module")

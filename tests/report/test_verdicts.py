@@ -114,6 +114,23 @@ def test_holm_against_hand_computation():
     assert holm(p) == pytest.approx([0.03, 0.06, None, 0.06])
 
 
+def test_holm_equals_statsmodels_bit_for_bit():
+    """The hand-written step-down (it skips statsmodels' gc.collect per call) gives statsmodels'
+    floats exactly: ties, p-values that saturate at 1, one p-value, and gaps left by None."""
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(7)
+    cases = [rng.uniform(0, 1, n) for n in (1, 2, 5, 17, 60)]
+    cases += [np.array([0.01, 0.01, 0.2, 0.01, 0.5]), rng.uniform(0, 1e-3, 9),
+              np.array([0.3, 0.9, 0.6])]
+    for p in cases:
+        want = multipletests(p, method="holm")[1]
+        assert holm(list(p)) == [float(q) for q in want]
+        with_gaps = holm([None, *p.tolist(), None])
+        assert with_gaps[0] is None and with_gaps[-1] is None
+        assert with_gaps[1:-1] == [float(q) for q in want]
+
+
 def test_family_is_holm_adjusted_both_ways():
     # three cases whose raw one-sided p is just under 0.025: alone each would pass; Holm makes
     # the weakest two inconclusive

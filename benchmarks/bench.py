@@ -29,7 +29,7 @@ from infonce_lab.evaluation.knn import topk_cosine
 from infonce_lab.io import write_json_atomic, write_text_atomic
 from infonce_lab.losses import info_nce, weince
 from infonce_lab.models import build_encoder
-from infonce_lab.params import DigitsAugment, ResNetConfig
+from infonce_lab.params import ResNetConfig
 
 
 def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 2) -> float:
@@ -43,50 +43,92 @@ def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 2) -> f
     return statistics.median(times)
 
 
-def bench_training(batch: int, repeats: int) -> dict[str, float]:
-    """A full digits training step (two augmented views, forward, InfoNCE, backward, Adam) against
-    the backbone's bare forward+backward on the same batch; the InfoNCE forward+backward alone
-    and the augmentation, as parts of the step."""
-    torch.manual_seed(0)
-    enc = build_encoder(ResNetConfig(), in_channels=1)
-    opt = torch.optim.Adam(enc.parameters(), lr=1e-3)
-    x = torch.rand(batch, 1, 8, 8)
+def bench_training(rounds: int, epochs: int, n_images: int | None = None) -> dict[str, float]:
+    """The default study's training step as pretraining runs it — ``train_image``: the loop, its
+    hooks and telemetry, two augmented views, the encoder, the loss at the schedule's τ, backward,
+    the optimizer — on the study's own backbone, data, augmentation and training section
+    (params.yaml), for its InfoNCE and WEINCE entries, against the same backbone's bare forward and
+    backward of a batch of views of the same shape. Interleaved round by round (the InfoNCE run,
+    the WEINCE run, the bare passes); each run's seconds are its loop's (building excluded), per
+    step; the figures are medians over rounds. Target: each loss's step ≤ 1.15× the bare pass.
+    The step's parts beyond the bare pass, each timed on its own (medians): the two views, each
+    loss's forward and backward on the batch's embeddings, one logged step's telemetry (every
+    ``training.log_every_steps``-th step), the optimizer's step."""
+    from infonce_lab.data.readers import READERS
+    from infonce_lab.models.build import init_encoder
+    from infonce_lab.params import load_params
+    from infonce_lab.pipeline.pretrain import train_image
+
+    params = load_params(Path(__file__).resolve().parents[1] / "params.yaml")
+    name = params.study.datasets[0]
+    ds = params.datasets[name]
+    x = READERS[ds.kind].read(ds, Path("data/downloads")).pretrain_x()[:n_images]
+    training = params.training.model_copy(update={"epochs": epochs, "warmup_epochs": 0,
+                                                  "checkpoint_epochs": []})
+    backbone = params.backbones[params.study.backbones[0]]
+    schedule = params.schedules[params.study.schedules[0]]
+    losses = {lo: params.losses[lo] for lo in ("infonce", "weince")}
+    batch = training.batch_size
+    enc = init_encoder(backbone, x.shape[1], 0, x.shape[-1])
+    views = torch.from_numpy(np.ascontiguousarray(x[:2 * batch])).float()
+    steps = epochs * (len(x) // batch)
+
+    def bare() -> float:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            _, z = enc(views)
+            z.sum().backward()
+            enc.zero_grad(set_to_none=True)
+        return (time.perf_counter() - t0) / steps
+
+    def run(loss: str) -> float:
+        res = train_image(x, backbone=backbone, loss=losses[loss], schedule=schedule,
+                          augment=ds.augment, training=training, seed=0)
+        return res.seconds / res.steps
+
+    per: dict[str, list[float]] = {"infonce": [], "weince": [], "bare": []}
+    run("infonce"), run("weince"), bare()  # warm-up: imports, allocator, first-call costs
+    for _ in range(rounds):
+        for loss in ("infonce", "weince"):
+            per[loss].append(run(loss))
+        per["bare"].append(bare())
+    med = {k: statistics.median(v) for k, v in per.items()}
+    out = {"dataset": name, "backbone": params.study.backbones[0], "batch_size": batch,
+           "steps_per_run": steps, "bare_fwd_bwd_ms": 1e3 * med["bare"],
+           "infonce_step_ms": 1e3 * med["infonce"], "weince_step_ms": 1e3 * med["weince"],
+           "infonce_step_over_bare_fwd_bwd": med["infonce"] / med["bare"],
+           "weince_step_over_bare_fwd_bwd": med["weince"] / med["bare"]}
+    return out | _step_parts(enc, x[:batch], ds.augment, losses, schedule, training, rounds)
+
+
+def _step_parts(enc: torch.nn.Module, x: np.ndarray, augment: object, losses: dict[str, object],
+                schedule: object, training: object, repeats: int) -> dict[str, float]:
+    """The parts of a training step beyond the bare pass, each timed on its own (ms)."""
+    from infonce_lab.losses.telemetry import step_record
+    from infonce_lab.pipeline.registry import build_loss, build_schedule
+    from infonce_lab.train.optim import build_optimizer
+
     gen = torch.Generator().manual_seed(0)
-    aug = DigitsAugment()
-    v = torch.cat(make_views(x, aug, gen))
-
-    def bare() -> None:
-        _, z = enc(v)
-        z.sum().backward()
-        enc.zero_grad(set_to_none=True)
-
-    def step() -> None:
-        a, b = make_views(x, aug, gen)
-        _, z = enc(torch.cat([a, b]))
-        loss, _ = info_nce(*z.chunk(2), 0.2)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
-    t_bare, t_step = median_seconds(bare, repeats), median_seconds(step, repeats)
-    t_aug = median_seconds(lambda: make_views(x, aug, gen), repeats)
-    z1, z2 = torch.randn(batch, 64, requires_grad=True), torch.randn(batch, 64, requires_grad=True)
-
-    def loss_fb() -> None:
-        loss, _ = info_nce(z1, z2, 0.2)
-        loss.backward()
-
-    t_loss = median_seconds(loss_fb, repeats * 3)
-    return {
-        "batch_size": batch,
-        "bare_fwd_bwd_ms": 1e3 * t_bare,
-        "train_step_ms": 1e3 * t_step,
-        "train_step_over_bare_fwd_bwd": t_step / t_bare,
-        "augment_two_views_ms": 1e3 * t_aug,
-        "infonce_fwd_bwd_ms": 1e3 * t_loss,
-        "infonce_share_of_step": t_loss / t_step,
-        "train_views_per_s": 2 * batch / t_step,
-    }
+    images = torch.from_numpy(np.ascontiguousarray(x)).float()
+    tau = build_schedule(schedule, 1).tau(0)
+    _, z = enc(torch.cat(make_views(images, augment, gen)))
+    z1, z2 = (v.detach().requires_grad_() for v in z.chunk(2))
+    out = {"views_ms": 1e3 * median_seconds(lambda: make_views(images, augment, gen), repeats)}
+    for name, cfg in losses.items():
+        loss_fn = build_loss(cfg)
+        out[f"{name}_fwd_bwd_ms"] = 1e3 * median_seconds(
+            lambda f=loss_fn: f(z1, z2, tau)[0].backward(), repeats)
+        stats = loss_fn(z1, z2, tau)[1]
+        out[f"{name}_telemetry_ms_per_logged_step"] = 1e3 * median_seconds(
+            lambda s=stats: step_record(z1, z2, s, loss=0.0, lr=0.0, epoch=0.0,
+                                        samples_per_s=0.0, tau=tau), repeats)
+    enc.zero_grad(set_to_none=True)
+    z.sum().backward()
+    opt = build_optimizer(training.optimizer, enc, training.lr, training.weight_decay,
+                          training.momentum, exclude_bias_and_norm=training.exclude_bias_and_norm)
+    out["optimizer_step_ms"] = 1e3 * median_seconds(opt.step, repeats)
+    out["log_every_steps"] = training.log_every_steps
+    return out
 
 
 def bench_deterministic_fill(batch: int = 256, rounds: int = 5, steps: int = 5) -> dict[str, float]:
@@ -576,7 +618,8 @@ def bench_fetch(mb: int = 100, rounds: int = 5) -> dict[str, float]:
 # Each section: its function, its arguments for `make bench`, and for --quick (every code path at
 # sizes that take seconds: what the test suite runs in a fresh clone; its figures mean nothing).
 SECTIONS: dict[str, tuple[Callable[..., object], dict[str, object], dict[str, object]]] = {
-    "training": (bench_training, {"batch": 256, "repeats": 10}, {"batch": 16, "repeats": 1}),
+    "training": (bench_training, {"rounds": 7, "epochs": 2},
+                 {"rounds": 1, "epochs": 1, "n_images": 512}),
     "deterministic_fill": (bench_deterministic_fill, {},
                            {"batch": 16, "rounds": 1, "steps": 1}),
     "training_resnet18": (bench_training_resnet18, {"batch": 32, "repeats": 3},

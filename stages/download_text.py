@@ -27,14 +27,10 @@ def main(dataset: str | None = typer.Option(None, metavar="NAME", help="a name u
     if dataset not in params.text.datasets:
         fail(f"--dataset {dataset!r}: not defined under 'text.datasets:' "
              f"({', '.join(params.text.datasets) or 'none'})")
-    from infonce_lab.data.text import gensim_corpus, materialise_text, simcse_corpus
+    from infonce_lab.data.text import materialise_text, read_text_corpus
 
     cfg = params.text.datasets[dataset]
-    if cfg.kind == "gensim":
-        corpus = gensim_corpus(cfg)
-    else:
-        downloads.mkdir(parents=True, exist_ok=True)
-        corpus = simcse_corpus(cfg, downloads, f"text.datasets.{dataset}")
+    corpus = read_text_corpus(cfg, downloads, f"text.datasets.{dataset}")
     manifest = materialise_text(corpus, out / dataset, extra={"params": cfg.model_dump(mode="json")})
     counts = manifest["counts"]
     print(f"{dataset}: {counts['n_train']} training sentences, "

@@ -58,10 +58,10 @@ def copy_worktree() -> Callable[..., Path]:
 
 @pytest.fixture(scope="session")
 def digits_splits():
-    from infonce_lab.data.datasets import DATASETS
+    from infonce_lab.data.readers import READERS
     from infonce_lab.params import DigitsDataset
 
-    return DATASETS["digits"](DigitsDataset())
+    return READERS["digits"].read(DigitsDataset(), Path("data/downloads"))
 
 
 @pytest.fixture()

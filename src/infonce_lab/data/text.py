@@ -27,14 +27,21 @@ import csv
 import functools
 import gzip
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from infonce_lab.data.datasets import verify_manifest
 from infonce_lab.data.fetch import fetch
+from infonce_lab.data.splits import verify_manifest
+from infonce_lab.data.text_corpus import (
+    LabelledTexts,
+    PairSet,
+    TextCorpus,
+    normalise_space,
+    pairset,
+)
 from infonce_lab.io import atomic_dir, read_json, sha256_file, write_json_atomic, write_text_atomic
 from infonce_lab.params import GensimTextDataset, SimCSEWikiDataset
 
@@ -55,38 +62,7 @@ STS_VAL_JSON = "sts_val.json"
 LABELLED_JSON = "labelled.json"
 
 
-@dataclass(frozen=True)
-class PairSet:
-    """Graded sentence/document pairs (STS-style)."""
-
-    name: str                    # e.g. "lee50", "stsb_test"
-    texts: list[str]
-    pairs: np.ndarray            # (P, 2) int64 indices into texts
-    scores: np.ndarray           # (P,) float64 gold similarity on the set's own scale
-    scale: tuple[float, float]   # (min, max) of the gold scale: Lee (0, 1), STS-B (0, 5)
-
-
-@dataclass(frozen=True)
-class LabelledTexts:
-    texts: list[str]
-    labels: np.ndarray           # (n,) int64
-    classes: list[str]
-
-
-@dataclass(frozen=True)
-class TextCorpus:
-    train: list[str]             # unsupervised training sentences
-    sts_test: PairSet            # the reported figure
-    sts_val: PairSet | None      # for checkpoint selection (None for the offline default)
-    labelled: LabelledTexts | None   # probe / kNN
-    source: str                  # human-readable provenance
-
-
 # ------------------------------------------------------------------------------- small helpers
-def normalise_space(text: str) -> str:
-    return " ".join(text.split())
-
-
 def n_words(text: str) -> int:
     return len(text.split())
 
@@ -458,15 +434,7 @@ def read_stsb(path: str | Path) -> dict[str, PairSet]:
                 raise ValueError(f"{path}:{n}: score {value} outside [0, 5]")
             rows.setdefault(row["split"], []).append(
                 (normalise_space(s1), normalise_space(s2), value))
-    return {split: _pairset(f"stsb_{split}", r, (0.0, 5.0)) for split, r in rows.items()}
-
-
-def _pairset(name: str, rows: list[tuple[str, str, float]], scale: tuple[float, float]) -> PairSet:
-    index: dict[str, int] = {}
-    pairs = [[index.setdefault(a, len(index)), index.setdefault(b, len(index))] for a, b, _ in rows]
-    return PairSet(name=name, texts=list(index),
-                   pairs=np.asarray(pairs, dtype=np.int64).reshape(-1, 2),
-                   scores=np.asarray([s for _, _, s in rows], dtype=np.float64), scale=scale)
+    return {split: pairset(f"stsb_{split}", r, (0.0, 5.0)) for split, r in rows.items()}
 
 
 def read_simcse_wiki(path: str | Path) -> list[str]:
@@ -506,6 +474,7 @@ def simcse_corpus(cfg: SimCSEWikiDataset, downloads: str | Path,
     (``data/text_hub.py``). ``key``: the params entry, named in errors.
     """
     downloads = Path(downloads)
+    downloads.mkdir(parents=True, exist_ok=True)
     if cfg.via == "hub":
         from infonce_lab.data.text_hub import load_hub_simcse
 
@@ -535,6 +504,20 @@ def simcse_corpus(cfg: SimCSEWikiDataset, downloads: str | Path,
 
 
 # ---------------------------------------------------------------------------- on-disk format
+# Every text dataset kind's reader: (its params entry, the downloads folder, its params key, named
+# in errors) → the corpus.
+TEXT_READERS: dict[str, Callable[[Any, Path, str], TextCorpus]] = {
+    "gensim": lambda cfg, downloads, key: gensim_corpus(cfg),
+    "simcse_wiki1m": simcse_corpus,
+}
+
+
+def read_text_corpus(cfg: GensimTextDataset | SimCSEWikiDataset, downloads: str | Path,
+                     key: str) -> TextCorpus:
+    """Text dataset ``cfg`` (``key``: its params entry) read by its kind's reader."""
+    return TEXT_READERS[cfg.kind](cfg, Path(downloads), key)
+
+
 def _pairset_json(ps: PairSet) -> dict[str, Any]:
     if not np.all(np.isfinite(ps.scores)):
         raise ValueError(f"{ps.name}: non-finite gold scores")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from infonce_lab.data.fetch import hub_reachable
+from infonce_lab.data.text_corpus import normalise_space, pairset
 from infonce_lab.params import SimCSEWikiDataset
 
 # sentence-transformers/stsb's split names, as the TSV route names them.
@@ -36,23 +37,19 @@ def _load(repo: str, revision: str, cache_dir: Path, key: str, offline: bool,
 def stsb_pairsets(splits: Any) -> dict[str, Any]:
     """sentence-transformers/stsb (score ∈ [0, 1]) as the TSV route's PairSets, keyed train, dev,
     test; Spearman correlations do not depend on the scale."""
-    from infonce_lab.data.text import _pairset, normalise_space
-
     out = {}
     for split, name in STSB_SPLITS.items():
         if split in splits:
             d = splits[split]
             rows = [(normalise_space(a), normalise_space(b), float(s))
                     for a, b, s in zip(d["sentence1"], d["sentence2"], d["score"], strict=True)]
-            out[name] = _pairset(f"stsb_{name}", rows, (0.0, 1.0))
+            out[name] = pairset(f"stsb_{name}", rows, (0.0, 1.0))
     return out
 
 
 def load_hub_simcse(cfg: SimCSEWikiDataset, cache_dir: str | Path, key: str
                     ) -> tuple[list[str], dict[str, Any], str]:
     """(Wikipedia-1M sentences in file order, STS-B PairSets, a provenance line)."""
-    from infonce_lab.data.text import normalise_space
-
     if not (cfg.wiki_revision and cfg.stsb_revision):  # the params validator requires both
         raise ValueError("text.datasets.<name>: via: hub needs wiki_revision and stsb_revision "
                          "(40-hex commits of the two dataset repositories)")

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infonce_lab.data.datasets import verify_manifest
+from infonce_lab.data.splits import verify_manifest
 from infonce_lab.io import atomic_dir, sha256_file, write_json_atomic
 
 if TYPE_CHECKING:

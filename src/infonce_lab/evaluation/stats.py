@@ -114,10 +114,10 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     """Holm's step-down adjustment over the p-values that exist; None stays None.
 
     Written here rather than called from statsmodels (``multipletests(method="holm")``, the same
-    arithmetic in the same order, so the same floats: tests/evaluation hold them equal) because
-    statsmodels runs a full ``gc.collect()`` on every call, which costs 0.1–0.2 s once torch and
-    the report's inputs are loaded: 4.3 of one report test's 4.3 s, and the page holds over a
-    hundred families."""
+    arithmetic in the same order, so the same floats: tests/report/test_verdicts.py holds them
+    equal) because statsmodels runs a full ``gc.collect()`` on every call, which costs 0.1–0.2 s
+    once torch and the report's inputs are loaded: 4.3 of one report test's 4.3 s, and the page
+    holds over a hundred families."""
     idx = [i for i, p in enumerate(pvalues) if p is not None]
     out: list[float | None] = list(pvalues)
     if idx:

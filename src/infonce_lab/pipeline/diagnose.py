@@ -41,15 +41,11 @@ from infonce_lab.tails.ablations import (
 )
 from infonce_lab.tails.allocation import gradient_allocation, tv_to_risk
 from infonce_lab.tails.banks import (
-    Augment,
-    Embed,
     LinkBank,
     PotScores,
-    link_bank,
     link_bank_from,
     pool_order,
     pool_scores,
-    pot_pairs,
     pot_pairs_from,
 )
 from infonce_lab.tails.link import fit_link, link_test, split_batches
@@ -98,16 +94,6 @@ def diagnose_dataset(params: Params, dataset: str) -> None:
     with replaced_together() as outputs:
         outputs.json_dir(paths.tails_plots_dir(dataset), {k: v[1] for k, v in results.items()})
         outputs.json_dir(paths.tails_metrics_dir(dataset), {k: v[0] for k, v in results.items()})
-
-
-def diagnose_encoder(embed: Embed, images: torch.Tensor, augment: Augment,
-                     cfg: TailsConfig) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Every diagnostic of one frozen encoder, drawing its banks here (tests and the GPU check;
-    the stage reads the banks the evaluate stage extracted)."""
-    gen = torch.Generator().manual_seed(cfg.seed)
-    bank = link_bank(embed, images, augment, cfg.bank.batches, cfg.bank.batch_images, gen)
-    pairs = pot_pairs(embed, images, augment, cfg.pot.repeats, cfg.pot.batch_images, gen)
-    return diagnose_banks(bank, pairs, cfg)
 
 
 def diagnose_banks(bank: LinkBank, pairs: PotScores, cfg: TailsConfig, final: bool = True,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from infonce_lab.data.datasets import stratified_split
+from infonce_lab.data.splits import stratified_split
 from infonce_lab.evaluation.few_labels import few_label_accuracy
 from infonce_lab.evaluation.geometry import alignment, effective_rank, uniformity
 from infonce_lab.evaluation.knn import knn_accuracy, knn_recall

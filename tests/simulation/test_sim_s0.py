@@ -12,6 +12,7 @@ import pytest
 import torch
 from scipy import integrate, linalg
 
+from infonce_lab.params import S0Config
 from infonce_lab.simulation.angle_langevin import run_circle
 from infonce_lab.simulation.double_well import (
     double_well_barrier,
@@ -119,11 +120,22 @@ def test_kramers_rate_and_its_log_slope_match_the_generator():
     assert slope == pytest.approx(-bar.delta_e, rel=0.03)
 
 
+def s0_params(**overrides: object) -> dict[str, object]:
+    """run_s0's keywords: the schema's defaults (params S0Config), ``overrides`` merged over them
+    (a section given as a dict is merged into its defaults)."""
+    base = S0Config().model_dump()
+    for key, value in overrides.items():
+        base[key] = base[key] | value if isinstance(value, dict) else value
+    return base
+
+
 # --------------------------------------------------------------------------------- schedules
 def test_vectorised_betas_match_the_schedules():
     bar = double_well_barrier(A)
     steps = np.r_[0, 1, 7, np.random.default_rng(1).integers(0, 300_000, 60), 200_000, 299_999]
-    for name, s in s0_schedules(bar.c_star, 0.05).items():
+    cfg = S0Config()
+    for name, s in s0_schedules(bar.c_star, 0.05, c_ratios=cfg.c_ratios, K=cfg.K, fast=True,
+                                **cfg.schedule.model_dump()).items():
         ref = np.array([1.0 / s.tau(int(k)) for k in steps])
         np.testing.assert_allclose(beta_at_steps(s, steps), ref, rtol=1e-12, err_msg=name)
 
@@ -284,10 +296,11 @@ def test_stretch_is_one_for_a_stretched_exponential_and_zero_for_a_power_law():
 # ------------------------------------------------------------------------------------ the run
 def test_run_s0_writes_every_verdict_quantity_at_both_steps():
     small = {"chains": 40, "horizon": 300.0}
-    res = run_s0(chains=20, horizon=120.0, c_ratios=(0.5, 2.0), bootstrap=100, curve_points=10,
-                 schedule={"cosine_horizons": [10.0]}, ergodicity=small | {"burn_in": 30.0},
-                 sgd=small | {"burn_in": 30.0, "eta": 0.2}, arrhenius={"chains": 20, "horizon": 60.0},
-                 workers=2)
+    res = run_s0(**s0_params(chains=20, horizon=120.0, c_ratios=(0.5, 2.0), bootstrap=100,
+                             curve_points=10, schedule={"cosine_horizons": [10.0]},
+                             ergodicity=small | {"burn_in": 30.0},
+                             sgd=small | {"burn_in": 30.0, "eta": 0.2},
+                             arrhenius={"chains": 20, "horizon": 60.0}, workers=2))
     json.dumps(res)  # JSON-ready
     assert res["convergence"] == {"dt": 0.05, "dt_half": 0.025}
     assert res["window_ends"] == [12.0, 120.0]  # decades with ≥ 4 checks
@@ -316,6 +329,6 @@ def test_one_worker_or_two_give_the_same_numbers():
           "curve_points": 5, "ergodicity": {"chains": 8, "horizon": 40.0, "burn_in": 10.0},
           "sgd": {"chains": 8, "horizon": 40.0, "burn_in": 10.0, "eta": 0.2},
           "arrhenius": {"chains": 10, "horizon": 20.0}}
-    one, two = run_s0(workers=1, **kw), run_s0(workers=2, **kw)
+    one, two = run_s0(**s0_params(workers=1, **kw)), run_s0(**s0_params(workers=2, **kw))
     one.pop("cpu_seconds"), two.pop("cpu_seconds")
     assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)

@@ -1,5 +1,12 @@
 """NT-Xent (SimCLR's InfoNCE) over the 2N×(2N−1) candidate matrix, or SimCSE's InfoNCE over the
-N×N cross-view matrix, and the CLIP-style symmetric InfoNCE for paired modalities."""
+N×N cross-view matrix, and the CLIP-style symmetric InfoNCE for paired modalities.
+
+Usage — the function on two views, or the bound loss the pipeline builds from a params section::
+
+    value, stats = info_nce(z1, z2, 0.2)  # z1, z2: (N, d), row i of each a positive pair
+    loss = build_loss(InfoNCEConfig(decoupled=True))  # pipeline.registry
+    value, stats = loss(z1, z2, tau)
+"""
 
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ from infonce_lab.losses.common import (
     topm_cross_entropy,
 )
 from infonce_lab.losses.geometry import unit_rows
+from infonce_lab.losses.objects import StatelessLoss
 
 
 def info_nce(
@@ -99,3 +107,35 @@ def symmetric_info_nce(
     a2b = F.cross_entropy(logits, target)
     b2a = F.cross_entropy(logits.T, target)
     return 0.5 * (a2b + b2a), {"loss_a_to_b": a2b.detach(), "loss_b_to_a": b2a.detach()}
+
+
+class InfoNCELoss(StatelessLoss):
+    """``tau_scale`` ≠ 1 runs InfoNCE at ``tau_scale`` × the schedule's τ (a temperature control
+    that shares its schedule with the losses it controls). ``mask_same_class``: the label oracle
+    (Chuang et al. 2020, §5), which needs the batch's labels (``needs_labels``)."""
+
+    def __init__(self, *, decoupled: bool, topm_weight: float, top_m: int,
+                 candidates: Candidates, tau_scale: float, mask_same_class: bool) -> None:
+        self.decoupled, self.topm_weight, self.top_m = decoupled, topm_weight, top_m
+        self.candidates, self.tau_scale = candidates, tau_scale
+        self.mask_same_class = self.needs_labels = mask_same_class
+
+    def __call__(self, z1, z2, tau, labels=None):  # noqa: ANN001, ANN204
+        if self.mask_same_class and labels is None:
+            raise ValueError("mask_same_class: this InfoNCE masks same-class negatives and needs "
+                             "the batch's labels (loss(z1, z2, tau, labels=y))")
+        scaled = self.tau_scale != 1.0
+        if scaled:
+            tau = tau * self.tau_scale
+        loss, stats = info_nce(z1, z2, tau, decoupled=self.decoupled,
+                               topm_weight=self.topm_weight, top_m=self.top_m,
+                               candidates=self.candidates,
+                               labels=labels if self.mask_same_class else None)
+        if scaled:  # telemetry's "tau" is the schedule's; this is the one the loss used
+            stats["tau_scaled"] = torch.tensor(float(tau))
+        return loss, stats
+
+
+class SymmetricInfoNCELoss(StatelessLoss):
+    def __call__(self, z1, z2, tau):  # noqa: ANN001, ANN204
+        return symmetric_info_nce(z1, z2, tau)

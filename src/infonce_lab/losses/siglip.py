@@ -10,6 +10,12 @@ over its candidates as InfoNCE's softmax is:
 with t′ and b learned (initialised at t′ = log 10 and b = −10, §3.2, so the N² − N negatives do
 not dominate the first steps). Because both are parameters, the run's temperature schedule is
 not used (the params schema pairs this loss with ``kind: none``).
+
+Usage — the function on two views, or the bound loss the pipeline builds from a params section::
+
+    value = sigmoid_loss(z1, z2, log_scale, bias)
+    loss = build_loss(SigLIPConfig())  # pipeline.registry
+    value, stats = loss(z1, z2, tau)
 """
 
 from __future__ import annotations
@@ -37,8 +43,8 @@ class SigmoidLoss(nn.Module):
 
     candidates = "cross_view"
 
-    def __init__(self, *, scale_init: float = 10.0, bias_init: float = -10.0,
-                 learn_scale: bool = True, learn_bias: bool = True) -> None:
+    def __init__(self, *, scale_init: float, bias_init: float, learn_scale: bool,
+                 learn_bias: bool) -> None:
         super().__init__()
         self.log_scale = nn.Parameter(torch.tensor(math.log(scale_init)),
                                       requires_grad=learn_scale)

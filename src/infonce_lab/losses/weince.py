@@ -17,11 +17,18 @@ negatives, and ρ0 is taken over the 2N anchors; with ``cross_view`` (SimCSE's c
 paper's §4.2 setting) the N rows of view 1 are the anchors, the tail sets hold their N − 1
 cross-view negatives and ρ0 is taken over the N anchors. Either way the statistics are
 stop-gradient (WEINCE §4, App. F.2).
+
+Usage — the function on two views, or the bound loss the pipeline builds from a params section::
+
+    value, stats = weince(z1, z2, 0.5)  # stats: λ_i, β̂_i, ρ_i per anchor
+    loss = build_loss(WeinceConfig(lambda_mode="aic"))  # pipeline.registry
+    value, stats = loss(z1, z2, tau)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -237,7 +244,7 @@ def weince(
     β̂_i clipped to ``beta_clip`` (the paper's Eq. 3.1; it gives no clip, ours is a choice).
     ``weib_topm_weight``/``pl_topm_weight`` > 0 add the released recipe's two auxiliary terms over
     [positive | top_m hardest negatives] with logits −β_t·log(1 − s) and s/τ (repository code); the
-    caller owns the EMA of ``beta_t`` (see :class:`infonce_lab.losses.objects.WeinceLoss`).
+    caller owns the EMA of ``beta_t`` (see :class:`WeinceLoss`).
     ``candidates``: ``all_views`` (the released code) or ``cross_view`` (SimCSE's N candidates;
     tail sets, ρ0 and the top-M terms then use the cross-view negatives only).
 
@@ -300,3 +307,50 @@ def effective_inverse_temperature(sim: torch.Tensor, pos: torch.Tensor, a: torch
     secant = (torch.log1p(-s_neg) - torch.log1p(-s_pos)) / torch.where(close, 1.0, gap)
     tangent = 1.0 / (1.0 - 0.5 * (s_pos + s_neg))
     return a64 + b64 * torch.where(close, tangent, secant)
+
+
+@dataclass(frozen=True)
+class AutoBeta:
+    """The released recipe's global tail index β_t: a batch-level Weibull fit, EMA over steps."""
+
+    frac: float
+    min_points: int
+    r2_min: float
+    clip: tuple[float, float]
+    ema: float
+    init: float
+
+
+class WeinceLoss:
+    """WEINCE (Eq. 3.1/3.2) with its knobs bound; ``weince_kwargs`` are :func:`weince`'s."""
+
+    needs_labels: bool = False
+
+    def __init__(self, *, auto_beta: AutoBeta, candidates: Candidates, **weince_kwargs: Any
+                 ) -> None:
+        self.auto_beta, self.candidates, self.kwargs = auto_beta, candidates, weince_kwargs
+        self.beta_t = auto_beta.init
+
+    def __call__(self, z1, z2, tau):  # noqa: ANN001, ANN204
+        loss, stats = weince(z1, z2, tau, beta_t=self.beta_t, candidates=self.candidates,
+                             **self.kwargs)
+        if self.kwargs["weib_topm_weight"] > 0:
+            stats["beta_t"] = torch.tensor(self.beta_t)
+            self._update_beta_t(z1, z2)
+        return loss, stats
+
+    @torch.no_grad()
+    def _update_beta_t(self, z1: torch.Tensor, z2: torch.Tensor) -> None:
+        a = self.auto_beta
+        sim, pos, has_self = candidate_similarities(z1.detach(), z2.detach(), self.candidates)
+        beta_hat, r2 = global_tail_index(sim, pos, a.frac, a.min_points, self.kwargs["eps"],
+                                         has_self)
+        if r2 >= a.r2_min and beta_hat > 0:
+            beta_hat = min(max(beta_hat, a.clip[0]), a.clip[1])
+            self.beta_t = a.ema * self.beta_t + (1.0 - a.ema) * beta_hat
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"beta_t": self.beta_t}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.beta_t = float(state.get("beta_t", self.beta_t))

@@ -9,16 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from infonce_lab.losses.objects import (
-    AutoBeta,
-    DirectAULoss,
-    InfoNCELoss,
-    Loss,
-    SymmetricInfoNCELoss,
-    WeinceLoss,
-    protocol_gaps,
-)
+from infonce_lab.losses.directau import DirectAULoss
+from infonce_lab.losses.infonce import InfoNCELoss, SymmetricInfoNCELoss
+from infonce_lab.losses.objects import Loss, protocol_gaps
 from infonce_lab.losses.siglip import SigmoidLoss
+from infonce_lab.losses.weince import AutoBeta, WeinceLoss
 from infonce_lab.params import (
     BetaGrowthSchedule,
     CosineSchedule,

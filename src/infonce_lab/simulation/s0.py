@@ -66,7 +66,6 @@ from infonce_lab.simulation.double_well import (
 )
 from infonce_lab.simulation.trapping import wilson_interval
 
-S0_C_RATIOS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0)
 # Reference cost of the first S0 implementation (12 schedules × 500 chains × 10⁵ steps of the
 # ambient simulator): the denominator of the cost ratio the file reports.
 REFERENCE_CHAIN_STEPS = 600_000_000
@@ -117,24 +116,23 @@ def s0_schedules(
     c_star: float,
     dt: float,
     *,
-    c_ratios: Sequence[float] = S0_C_RATIOS,
-    K: float = math.e,
-    fast: bool = True,
-    beta0: float | None = None,
-    sqrt_rate: float = 1.0,
-    linear_rate: float = 0.5,
-    geometric_rate: float = 1.5,
-    beta_max: float = 100.0,
-    cosine_tau_min: float = 0.01,
-    cosine_horizons: Sequence[float] = (100.0, 1000.0),
+    c_ratios: Sequence[float],
+    K: float,
+    fast: bool,
+    sqrt_rate: float,
+    linear_rate: float,
+    geometric_rate: float,
+    beta_max: float,
+    cosine_tau_min: float,
+    cosine_horizons: Sequence[float],
 ) -> dict[str, Schedule]:
     """Our S0 grid on the time axis t = step·dt: log β = c·ln(t+K) for c/c* in
     ``c_ratios``; and, if ``fast``, β = β0 + r·√t, β0 + r·t, β0·r^t (capped at ``beta_max``) and
     cosine-τ from 1/β0 down to τ_min over each horizon T_c (held at τ_min after T_c).
 
-    β0 defaults to c* (the log schedule's β(0) at c = c*, K = e), so every fast schedule starts
-    where the critical log one does and then outruns it."""
-    b0 = c_star if beta0 is None else beta0
+    β0 is c* (the log schedule's β(0) at c = c*, K = e), so every fast schedule starts where
+    the critical log one does and then outruns it."""
+    b0 = c_star
     out: dict[str, Schedule] = {}
     for r in c_ratios:
         # τ_max only guards β ≤ 0 (K ≤ 1); it must not bind for K = e.
@@ -552,30 +550,30 @@ def _merge_schedules(step: dict[str, Any], half: dict[str, Any]) -> dict[str, An
 
 def run_s0(
     *,
-    a: float = 0.5,
-    chains: int = 400,
-    dt: float = 0.05,
-    horizon: float = 10_000.0,
-    K: float = math.e,
-    c_ratios: Sequence[float] = S0_C_RATIOS,
-    fast: bool = True,
-    schedule: dict[str, Any] | None = None,
-    dynamics: str = "P2",
-    check_dt: float = 0.5,
-    freeze_crossings: float = 0.1,
-    hazard_min_barrier: float = 3.0,
-    hazard_min_events: int = 5,
-    hazard_bins: int = 12,
-    angle_sd: float = 0.05,
-    bootstrap: int = 2000,
-    curve_points: int = 120,
-    precision: str = "float32",
-    scheme: str = "lm",
-    ergodicity: dict[str, Any] | None = None,
-    arrhenius: dict[str, Any] | None = None,
-    sgd: dict[str, Any] | None = None,
-    workers: int = 2,
-    seed: int = 0,
+    a: float,
+    chains: int,
+    dt: float,
+    horizon: float,
+    K: float,
+    c_ratios: Sequence[float],
+    fast: bool,
+    schedule: dict[str, Any],
+    dynamics: str,
+    check_dt: float,
+    freeze_crossings: float,
+    hazard_min_barrier: float,
+    hazard_min_events: int,
+    hazard_bins: int,
+    angle_sd: float,
+    bootstrap: int,
+    curve_points: int,
+    precision: str,
+    scheme: str,
+    ergodicity: dict[str, Any],
+    arrhenius: dict[str, Any],
+    sgd: dict[str, Any],
+    workers: int,
+    seed: int,
 ) -> dict[str, Any]:
     """The S0 experiment (module docstring), JSON-ready: annealing at dt and dt/2, ergodicity at
     dt and dt/2, SGD at η, η/2 and η/2, η/4. Keys are names (schedules, cases), not list positions,
@@ -597,7 +595,7 @@ def run_s0(
     bar = double_well_barrier(a)
     num = double_well_barrier_numerical(a)
     cfg = {"a": a, "K": K, "horizon": horizon, "chains": chains, "c_ratios": list(c_ratios),
-           "fast": fast, "schedule": dict(schedule or {}), "dynamics": dynamics,
+           "fast": fast, "schedule": dict(schedule), "dynamics": dynamics,
            "check_dt": check_dt, "freeze_crossings": freeze_crossings,
            "hazard_min_barrier": hazard_min_barrier, "hazard_min_events": hazard_min_events,
            "hazard_bins": hazard_bins, "angle_sd": angle_sd, "bootstrap": bootstrap,
@@ -618,13 +616,11 @@ def run_s0(
     if pool is None:
         half, clock["annealing_half_step"] = _timed_anneal_run(cfg, dt / 2, int(ss[1]))
         tick = time.process_time()
-    erg_cfg = {"p2_beta": 2.25, "p1_beta": 1.5, "chains": 512, "horizon": 1000.0,
-               "burn_in": 100.0, "check_dt": check_dt} | dict(ergodicity or {})
+    erg_cfg = {**ergodicity, "check_dt": check_dt}
     erg_step = _ergodicity(erg_cfg, a, dt, int(ss[2]), dtype, scheme)
     erg_half = _ergodicity(erg_cfg, a, dt / 2, int(ss[3]), dtype, scheme)
     lap("ergodicity")
-    arr_cfg = {"betas": [2.0, 3.0, 4.0], "chains": 256, "horizon": 400.0, "transient": 1.0,
-               "check_dt": check_dt} | dict(arrhenius or {})
+    arr_cfg = {**arrhenius, "check_dt": check_dt}
     counts = np.random.default_rng(int(ss[4])).multinomial(
         arr_cfg["chains"], np.full(arr_cfg["chains"], 1.0 / arr_cfg["chains"]),
         size=bootstrap).astype(np.float64)
@@ -637,8 +633,7 @@ def run_s0(
         erg_cases[name] = {k: c1[k] for k in ("dynamics", "beta", "beta_eff", "start", "gibbs",
                                                "gibbs_other_law")} | {
             q: est.step_pair(c1[q], c2[q]) for q in ("occupancy", "difference", "difference_other_law")}
-    sgd_cfg = {"beta": 1.5, "eta": 0.05, "grad_noise_sd": 1.3, "chains": 2048, "horizon": 600.0,
-               "burn_in": 100.0, "check_dt": check_dt} | dict(sgd or {})
+    sgd_cfg = {**sgd, "check_dt": check_dt}
     sgd_out = _sgd(sgd_cfg, a, [int(x) for x in ss[8:12]], dtype)
     lap("sgd")
     if pool is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from infonce_lab.cli import params_or_exit, stage, stage_app
+from infonce_lab.stage import params_or_exit, stage, stage_app
 
 app = stage_app()
 

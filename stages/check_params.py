@@ -5,13 +5,13 @@ top-level key or a typo counts too) and every root stage depends on its marker, 
 file stops ``dvc repro`` / ``dvc exp run`` here, in about a second, with the dotted key — instead
 of DVC running nothing (a key no stage lists) or each stage failing on its own. The marker's
 content never changes, so a valid edit re-runs only the stages whose own params changed. Each
-stage still validates on its own start (``cli.params_or_exit``), whatever started it.
+stage still validates on its own start (``stage.params_or_exit``), whatever started it.
 """
 
 from __future__ import annotations
 
-from infonce_lab.cli import params_or_exit, stage, stage_app
 from infonce_lab.pipeline.params_check import record_valid
+from infonce_lab.stage import params_or_exit, stage, stage_app
 
 app = stage_app()
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from infonce_lab.cli import fail, params_or_exit, stage, stage_app, stage_instance
+from infonce_lab.stage import fail, params_or_exit, stage, stage_app, stage_instance
 
 app = stage_app()
 

@@ -4,9 +4,9 @@ depend on any run."""
 
 from __future__ import annotations
 
-from infonce_lab.cli import params_or_exit, stage, stage_app
 from infonce_lab.io import write_json_atomic
 from infonce_lab.pipeline import paths
+from infonce_lab.stage import params_or_exit, stage, stage_app
 
 app = stage_app()
 

@@ -6,7 +6,7 @@ checkpoints/epoch_XXXX.pt) and DVCLive telemetry under reports/train/<configurat
 killed stage run again resumes at the seed it was on (pipeline/pretrain.py). Under
 ``training.launcher: "torchrun --nproc_per_node=K"`` the stage re-executes itself under torchrun
 (an argument list, no shell) and every process trains its slice of each batch. Under dvc repro the
-instance's names come from ``DVC_STAGE`` (``cli.stage_instance``); by hand, give the four flags.
+instance's names come from ``DVC_STAGE`` (``stage.stage_instance``); by hand, give the four flags.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import json
 
 import typer
 
-from infonce_lab.cli import params_or_exit, stage, stage_app, stage_instance
 from infonce_lab.params import Configuration
+from infonce_lab.stage import params_or_exit, stage, stage_app, stage_instance
 
 app = stage_app()
 

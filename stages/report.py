@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from infonce_lab.cli import params_or_exit, stage, stage_app
+from infonce_lab.stage import params_or_exit, stage, stage_app
 
 app = stage_app()
 

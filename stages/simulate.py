@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from infonce_lab.cli import params_or_exit, stage, stage_app, stage_instance
+from infonce_lab.stage import params_or_exit, stage, stage_app, stage_instance
 
 app = stage_app()
 

@@ -12,8 +12,8 @@ import json
 
 import typer
 
-from infonce_lab.cli import params_or_exit, stage, stage_app, stage_instance
 from infonce_lab.params import Configuration
+from infonce_lab.stage import params_or_exit, stage, stage_app, stage_instance
 
 app = stage_app()
 

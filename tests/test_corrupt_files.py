@@ -91,7 +91,7 @@ def test_a_truncated_bank_names_its_file(tmp_path: Path):
 STAGE = """
 import errno, sys
 import typer
-from infonce_lab.cli import stage
+from infonce_lab.stage import stage
 app = typer.Typer(add_completion=False)
 
 @app.command()

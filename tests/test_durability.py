@@ -77,7 +77,7 @@ def test_a_folder_swap_fsyncs_every_file_before_and_the_parent_after(tmp_path: P
 
 
 def test_a_short_torch_write_names_the_file_and_keeps_the_old_one(tmp_path: Path) -> None:
-    from infonce_lab.cli import unexpected_error
+    from infonce_lab.stage import unexpected_error
 
     target = tmp_path / "model.pt"
     target.write_bytes(b"previous")

@@ -136,10 +136,10 @@ def test_a_full_disk_loses_nothing_and_says_so(full_disk):
 
     import numpy as np
 
-    from infonce_lab.cli import unexpected_error
     from infonce_lab.models import build_encoder
     from infonce_lab.models.build import checkpoint_meta, load_encoder, save_encoder
     from infonce_lab.params import ResNetConfig
+    from infonce_lab.stage import unexpected_error
 
     cfg = ResNetConfig(widths=[8, 16], blocks=[1, 1], head_hidden=8, head_dim=8)
     meta = checkpoint_meta(cfg, np.zeros((2, 1, 8, 8), dtype=np.float32))

@@ -178,7 +178,7 @@ def test_a_stage_running_beside_another_leaves_the_leftovers_alone(tmp_path, mon
         str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        from infonce_lab.cli import recover_alone
+        from infonce_lab.stage import recover_alone
 
         recover_alone()
         assert live.is_file()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import typer
 
-from infonce_lab.cli import stage
+from infonce_lab.stage import stage
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="InfoNCE Lab: check params, apply profiles, regenerate plots, encode.")
@@ -39,8 +39,8 @@ def _options(version: bool = typer.Option(False, "--version", is_eager=True, cal
 @stage(timed=False, announce=False, recover=False)
 def check(params: Path = typer.Argument(Path("params.yaml"), help="the params file")) -> None:
     """Validate a params file (every key, before any stage runs) and summarise the study."""
-    from infonce_lab.cli import params_or_exit
     from infonce_lab.params.study import configurations
+    from infonce_lab.stage import params_or_exit
 
     p = params_or_exit(str(params))
     n_config = len(configurations(p.runs()))
@@ -64,8 +64,8 @@ def profiles_list() -> None:
 
 
 def _profile(name: str) -> Path:
-    from infonce_lab.cli import fail
     from infonce_lab.devtools.profiles import PROFILES, listing
+    from infonce_lab.stage import fail
 
     path = PROFILES / f"{name}.yaml"
     if not path.is_file():
@@ -84,9 +84,9 @@ def profiles_apply(name: str = typer.Argument(..., help="a profile (profiles/NAM
                    params: Path = typer.Option(Path("params.yaml"), help="the params file")) -> None:
     """Deep-merge a profile into params.yaml (mappings key by key; lists and scalars replaced),
     validated before it is written, comments kept; then `make repro` or `dvc exp run`."""
-    from infonce_lab.cli import fail
     from infonce_lab.devtools.profiles import apply
     from infonce_lab.params import ConfigError
+    from infonce_lab.stage import fail
 
     try:
         typer.echo(f"{params} ← {apply(name, params)} (validated)")
@@ -111,8 +111,8 @@ def pull(targets: list[str] = typer.Argument(None, help="stages or files (defaul
     import subprocess
     import sys
 
-    from infonce_lab.cli import fail
     from infonce_lab.devtools.remote import SETUP, default_remote, problem
+    from infonce_lab.stage import fail
 
     remote = default_remote(Path.cwd())
     if why := problem(remote):
@@ -134,8 +134,8 @@ def exps(all_metrics: bool = typer.Option(False, "--all-metrics",
     import subprocess
     import sys
 
-    from infonce_lab.cli import fail
     from infonce_lab.exps import experiments, table
+    from infonce_lab.stage import fail
 
     proc = subprocess.run([sys.executable, "-m", "dvc", "exp", "show", "--json"],
                           capture_output=True, text=True)
@@ -156,8 +156,8 @@ def encode(model: Path = typer.Argument(..., help="an image run's model.pt, or a
     """The frozen features of a trained encoder, as the evaluate stages compute them."""
     import numpy as np
 
-    from infonce_lab.cli import fail
     from infonce_lab.io import read_json, reading, save_npz_atomic
+    from infonce_lab.stage import fail
 
     if not model.exists() or not inputs.is_file():
         fail(f"{model if not model.exists() else inputs}: no such file")

@@ -110,7 +110,7 @@ def sweep_stale_temporaries(roots: tuple[str, ...] = STAGE_ROOTS) -> list[Path]:
     """Remove what killed writers left anywhere under ``roots`` — temporaries
     (``.<name>.<random>.tmp``) and a finished swap's ``.<name>.old`` (one whose ``<name>`` is
     missing is put back) — after finishing any journaled commit, which may own some of them.
-    Every stage runs it first (``cli.stage``): DVC runs one stage at a time, so nothing found is
+    Every stage runs it first (``stage.stage``): DVC runs one stage at a time, so nothing found is
     in use — the caller makes sure of it (:func:`hold_stage_lock`: only when no other stage
     holds the lock). Returns what was removed or put back."""
     finish_interrupted_commits()
@@ -457,7 +457,7 @@ def replaced_together(name: str | None = None,
     (``.journal/<name>.json``: target → staged, fsynced) is written, then the renames run and the
     journal is removed. A kill before the journal leaves every old output in place; a kill after
     it is finished by :func:`finish_interrupted_commits`, which every stage runs first
-    (``cli.stage``). Either way the outputs are all old or all new.
+    (``stage.stage``). Either way the outputs are all old or all new.
     """
     staging = Staging()
     try:

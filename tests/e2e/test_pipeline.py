@@ -330,7 +330,7 @@ def test_params_never_reach_a_shell(repo, hostile):
 # stage's outputs staged and journaled, none renamed), "commit" (half of them renamed; ":n" the
 # n-th commit: a pretrain's first is its seed's resume folder, the second its outputs; a text
 # pretrain saves its model folder first, so its outputs are the third — asserted below). Each
-# next stage finishes the previous one's journal before it starts (cli.stage); the last kill
+# next stage finishes the previous one's journal before it starts (stage.stage); the last kill
 # removes an output, so the closing `dvc repro` has to run its stage.
 KILLS = [("check_params", "rename"), ("download@digits", "swap"),
          (f"pretrain@{cfg(RUNS['infonce'])}", "commit:2"), ("evaluate@digits", "journal"),

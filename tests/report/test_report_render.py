@@ -83,7 +83,7 @@ def test_fixed_fraction_is_one_minus_work_over_the_span_of_one_run(tmp_path: Pat
 
 _STAGE = """
 import typer
-from infonce_lab.cli import stage
+from infonce_lab.stage import stage
 app = typer.Typer(add_completion=False)
 
 @app.command()

@@ -41,7 +41,7 @@ def stage_app() -> Any:
 def params_or_exit(path: str = PARAMS_FILE) -> Params:
     """The validated params, or exit 2 with the dotted key. Under ``dvc repro`` the stage's own
     memory estimate is held against the machine too (``params.footprint``); by hand, and in the
-    check_params stage, every stage's. Inside a stage (``cli.stage``), valid params then let it
+    check_params stage, every stage's. Inside a stage (``stage.stage``), valid params then let it
     finish what killed stages left (:func:`recover_alone`): bad input creates nothing."""
     try:
         params = load_params(path)
@@ -56,7 +56,7 @@ def params_or_exit(path: str = PARAMS_FILE) -> Params:
     return params
 
 
-_RECOVER = [False]  # set by cli.stage: the stage recovers once its params are valid
+_RECOVER = [False]  # set by stage.stage: the stage recovers once its params are valid
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -14,7 +14,8 @@ locations derive the kind tags from them.
 """
 
 
-# Every schema name, importable from ``infonce_lab.params`` (each module's public names).
+# Every schema name, importable from ``infonce_lab.params``: each module's ``__all__``, the public
+# names it defines (tests/params/test_exports.py), never what it imports.
 from infonce_lab.params.base import *  # noqa: F403
 from infonce_lab.params.data import *  # noqa: F403
 from infonce_lab.params.evaluation import *  # noqa: F403

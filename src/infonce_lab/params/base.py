@@ -87,3 +87,13 @@ class _KeyProblem(ValueError):
     def __init__(self, key: str, value: Any, allowed: str) -> None:
         super().__init__(f"{key} = {value!r}: expected {allowed}")
         self.key, self.value, self.allowed = key, value, allowed
+
+
+# A download URL (a dataset mirror's, a text corpus's): https only — no file://, ftp:// or plain
+# http through a params value; a file already on disk is placed in data/downloads/ by hand, where
+# it is checked and used as is.
+HttpsUrl = Annotated[str, Field(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[^\s]*$")]
+
+# What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
+__all__ = ["ConfigError", "HttpsUrl", "NAME_PATTERN", "Name", "NonNegFloat", "PosFloat", "PosInt",
+    "Probability", "Seed", "Sha256", "Strict", "Threads", "Unique"]

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StrictBool, model_validator
 
 from infonce_lab.params.base import (
+    HttpsUrl,
     NonNegFloat,
     PosFloat,
     PosInt,
@@ -91,9 +92,6 @@ class SimCLRAugmentConfig(Strict):
         return self
 
 
-# A mirror's URL: https only, as for the text corpora (a file on disk is placed in
-# data/downloads/ by hand instead, where it is checked and used as is).
-HttpsUrl = Annotated[str, Field(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[^\s]*$")]
 # The name an archive is saved under in data/downloads/: one plain file name, never a path.
 ArchiveFilename = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
 Md5 = Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")]
@@ -165,3 +163,8 @@ class ImageDataset(Strict):
 # The embedded default (digits) and the paper's datasets (below).
 DatasetConfig = Annotated[DigitsDataset | ImageDataset, Field(discriminator="kind")]
 AugmentConfig = DigitsAugment | SimCLRAugmentConfig
+
+# What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
+__all__ = ["ArchiveFilename", "ArchivePin", "AugmentConfig", "DATASET_KINDS", "DOWNLOADED_KINDS",
+    "DatasetConfig", "DigitsAugment", "DigitsDataset", "ImageDataset", "ImageKind", "KindFacts",
+    "Md5", "SimCLRAugmentConfig"]

@@ -49,3 +49,6 @@ class EvaluationConfig(Strict):
     knn: KNNConfig = KNNConfig()
     few_labels: FewLabelsConfig = FewLabelsConfig()
     batch_size: Annotated[int, Field(ge=1)] = 1024
+
+# What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
+__all__ = ["EvaluationConfig", "FewLabelsConfig", "KNNConfig", "ProbeConfig"]

@@ -121,3 +121,6 @@ def params_hash(params: Params) -> str:
     """A short, stable hash of the validated parameters (for provenance)."""
     blob = json.dumps(params.model_dump(mode="json"), sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:12]
+
+# What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
+__all__ = ["load_params", "params_hash", "parse_params", "read_yaml"]

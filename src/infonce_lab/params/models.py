@@ -51,3 +51,6 @@ class ViTSmallConfig(Strict):
 
 BackboneConfig = Annotated[ResNetConfig | TorchvisionResNetConfig | ViTSmallConfig,
                           Field(discriminator="kind")]
+
+# What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
+__all__ = ["BackboneConfig", "ResNetConfig", "Stages", "TorchvisionResNetConfig", "ViTSmallConfig"]

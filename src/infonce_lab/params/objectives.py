@@ -227,3 +227,9 @@ ScheduleConfig = Annotated[
     | NoSchedule,
     Field(discriminator="kind"),
 ]
+
+# What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
+__all__ = ["AutoBetaConfig", "BetaGrowthSchedule", "CandidateSet", "CosineSchedule",
+    "DirectAUConfig", "FixedSchedule", "InfoNCEConfig", "LogAnnealSchedule", "LossConfig",
+    "LossSection", "NoSchedule", "ScheduleConfig", "SigLIPConfig", "StepSchedule",
+    "SymmetricInfoNCEConfig", "WeinceConfig"]

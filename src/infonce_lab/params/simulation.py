@@ -438,3 +438,10 @@ def experiment_names() -> tuple[str, ...]:
     :class:`SimulationConfig`, in order."""
     return tuple(name for name, f in SimulationConfig.model_fields.items()
                  if isinstance(f.annotation, type) and issubclass(f.annotation, ExperimentConfig))
+
+# What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
+__all__ = ["AuCollapseConfig", "Dynamics", "ExperimentConfig", "GibbsConfig", "HessianConfig",
+    "LargeBatchConfig", "LargeKConfig", "LiftedEnergyConfig", "LinkTheoryConfig", "MismatchConfig",
+    "ModalityGapConfig", "NegativesConfig", "PlackettLuceConfig", "PropC2Config",
+    "S0ArrheniusConfig", "S0Config", "S0ErgodicityConfig", "S0ScheduleConfig", "S0SgdConfig",
+    "S1Config", "SgdNoiseConfig", "SimulationConfig", "experiment_names"]

@@ -433,3 +433,7 @@ class TextRun(Strict, _Identified):
 
     def _model(self) -> str:
         return self.encoder
+
+# What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
+__all__ = ["Baseline", "Configuration", "Contrast", "Params", "PrimaryConfig", "ReportConfig",
+    "Run", "RunId", "SecondaryFamily", "StudyConfig", "TextRun", "configurations"]

@@ -132,3 +132,7 @@ class TailsConfig(Strict):
         if self.allocation.anchors > views:
             raise _KeyProblem("tails.allocation.anchors", self.allocation.anchors,
                               f"at most {views} (the anchors of {bank})")
+
+# What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
+__all__ = ["AblationConfig", "AllocationConfig", "LinkBankConfig", "LinkTestConfig",
+    "NoiseFloorConfig", "POTConfig", "RepulsionConfig", "TailsConfig"]

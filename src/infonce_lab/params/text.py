@@ -15,6 +15,7 @@ from pydantic import (
 )
 
 from infonce_lab.params.base import (
+    HttpsUrl,
     Name,
     NonNegFloat,
     PosFloat,
@@ -29,9 +30,6 @@ from infonce_lab.params.base import (
 from infonce_lab.params.sources import packaged_model_folder
 
 CommitSha = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]   # a git commit on the hub
-# A download URL: https only (no file://, ftp:// or plain http through a params value; a file
-# already on disk is placed in data/downloads/text/ by hand, where it is used as is).
-HttpsUrl = Annotated[str, Field(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[^\s]*$")]
 HubRepo = Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")]   # owner/name
 
 
@@ -278,3 +276,8 @@ class TextConfig(Strict):
     training: TextTrainingConfig = TextTrainingConfig()
     evaluation: TextEvaluationConfig = TextEvaluationConfig()
     tails: TextTailsConfig = TextTailsConfig()
+
+# What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
+__all__ = ["ArchitectureOverrides", "CommitSha", "Dropout", "GensimTextDataset", "HubRepo",
+    "SimCSEWikiDataset", "TextBaseline", "TextConfig", "TextDatasetConfig", "TextEvaluationConfig",
+    "TextStudyConfig", "TextTailsConfig", "TextTrainingConfig", "TransformerEncoderConfig"]

@@ -121,3 +121,6 @@ class StepCostConfig(Strict):
     steps: Annotated[int, Field(ge=2, le=50)] = 3          # timed full steps per loss, after one untimed
     loss_repeats: Annotated[int, Field(ge=5, le=1000)] = 30  # timed loss stages per loss
     seed: Seed = 0
+
+# What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
+__all__ = ["LAUNCHERS", "StepCostConfig", "TORCHRUN_OPTIONS", "TrainingConfig", "parse_launcher"]

@@ -373,9 +373,9 @@ def test_cross_view_telemetry_describes_the_losss_candidates(tokenizer) -> None:
 
 
 def test_effective_temperature_at_start_is_the_first_steps_own_statistic(tokenizer) -> None:
+    from infonce_lab.devtools.tau_scale import effective_temperature_at_start
     from infonce_lab.losses import weince
     from infonce_lab.pipeline.registry import build_loss
-    from infonce_lab.train.effective_temperature import effective_temperature_at_start
     from infonce_lab.train.runtime import seed_everything
     from infonce_lab.train.text_source import SentencePairs
 

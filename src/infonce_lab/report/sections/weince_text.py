@@ -85,7 +85,7 @@ PAPER_SETTING = ("`infonce-lab profiles apply paper_simcse` (text.study.datasets
                  "weights, and a GPU (≈ 15.6k steps of batch 64 per run)")
 CONTROL_SETTING = ("an InfoNCE-kind loss with tau_scale ≠ 1 and the WEINCE loss's candidates in "
                    "text.study.losses (the default lists simcse_infonce_tc); for another encoder, "
-                   "re-derive tau_scale first (train/effective_temperature.py)")
+                   "re-derive tau_scale first (python -m infonce_lab.devtools.tau_scale)")
 LEE_NOT_STSB = (
     "Scored on the Lee et al. (2005) document-similarity set shipped with gensim — 50 news "
     "documents, all 1,225 pairs rated 1–5 by people — which is not STS-B (1,379 sentence pairs "

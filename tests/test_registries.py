@@ -51,6 +51,21 @@ def test_every_experiment_is_a_params_section_whose_runner_exists():
         SimulationConfig(experiments=["s0", "nope"])
 
 
+@pytest.mark.parametrize("name", experiment_names())
+def test_every_runner_takes_its_section_as_required_keywords(name):
+    """A knob's default lives in the schema only: the runner has a keyword for every field of its
+    section, none with a default of its own."""
+    import inspect
+
+    from infonce_lab.simulation import runner
+
+    section = getattr(SimulationConfig(), name)
+    params = inspect.signature(runner(type(section).RUNS)).parameters
+    for field in type(section).model_fields:
+        assert params[field].kind is inspect.Parameter.KEYWORD_ONLY, (name, field)
+        assert params[field].default is inspect.Parameter.empty, (name, field)
+
+
 def test_every_experiment_has_its_figures_in_one_report_section():
     # sim_drawers() refuses an experiment whose figures two section modules declare
     assert set(sim_drawers()) <= set(experiment_names())

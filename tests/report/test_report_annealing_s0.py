@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from infonce_lab.params import S0Config
 from infonce_lab.report.plotting import sim_figures
 from infonce_lab.report.sections import annealing_s0 as sec
 from infonce_lab.report.verdicts import Estimate, Outcome
@@ -21,6 +20,7 @@ from infonce_lab.simulation.double_well import (
     double_well_trap_mass,
 )
 from infonce_lab.simulation.s0 import _anneal_quantities, _hazard, _t_estimate, _welch, run_s0
+from sim_params import section
 
 A, K = 0.5, math.e
 C_STAR = double_well_barrier(A).c_star
@@ -275,12 +275,10 @@ def test_context_has_one_row_per_schedule():
 
 def test_rows_from_a_real_tiny_run():
     small = {"chains": 20, "horizon": 200.0, "burn_in": 20.0}
-    base = S0Config().model_dump()
-    s0 = run_s0(**base | {
-        "chains": 20, "horizon": 120.0, "c_ratios": (0.5, 1.0, 2.0), "bootstrap": 100,
-        "curve_points": 10, "schedule": base["schedule"] | {"cosine_horizons": [10.0]},
-        "ergodicity": base["ergodicity"] | small, "sgd": base["sgd"] | small | {"eta": 0.2},
-        "arrhenius": base["arrhenius"] | {"chains": 20, "horizon": 60.0}, "workers": 1})
+    s0 = run_s0(**section(
+        "s0", chains=20, horizon=120.0, c_ratios=(0.5, 1.0, 2.0), bootstrap=100, curve_points=10,
+        schedule={"cosine_horizons": [10.0]}, ergodicity=small, sgd=small | {"eta": 0.2},
+        arrhenius={"chains": 20, "horizon": 60.0}, workers=1))
     rows = sec.claim_rows({"s0": s0})
     assert len(rows) == len(sec.CLAIMS)
     assert all(r.verdict.outcome is not Outcome.NOT_RUN for r in rows)

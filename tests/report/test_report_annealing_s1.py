@@ -13,6 +13,7 @@ from infonce_lab.report.findings import counted
 from infonce_lab.report.sections import annealing_s1 as sec
 from infonce_lab.report.verdicts import Estimate, Outcome
 from infonce_lab.simulation.s1 import proportion, proportion_difference
+from sim_params import section
 
 
 def _est(value: float, low: float, high: float) -> Estimate:
@@ -291,12 +292,13 @@ def test_rows_from_a_tiny_real_run():
     from infonce_lab.simulation.negatives import run_negatives
     from infonce_lab.simulation.s1 import run_s1
 
-    s1 = run_s1(grid=32, chains=40, horizon=4.0, horizon_p1=1.0, hold_after=1.0,
-                first_check=1.0, c_ratios=(0.5, 2.0), h_p1=1.0)
-    h = run_hessian(n_random=4, betas=(1, 10, 100, 200))
-    neg = run_negatives((2, 3))
-    rows = sec.claim_rows({"s1": s1, "hessian": h, "prop_c2": run_prop_c2(starts=20, uniform=500),
-                           "negatives": neg})
+    s1 = run_s1(**section(
+        "s1", grid=32, chains=40, horizon=4.0, horizon_p1=1.0, hold_after=1.0, first_check=1.0,
+        c_ratios=(0.5, 2.0), h_p1=1.0))
+    h = run_hessian(**section("hessian", n_random=4, betas=(1, 10, 100, 200)))
+    neg = run_negatives(**section("negatives", n_pairs=(2, 3)))
+    c2 = run_prop_c2(**section("prop_c2", starts=20, uniform=500))
+    rows = sec.claim_rows({"s1": s1, "hessian": h, "prop_c2": c2, "negatives": neg})
     assert all(r.verdict.outcome is not Outcome.NOT_RUN for r in rows)
     fd = _find(rows, "Our check")
     assert fd.self_check and fd.verdict.outcome is Outcome.REPRODUCED

@@ -20,6 +20,7 @@ from infonce_lab.report.verdicts import Estimate, Evidence, Outcome
 from infonce_lab.simulation import estimates as est
 from infonce_lab.simulation.au_collapse import run_au_collapse
 from infonce_lab.simulation.lifted_energy import run_lifted_energy
+from sim_params import section
 
 
 def _e(value: float, half: float) -> Estimate:
@@ -31,8 +32,9 @@ def _t(value: float, se: float, df: int = 7) -> dict[str, Any]:
 
 
 # The shipped densities' lifted energy by quadrature, and a Monte-Carlo-sized interval around it.
-_LE = run_lifted_energy(taus=(0.1,), quadrature_taus=(0.5, 0.2, 0.1, 0.05, 0.02, 0.01),
-                        ns=(64, 128), replicates=2, grid=2048)
+_LE = run_lifted_energy(**section(
+    "lifted_energy", taus=(0.1,), quadrature_taus=(0.5, 0.2, 0.1, 0.05, 0.02, 0.01), ns=(64, 128),
+    replicates=2, grid=2048))
 _Q = {q["tau"]: q for q in _LE["quadrature"]}
 # "drop the KL term": the loss (= J^Sym, up to Monte-Carlo error) against ½[F(ρ₁)+F(ρ₂)] alone
 _NO_KL = _Q[0.1]["j_sym_smoothed"] - _Q[0.1]["half_f_sum"]
@@ -516,11 +518,12 @@ def test_rows_and_context_from_toy_simulations(tmp_path: Path):
     from infonce_lab.simulation import population as pop
 
     torch.set_num_threads(2)
-    g = pop.run_gibbs(taus=(1.0, 0.1), extra_bandwidths=(0.1,), extra_taus=(0.1,), seeds=3,
-                      particles=24, bandwidth_seeds=2, bandwidth_particles=32, steps=10,
-                      n_gibbs=4000)
-    m = pop.run_modality_gap(sigmas=(0.0, 0.5), seeds=4, steps=10, batch=16, n_eval=400,
-                             arm_sigma=0.5, arm_batches=(8, 16, 32))
+    g = pop.run_gibbs(**section(
+        "gibbs", taus=(1.0, 0.1), extra_bandwidths=(0.1,), extra_taus=(0.1,), seeds=3, particles=24,
+        bandwidth_seeds=2, bandwidth_particles=32, steps=10, n_gibbs=4000))
+    m = pop.run_modality_gap(**section(
+        "modality_gap", sigmas=(0.0, 0.5), seeds=4, steps=10, batch=16, n_eval=400, arm_sigma=0.5,
+        arm_batches=(8, 16, 32)))
     big = {"wang_isola": [lb.wang_isola_gap(d=8, tau=0.5, ms=(32, 128, 512), anchors=100,
                                             check_pairs=256, replicates=4)],
            "grad_consistency": [lb.grad_consistency("rbf", ns=(4, 32, 128), seeds=2, n_ref=512,

@@ -15,6 +15,7 @@ from infonce_lab.simulation import hessian as hs
 from infonce_lab.simulation import large_batch as lb
 from infonce_lab.simulation import lifted_energy as le
 from infonce_lab.simulation import population as pop
+from sim_params import section
 
 
 def _unit(rng: np.random.Generator, *shape: int) -> np.ndarray:
@@ -178,11 +179,11 @@ def test_modality_gap_is_zero_for_identical_histograms_and_positive_otherwise():
 
 def test_experiment_drivers_run_at_toy_sizes():
     torch.set_num_threads(2)
-    h = hs.run_hessian(n_random=3, betas=(1, 10, 100))
+    h = hs.run_hessian(**section("hessian", n_random=3, betas=(1, 10, 100)))
     assert h["random"]["count"] == 3 and h["random"]["fd_rel_err_max"] <= 1e-5
-    g = pop.run_gibbs(taus=(1.0, 0.1), extra_bandwidths=(0.2, 0.1), extra_taus=(0.1,), seeds=2,
-                      particles=32, bandwidth_seeds=3, bandwidth_particles=40, steps=20,
-                      n_gibbs=5000)
+    g = pop.run_gibbs(**section(
+        "gibbs", taus=(1.0, 0.1), extra_bandwidths=(0.2, 0.1), extra_taus=(0.1,), seeds=2,
+        particles=32, bandwidth_seeds=3, bandwidth_particles=40, steps=20, n_gibbs=5000))
     assert len(g["published"]["taus"]) == 2
     assert g["convergence"] == {"steps": 20, "steps_doubled": 40, "continued": True}
     row = g["published"]["taus"][1]
@@ -192,10 +193,12 @@ def test_experiment_drivers_run_at_toy_sizes():
     assert [b["h"] for b in test["by_bandwidth"]] == [0.35, 0.2, 0.1]
     assert len(test["by_bandwidth"][2]["taus"][0]["per_seed"]["step"]) == 3
     assert [r["h"] for r in test["parting_reduction"]] == [0.2, 0.1]
-    assert pop.run_gibbs(taus=(1.0, 0.1), extra_bandwidths=(), seeds=2, particles=16, steps=2,
-                         n_gibbs=2000)["bandwidth_test"] is None
-    m = pop.run_modality_gap(sigmas=(0.0, 0.5), seeds=4, steps=20, batch=32, n_eval=500,
-                             arm_sigma=0.5, arm_batches=(16, 32, 64))
+    assert pop.run_gibbs(**section(
+        "gibbs", taus=(1.0, 0.1), extra_bandwidths=(), seeds=2, particles=16, steps=2,
+        n_gibbs=2000))["bandwidth_test"] is None
+    m = pop.run_modality_gap(**section(
+        "modality_gap", sigmas=(0.0, 0.5), seeds=4, steps=20, batch=32, n_eval=500, arm_sigma=0.5,
+        arm_batches=(16, 32, 64)))
     # the verdicts at the steps given, the check at half of them: one run read twice
     assert m["convergence"] == {"steps": 10, "steps_doubled": 20, "continued": True,
                                 "verdict_at": 20}
@@ -210,9 +213,11 @@ def test_experiment_drivers_run_at_toy_sizes():
         assert m["trend"]["symmetric"][key]["excluded_per_sigma"] == collapsed.sum(1).tolist()
     _check_the_batch_negatives_arm(m)
     with pytest.raises(ValueError, match="arm_sigma"):  # not a σ_mis of the grid
-        pop.run_modality_gap(sigmas=(0.0, 0.5), seeds=4, steps=2, batch=8, arm_sigma=0.4)
+        pop.run_modality_gap(**section(
+            "modality_gap", sigmas=(0.0, 0.5), seeds=4, steps=2, batch=8, arm_sigma=0.4))
     with pytest.raises(ValueError, match="even"):
-        pop.run_modality_gap(sigmas=(0.0, 0.5), seeds=4, steps=3, batch=8, arm_sigma=None)
+        pop.run_modality_gap(**section(
+            "modality_gap", sigmas=(0.0, 0.5), seeds=4, steps=3, batch=8, arm_sigma=None))
 
 
 def _check_the_batch_negatives_arm(m: dict) -> None:
@@ -577,8 +582,9 @@ def test_entropy_and_kl_of_von_mises_against_closed_forms():
 
 
 def test_lifted_energy_monte_carlo_agrees_and_needs_the_coupling():
-    r = le.run_lifted_energy(taus=(0.2,), quadrature_taus=(0.5, 0.2, 0.05, 0.01),
-                             ns=(128, 1024), replicates=4, grid=2048)
+    r = le.run_lifted_energy(**section(
+        "lifted_energy", taus=(0.2,), quadrature_taus=(0.5, 0.2, 0.05, 0.01), ns=(128, 1024),
+        replicates=4, grid=2048))
     (mc,) = r["monte_carlo"]
     big = mc["by_n"][-1]
     gap = big["minus_smoothed"]

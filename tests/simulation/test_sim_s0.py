@@ -35,6 +35,7 @@ from infonce_lab.simulation.s0 import (
     s0_schedules,
 )
 from infonce_lab.simulation.trapping import escape_hazard_fit
+from sim_params import section
 
 A = 0.5
 
@@ -118,15 +119,6 @@ def test_kramers_rate_and_its_log_slope_match_the_generator():
     # … and within 3% over β ∈ [2, 4] (β·ΔE from 3 to 6, the fixed-β rates of the experiment).
     slope = math.log(_generator_gap(4.0) / _generator_gap(2.0)) / 2.0
     assert slope == pytest.approx(-bar.delta_e, rel=0.03)
-
-
-def s0_params(**overrides: object) -> dict[str, object]:
-    """run_s0's keywords: the schema's defaults (params S0Config), ``overrides`` merged over them
-    (a section given as a dict is merged into its defaults)."""
-    base = S0Config().model_dump()
-    for key, value in overrides.items():
-        base[key] = base[key] | value if isinstance(value, dict) else value
-    return base
 
 
 # --------------------------------------------------------------------------------- schedules
@@ -296,11 +288,11 @@ def test_stretch_is_one_for_a_stretched_exponential_and_zero_for_a_power_law():
 # ------------------------------------------------------------------------------------ the run
 def test_run_s0_writes_every_verdict_quantity_at_both_steps():
     small = {"chains": 40, "horizon": 300.0}
-    res = run_s0(**s0_params(chains=20, horizon=120.0, c_ratios=(0.5, 2.0), bootstrap=100,
-                             curve_points=10, schedule={"cosine_horizons": [10.0]},
-                             ergodicity=small | {"burn_in": 30.0},
-                             sgd=small | {"burn_in": 30.0, "eta": 0.2},
-                             arrhenius={"chains": 20, "horizon": 60.0}, workers=2))
+    res = run_s0(**section(
+        "s0", chains=20, horizon=120.0, c_ratios=(0.5, 2.0), bootstrap=100, curve_points=10,
+        schedule={"cosine_horizons": [10.0]}, ergodicity=small | {"burn_in": 30.0},
+        sgd=small | {"burn_in": 30.0, "eta": 0.2}, arrhenius={"chains": 20, "horizon": 60.0},
+        workers=2))
     json.dumps(res)  # JSON-ready
     assert res["convergence"] == {"dt": 0.05, "dt_half": 0.025}
     assert res["window_ends"] == [12.0, 120.0]  # decades with ≥ 4 checks
@@ -329,6 +321,6 @@ def test_one_worker_or_two_give_the_same_numbers():
           "curve_points": 5, "ergodicity": {"chains": 8, "horizon": 40.0, "burn_in": 10.0},
           "sgd": {"chains": 8, "horizon": 40.0, "burn_in": 10.0, "eta": 0.2},
           "arrhenius": {"chains": 10, "horizon": 20.0}}
-    one, two = run_s0(**s0_params(workers=1, **kw)), run_s0(**s0_params(workers=2, **kw))
+    one, two = run_s0(**section("s0", workers=1, **kw)), run_s0(**section("s0", workers=2, **kw))
     one.pop("cpu_seconds"), two.pop("cpu_seconds")
     assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)

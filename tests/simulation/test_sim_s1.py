@@ -37,6 +37,7 @@ from infonce_lab.simulation.s1 import (
     run_s1,
     sqrt_outrunning,
 )
+from sim_params import section
 
 
 # ------------------------------------------------------------------------ angle-space landscape
@@ -234,8 +235,9 @@ def test_check_times_and_difference_interval():
 
 
 def test_s1_small_run():
-    res = run_s1(grid=32, chains=30, horizon=2.0, horizon_p1=0.5, hold_after=0.5,
-                 first_check=0.5, c_ratios=(0.5, 2.0), h_p1=1.0)
+    res = run_s1(**section(
+        "s1", grid=32, chains=30, horizon=2.0, horizon_p1=0.5, hold_after=0.5, first_check=0.5,
+        c_ratios=(0.5, 2.0), h_p1=1.0))
     assert res["barrier"]["c_star"] == pytest.approx(16.0, rel=0.1)  # 32³: ~5%
     assert res["barrier"]["trap_u0"] == pytest.approx(1.0)
     assert res["check_times"] == [0.5, 1.0, 2.0]
@@ -307,8 +309,9 @@ def test_the_p1_crossings_bound_in_closed_form():
 def test_a_cold_p1_setting_is_held_and_keeps_its_labels():
     """c = 2c* under P1: β ≥ 32 from t = 0, so the bound holds at the first check after
     hold_after; the chains stop and every later check repeats the held counts."""
-    res = run_s1(grid=32, chains=30, horizon=2.0, horizon_p1=20.0, hold_after=0.5,
-                 first_check=0.5, c_ratios=(2.0,), h_p1=1.0)
+    res = run_s1(**section(
+        "s1", grid=32, chains=30, horizon=2.0, horizon_p1=20.0, hold_after=0.5, first_check=0.5,
+        c_ratios=(2.0,), h_p1=1.0))
     held = res["hold"]["held_at"]
     for r in ("step", "half_step"):
         assert held[f"P1|log c/c*=2|{r}"] == 0.5 and held[f"P2|log c/c*=2|{r}"] is None
@@ -320,8 +323,9 @@ def test_a_cold_p1_setting_is_held_and_keeps_its_labels():
     g = res["p1_vs_gibbs"]["log c/c*=2"]
     assert g["t"] == 20.0 and g["held_at_step"] == 0.5
     # held from 0.5: its steps are those of a run to 0.5, not to 20
-    short = run_s1(grid=32, chains=30, horizon=2.0, horizon_p1=0.5, hold_after=0.5,
-                   first_check=0.5, c_ratios=(2.0,), h_p1=1.0)
+    short = run_s1(**section(
+        "s1", grid=32, chains=30, horizon=2.0, horizon_p1=0.5, hold_after=0.5, first_check=0.5,
+        c_ratios=(2.0,), h_p1=1.0))
     assert (res["convergence"]["steps"]["P1|log c/c*=2|step"]
             == short["convergence"]["steps"]["P1|log c/c*=2|step"])
 

@@ -463,11 +463,12 @@ def asymptotic_scaling(
 
 
 def run_hessian(
-    n_random: int = 100,
-    betas: Sequence[float] = (1, 2, 5, 10, 20, 50, 100, 200),
-    seed: int = 0,
-    margin_factor: float = 30.0,
-    beta_cap: float = 1e4,
+    *,
+    n_random: int,
+    betas: Sequence[float],
+    seed: int,
+    margin_factor: float,
+    beta_cap: float,
 ) -> dict:
     """Our test of the Hessian lemma (annealing paper §5): (i) the S1 trap, (ii) random non-optimal
     (S²)^6, (iii) minimizers; with the finite-difference step halved as a check of the FD reference

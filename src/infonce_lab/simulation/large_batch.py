@@ -419,8 +419,9 @@ def _rms_slope_bootstrap(g: np.ndarray, n: np.ndarray, replicates: int, seed: in
 
 
 def run_large_batch(
-    grad_seeds: int = 20, value_seeds: int = 20, wi_taus: Sequence[float] = (0.5, 0.2),
-    wi_replicates: int = 10,
+    *,
+    grad_seeds: int, value_seeds: int, wi_taus: Sequence[float],
+    wi_replicates: int,
 ) -> dict:
     """Every large-N experiment at default (CPU) sizes."""
     return {

@@ -106,16 +106,17 @@ def log_partition_terms(th1: np.ndarray, th2: np.ndarray, tau: float, chunk: int
 
 
 def run_lifted_energy(
-    kappa: float = 6.0,
-    weight: float = 0.7,
-    shift: float = 0.6,
-    sigma: float = 0.3,
-    taus: Sequence[float] = (0.2, 0.1, 0.05),
-    quadrature_taus: Sequence[float] = (0.5, 0.2, 0.1, 0.05, 0.02, 0.01),
-    ns: Sequence[int] = (256, 1024, 4096),
-    replicates: int = 8,
-    grid: int = 8192,
-    seed: int = 0,
+    *,
+    kappa: float,
+    weight: float,
+    shift: float,
+    sigma: float,
+    taus: Sequence[float],
+    quadrature_taus: Sequence[float],
+    ns: Sequence[int],
+    replicates: int,
+    grid: int,
+    seed: int,
 ) -> dict:
     """J^Sym by Monte Carlo at each τ in ``taus`` and batch size in ``ns`` against the lifted
     energy by quadrature, with smoothed (ρ̃) and unsmoothed (ρ) densities; the coupling's

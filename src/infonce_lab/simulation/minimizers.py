@@ -49,14 +49,14 @@ def _summary(brackets: np.ndarray, s_pos: np.ndarray, u0: np.ndarray, kappa_s: f
 
 def run_prop_c2(
     *,
-    starts: int = 200,
-    uniform: int = 20_000,
+    starts: int,
+    uniform: int,
     beta_bar: float = 20.0,
     extra_steps: int = 200,
     margin: float = 1e-6,
     tol: float = 1e-3,
     kappa_s: float = 1.0,
-    seed: int = 0,
+    seed: int,
 ) -> dict[str, Any]:
     """Both directions of Prop. C.2 on S1's (S¹)^4 and on (S²)^6 with three pairs."""
     rng = np.random.default_rng(seed)

@@ -157,10 +157,11 @@ def trap_escape_barrier(
 
 
 def run_negatives(
-    n_pairs: Sequence[int] = (2, 3, 4),
-    beta_bar: float = 50.0,
+    *,
+    n_pairs: Sequence[int],
+    beta_bar: float,
     kappa_s: float = 1.0,
-    seed: int = 0,
+    seed: int,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """The interleaved trap's escape barrier for each number of pairs, at β̄ and at 2β̄."""

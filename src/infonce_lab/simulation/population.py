@@ -187,18 +187,19 @@ def free_energy_particles(
 
 
 def run_gibbs(
-    taus: Sequence[float] = (10, 5, 2.5, 1, 0.5, 0.2, 0.1),
-    bandwidth: float = 0.35,
-    extra_bandwidths: Sequence[float] = (0.1,),
-    extra_taus: Sequence[float] = (0.1,),
-    seeds: int = 8,
-    particles: int = 128,
-    bandwidth_seeds: int = 4,
-    bandwidth_particles: int = 256,
-    steps: int = 700,
-    n_gibbs: int = 120_000,
-    radius: float = 0.5,
-    seed: int = 0,
+    *,
+    taus: Sequence[float],
+    bandwidth: float,
+    extra_bandwidths: Sequence[float],
+    extra_taus: Sequence[float],
+    seeds: int,
+    particles: int,
+    bandwidth_seeds: int,
+    bandwidth_particles: int,
+    steps: int,
+    n_gibbs: int,
+    radius: float,
+    seed: int,
 ) -> dict:
     """Trained vs Gibbs mass near the wells over τ with the published bandwidth (``published``),
     and the test of the bandwidth explanation for the low-τ parting (``bandwidth_test``): the
@@ -624,19 +625,20 @@ def _encoder_diagnostics(f: torch.Tensor, g: torch.Tensor, p: np.ndarray, q: np.
 
 
 def run_modality_gap(
-    sigmas: Sequence[float] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
-    seeds: int = 20,
-    steps: int = 2000,
-    batch: int = 256,
-    n_eval: int = 8000,
-    trim: float = 0.25,
-    outlier_factor: float = 10.0,
-    collapse_ratio: float = 0.1,
-    arm_sigma: float | None = 0.4,
-    arm_batches: Sequence[int] = (64, 256, 512),
-    arm_beta_hard: float = 1.0,
-    arm_gap_share: float = 0.5,
-    seed: int = 0,
+    *,
+    sigmas: Sequence[float],
+    seeds: int,
+    steps: int,
+    batch: int,
+    n_eval: int,
+    trim: float,
+    outlier_factor: float,
+    collapse_ratio: float,
+    arm_sigma: float | None,
+    arm_batches: Sequence[int],
+    arm_beta_hard: float,
+    arm_gap_share: float,
+    seed: int,
 ) -> dict:
     """D_sym vs σ_mis for symmetric InfoNCE (as published) and its two controls, read at
     ``steps`` (the verdicts' step: the paper's 2000) and at half of them (the convergence check:

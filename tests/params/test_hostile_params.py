@@ -45,6 +45,14 @@ CASES = {
     "epochs as true": (_set("training.epochs", True), "training.epochs"),   # was read as 1
     "lr as yes": (_set("training.lr", yaml.safe_load("yes")), "training.lr"),   # as 1.0
     "threads as false": (_set("text.training.threads", False), "text.training.threads"),
+    # booleans inside lists (were read as 1 or 0)
+    "seeds [true]": (_set("study.seeds", [True]), "study.seeds.0"),
+    "checkpoint_epochs [true]": (_set("training.checkpoint_epochs", [True]),
+                                 "training.checkpoint_epochs.0"),
+    "recall_ks [yes, 5]": (_set("evaluation.recall_ks", [yaml.safe_load("yes"), 5]),
+                           "evaluation.recall_ks.0"),
+    "probe seeds [false]": (_set("evaluation.probe.seeds", [False]), "evaluation.probe.seeds.0"),
+    "text seeds [true, 2]": (_set("text.study.seeds", [2, True]), "text.study.seeds.1"),
     # non-finite numbers
     "tau .inf": (_set("schedules.fixed_t02.tau", INF), "schedules.fixed_t02.tau"),
     "tau .nan": (_set("schedules.fixed_t02.tau", NAN), "schedules.fixed_t02.tau"),

@@ -39,11 +39,11 @@ class Strict(BaseModel):
         # booleans too). Such a value is wrapped so that the field's own validation refuses it,
         # at its key. A number given as text stays accepted: DVC's YAML 1.2 reads `1e-3` as a
         # float where PyYAML gives the string, and both must mean the same.
+        # Inside a list too: `seeds: [true]` is seed 1 to pydantic.
         if not isinstance(data, dict):
             return data
         fields = cls.model_fields
-        return {k: _Boolean(v) if isinstance(v, bool) and k in fields
-                and not _takes_bool(fields[k].annotation) else v for k, v in data.items()}
+        return {k: _guard(v, fields[k].annotation) if k in fields else v for k, v in data.items()}
 
 
 class _Boolean:
@@ -56,6 +56,31 @@ class _Boolean:
 
     def __repr__(self) -> str:
         return f"{str(self.value).lower()} (a boolean; YAML also reads yes/no/on/off so)"
+
+
+def _guard(value: Any, tp: Any) -> Any:
+    """``value`` with each boolean that a field of type ``tp`` has no place for wrapped, in a
+    list's entries as well."""
+    if isinstance(value, bool):
+        return value if _takes_bool(tp) else _Boolean(value)
+    if isinstance(value, list) and (item := _item_type(tp)) is not None:
+        return [_guard(v, item) for v in value]
+    return value
+
+
+def _item_type(tp: Any) -> Any:
+    """The entry type of a list or tuple field (through Annotated and ``| None``); None when
+    ``tp`` holds no sequence."""
+    origin = typing.get_origin(tp)
+    if origin is Annotated:
+        return _item_type(typing.get_args(tp)[0])
+    if origin is Union or origin is types.UnionType:
+        found = [t for t in map(_item_type, typing.get_args(tp)) if t is not None]
+        return found[0] if found else None
+    if origin in (list, tuple):
+        args = [a for a in typing.get_args(tp) if a is not Ellipsis]
+        return args[0] if args else None
+    return None
 
 
 def _takes_bool(tp: Any) -> bool:

@@ -85,25 +85,81 @@ def _label_problems(params: Params) -> list[_KeyProblem]:
             if params.losses[name].needs_labels]
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """yaml.safe_load keeps the last of two equal keys; DVC refuses such a file. Refuse it here,
-    first, with the line."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)   # type: ignore[no-untyped-call]
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r} (line {key_node.start_mark.line + 1})",
-                    key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
 def read_yaml(path: str | Path) -> Any:
-    """Safe YAML (no tags that build objects) with duplicate keys refused."""
-    return yaml.load(Path(path).read_text(), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
+    """A params file as DVC reads it: YAML 1.2 through ruamel.yaml's safe loader (DVC's own
+    parser), so that what DVC hashes is what the stages run — merge keys followed, duplicate keys
+    refused with their line, no tags that build objects. A value that YAML 1.1 (PyYAML, and
+    most YAML a researcher has met) reads otherwise is refused with its key and both readings:
+    ``010`` (10, or 8), ``2:08`` (a string, or 128), ``yes`` (a string, or true), ``0o17``. A number
+    both read as the same number (``1e-3``: a float, or the text of one) is not a disagreement."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import DuplicateKeyError
+    from ruamel.yaml.error import YAMLError
+
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        bad = err.object[err.start:err.start + 1]
+        raise ConfigError(f"{path}: not UTF-8 (byte {err.start} is {bad!r}); save it as UTF-8"
+                          ) from None
+    try:
+        data = YAML(typ="safe", pure=True).load(text)
+    except DuplicateKeyError as err:
+        key = err.problem.split('"')[1] if err.problem and '"' in err.problem else "?"
+        raise ConfigError(f"{path}: not valid YAML: duplicate key {key!r} "
+                          f"(line {err.problem_mark.line + 1})") from None
+    except YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        problem = getattr(err, "problem", None) or " ".join(str(err).split())
+        raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
+    try:
+        old = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return data        # YAML 1.1 cannot read it at all: nothing to disagree with
+    problems = _disagreements(old, data, [])
+    if problems:
+        raise ConfigError("\n".join([f"{path}: values YAML 1.1 and YAML 1.2 (DVC) read "
+                                     f"differently ({len(problems)}):", *problems,
+                                     "  write each one unambiguously: quote a string, write a "
+                                     "number in plain decimal, a boolean as true or false"]))
+    return data
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Whether two scalar readings mean the same value (``'1e-3'`` and 0.001 do: the schema reads
+    a number written as text)."""
+    if type(old) is type(new) or (isinstance(old, int | float) and isinstance(new, int | float)
+                                  and not isinstance(old, bool) and not isinstance(new, bool)):
+        return old == new
+    if isinstance(old, str) and isinstance(new, float):
+        try:
+            return float(old) == new
+        except ValueError:
+            return False
+    return False
+
+
+def _disagreements(old: Any, new: Any, at: list[str]) -> list[str]:
+    """Every key of the YAML 1.2 reading ``new`` whose YAML 1.1 reading ``old`` differs."""
+    where = ".".join(at) or "(the file)"
+    if isinstance(new, dict) and isinstance(old, dict):
+        out: list[str] = []
+        if len(old) != len(new):
+            return [f"  - {where}: keys {list(old)} (YAML 1.1) against {list(new)} (YAML 1.2)"]
+        for (k_old, v_old), (k_new, v_new) in zip(old.items(), new.items(), strict=True):
+            if not _same(k_old, k_new):
+                out.append(f"  - {'.'.join([*at, str(k_new)])}: a key YAML 1.1 reads as "
+                           f"{k_old!r}, YAML 1.2 as {k_new!r}")
+            out += _disagreements(v_old, v_new, [*at, str(k_new)])
+        return out
+    if isinstance(new, list) and isinstance(old, list) and len(old) == len(new):
+        return [p for i, (a, b) in enumerate(zip(old, new, strict=True))
+                for p in _disagreements(a, b, [*at, str(i)])]
+    if isinstance(new, dict | list) or isinstance(old, dict | list) or not _same(old, new):
+        return [f"  - {where} = {old!r} in YAML 1.1, {new!r} in YAML 1.2 (DVC)"]
+    return []
 
 
 def load_params(path: str | Path = "params.yaml") -> Params:

@@ -1,0 +1,63 @@
+"""DVC reads params.yaml as YAML 1.2 (ruamel.yaml) and hashes what it reads; the stages read it
+with the same parser (params/load.py). Where YAML 1.1 reads a value otherwise, the file is refused
+with the key and both readings, so no one gets 8 where they wrote 010 thinking of DVC, or 10
+thinking of PyYAML. Each case goes through DVC's own parser and ours: the same value, or a
+refusal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dvc.utils.serialize import parse_yaml
+
+from infonce_lab.params import ConfigError, load_params
+from infonce_lab.params.load import read_yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# (text, the key a refusal names; None: both read it the same and it is accepted)
+CASES = {
+    "octal-looking int": ("training:\n  epochs: 010\n", "training.epochs"),
+    "sexagesimal": ("training:\n  batch_size: 2:08\n", "training.batch_size"),
+    "yes as a value": ("training:\n  compile: yes\n", "training.compile"),
+    "yes as a key": ("yes: 1\n", "yes"),
+    "on as a value": ("flag: on\n", "flag"),
+    "0o octal": ("losses:\n  name: 0o17\n", "losses.name"),
+    "a name 1e3": ("study:\n  losses: [1e3]\n", None),   # 1000.0 and '1e3': the schema's to refuse
+    "scientific lr": ("training:\n  lr: 3e-4\n", None),   # a float, or its text: one number
+    "plain decimal": ("training:\n  lr: 0.0003\n  epochs: 10\n", None),
+    "merge keys": ("base: &b {lr: 0.1, epochs: 3}\ntraining:\n  <<: *b\n  epochs: 5\n", None),
+    "quoted": ("a: '010'\nb: 'yes'\n", None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_dvc_and_the_stages_read_the_same_value_or_the_file_is_refused(tmp_path: Path,
+                                                                      case: str) -> None:
+    text, key = CASES[case]
+    path = tmp_path / "params.yaml"
+    path.write_text(text)
+    dvc = parse_yaml(text, str(path))
+    if key is None:
+        assert read_yaml(path) == dvc
+        return
+    with pytest.raises(ConfigError) as err:
+        read_yaml(path)
+    message = str(err.value)
+    assert f"  - {key}" in message and "YAML 1.1" in message and "YAML 1.2" in message, message
+
+
+def test_the_shipped_params_read_the_same_in_both(tmp_path: Path) -> None:
+    text = (ROOT / "params.yaml").read_text()
+    assert read_yaml(ROOT / "params.yaml") == parse_yaml(text, "params.yaml")
+    # an epochs the two YAMLs read as 60 and 48 is refused before any validation
+    (tmp_path / "params.yaml").write_text(text.replace("\n  epochs: 60", "\n  epochs: 060", 1))
+    with pytest.raises(ConfigError, match=r"training\.epochs = 48 in YAML 1\.1, 60 in YAML 1\.2"):
+        load_params(tmp_path / "params.yaml")
+
+
+def test_a_non_utf8_file_is_refused_with_its_name(tmp_path: Path) -> None:
+    (tmp_path / "params.yaml").write_bytes(b"training:\n  lr: 0.1 \xff\n")
+    with pytest.raises(ConfigError, match=r"params\.yaml: not UTF-8 \(byte 20"):
+        load_params(tmp_path / "params.yaml")

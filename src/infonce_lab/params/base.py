@@ -35,10 +35,9 @@ class Strict(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _booleans_only_where_booleans_go(cls, data: Any) -> Any:
-        # pydantic reads `epochs: true` as 1 and `lr: yes` as 1.0 (YAML 1.1 makes yes/no/on/off
-        # booleans too). Such a value is wrapped so that the field's own validation refuses it,
-        # at its key. A number given as text stays accepted: DVC's YAML 1.2 reads `1e-3` as a
-        # float where PyYAML gives the string, and both must mean the same.
+        # pydantic reads `epochs: true` as 1 and `lr: true` as 1.0. Such a value is wrapped so
+        # that the field's own validation refuses it, at its key. A number given as text stays
+        # accepted (`lr: "1e-3"`): the schema reads it as that number.
         # Inside a list too: `seeds: [true]` is seed 1 to pydantic.
         if not isinstance(data, dict):
             return data
@@ -55,7 +54,7 @@ class _Boolean:
         self.value = value
 
     def __repr__(self) -> str:
-        return f"{str(self.value).lower()} (a boolean; YAML also reads yes/no/on/off so)"
+        return f"{str(self.value).lower()} (a boolean)"
 
 
 def _guard(value: Any, tp: Any) -> Any:

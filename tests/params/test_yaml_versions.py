@@ -61,3 +61,20 @@ def test_a_non_utf8_file_is_refused_with_its_name(tmp_path: Path) -> None:
     (tmp_path / "params.yaml").write_bytes(b"training:\n  lr: 0.1 \xff\n")
     with pytest.raises(ConfigError, match=r"params\.yaml: not UTF-8 \(byte 20"):
         load_params(tmp_path / "params.yaml")
+
+
+def test_an_alias_bomb_is_refused_before_it_expands(tmp_path: Path) -> None:
+    """Nine aliases of nine aliases …: 9^9 strings from 700 bytes ("billion laughs")."""
+    lines, prev = ["a: &a [" + ", ".join(["lol"] * 9) + "]"], "a"
+    for name in "bcdefghi":
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+        prev = name
+    (tmp_path / "params.yaml").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ConfigError, match=r"aliases expand it to 4\d\d,\d{3},\d{3} values"):
+        load_params(tmp_path / "params.yaml")
+
+
+def test_nesting_past_the_recursion_limit_is_refused_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "params.yaml").write_text("a: " + "[" * 20_000 + "]" * 20_000 + "\n")
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        load_params(tmp_path / "params.yaml")

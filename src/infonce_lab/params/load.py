@@ -104,7 +104,14 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError(f"{path}: not UTF-8 (byte {err.start} is {bad!r}); save it as UTF-8"
                           ) from None
     try:
-        data = YAML(typ="safe", pure=True).load(text)
+        # DVC's call (YAML(typ="safe"): libyaml's parser where installed, ruamel's resolver and
+        # constructor), composed first so that the expansion is counted before anything is built
+        loader, _ = YAML(typ="safe").get_constructor_parser(text)
+        node = loader.get_single_node()
+        _check_expansion(node, path)
+        data = None if node is None else loader.construct_document(node)
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid YAML: nested too deeply to read") from None
     except DuplicateKeyError as err:
         key = err.problem.split('"')[1] if err.problem and '"' in err.problem else "?"
         raise ConfigError(f"{path}: not valid YAML: duplicate key {key!r} "
@@ -115,7 +122,7 @@ def read_yaml(path: str | Path) -> Any:
         problem = getattr(err, "problem", None) or " ".join(str(err).split())
         raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
     try:
-        old = yaml.safe_load(text)
+        old = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
     except yaml.YAMLError:
         return data        # YAML 1.1 cannot read it at all: nothing to disagree with
     problems = _disagreements(old, data, [])
@@ -125,6 +132,35 @@ def read_yaml(path: str | Path) -> Any:
                                      "  write each one unambiguously: quote a string, write a "
                                      "number in plain decimal, a boolean as true or false"]))
     return data
+
+
+# A params file expands to a few thousand values; aliases that multiply each other (a "billion
+# laughs" file) would expand to billions, which every later walk would visit.
+_MAX_VALUES = 200_000
+
+
+def _check_expansion(root: Any, path: Path) -> None:
+    """Refuse a document whose aliases expand it beyond :data:`_MAX_VALUES` values, counted on the
+    node graph (each node once) before anything is built."""
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+    sizes: dict[int, int] = {}
+
+    def size(node: Any) -> int:
+        if id(node) in sizes:
+            return sizes[id(node)]
+        if isinstance(node, SequenceNode):
+            n = 1 + sum(size(c) for c in node.value)
+        elif isinstance(node, MappingNode):
+            n = 1 + sum(size(k) + size(v) for k, v in node.value)
+        else:
+            n = 1
+        sizes[id(node)] = n
+        return n
+
+    if root is not None and (n := size(root)) > _MAX_VALUES:
+        raise ConfigError(f"{path}: its aliases expand it to {n:,} values (more than "
+                          f"{_MAX_VALUES:,}): not a params file")
 
 
 def _same(old: Any, new: Any) -> bool:

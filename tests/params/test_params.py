@@ -53,7 +53,7 @@ def test_negative_temperature_names_key_value_and_bound(raw):
     name = raw["study"]["schedules"][0]
     raw["schedules"][name]["tau"] = -0.5
     msg = _error(raw)
-    assert f"schedules.{name}.tau" in msg and "-0.5" in msg and "greater than 0" in msg
+    assert f"schedules.{name}.tau" in msg and "-0.5" in msg and "greater than or equal to 0.0001" in msg
 
 
 def test_unknown_loss_kind_lists_allowed(raw):

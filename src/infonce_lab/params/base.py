@@ -19,6 +19,14 @@ Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 # the smaller range loses nothing.
 Seed = Annotated[int, Field(ge=0, lt=2**32)]
 Threads = Annotated[int, Field(ge=1, le=1024)]
+# Ranges a researcher could mean, so that a finite but absurd value (lr 1e300, a subnormal τ) is
+# refused at its key instead of training on garbage or overflowing later: LARS runs SimCLR at
+# lr ≈ 5 (0.3 × 4096/256), the papers' τ lie in 0.01–2 and β in 1–10³.
+LearningRate = Annotated[float, Field(gt=0.0, le=100.0)]
+WeightDecay = Annotated[float, Field(ge=0.0, le=1.0)]
+Temperature = Annotated[float, Field(ge=1e-4, le=1e4)]
+# A title is one line of the page: a newline would start headings and tables of its own.
+OneLine = Annotated[str, Field(pattern=r"^[^\x00-\x1f\x7f]*$", max_length=200)]
 
 
 class ConfigError(ValueError):
@@ -119,5 +127,6 @@ class _KeyProblem(ValueError):
 HttpsUrl = Annotated[str, Field(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[^\s]*$")]
 
 # What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
-__all__ = ["ConfigError", "HttpsUrl", "NAME_PATTERN", "Name", "NonNegFloat", "PosFloat", "PosInt",
-    "Probability", "Seed", "Sha256", "Strict", "Threads", "Unique"]
+__all__ = ["ConfigError", "HttpsUrl", "LearningRate", "NAME_PATTERN", "Name", "NonNegFloat",
+    "OneLine", "PosFloat", "PosInt", "Probability", "Seed", "Sha256", "Strict", "Temperature",
+    "Threads", "Unique", "WeightDecay"]

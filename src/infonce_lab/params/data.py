@@ -50,10 +50,10 @@ class DigitsAugment(Strict):
     rotate_deg: Annotated[float, Field(ge=0.0, le=180.0)] = 12.0
     scale: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.1
     shear_deg: Annotated[float, Field(ge=0.0, le=45.0)] = 8.0
-    translate_px: NonNegFloat = 1.0
+    translate_px: Annotated[float, Field(ge=0.0, le=8.0)] = 1.0   # the digits are 8 px
     contrast: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.3
     brightness: Annotated[float, Field(ge=0.0, le=1.0)] = 0.1
-    noise_std: NonNegFloat = 0.05
+    noise_std: Annotated[float, Field(ge=0.0, le=1.0)] = 0.05      # pixels lie in [0, 1]
     erase_prob: Probability = 0.25
     erase_size_px: PosInt = 3
 

@@ -6,16 +6,23 @@ from typing import Annotated
 
 from pydantic import Field, StrictBool
 
-from infonce_lab.params.base import Seed, Strict, Unique
+from infonce_lab.params.base import (
+    LearningRate,
+    Seed,
+    Strict,
+    Temperature,
+    Unique,
+    WeightDecay,
+)
 
 
 class ProbeConfig(Strict):
     """Linear probe on frozen features (one Linear layer, cross-entropy, Adam)."""
 
     epochs: Annotated[int, Field(ge=1)] = 100
-    lr: Annotated[float, Field(gt=0.0)] = 1e-2
+    lr: LearningRate = 1e-2
     batch_size: Annotated[int, Field(ge=1)] = 256
-    weight_decay: Annotated[float, Field(ge=0.0)] = 0.0
+    weight_decay: WeightDecay = 0.0
     standardize: StrictBool = True
     seeds: Annotated[list[Seed], Field(min_length=1), Unique] = [1, 2, 3, 4, 5]
 
@@ -24,7 +31,7 @@ class KNNConfig(Strict):
     """Weighted kNN on cosine similarity of L2-normalised features (weights exp((s−s_max)/T))."""
 
     k: Annotated[int, Field(ge=1)] = 50
-    temperature: Annotated[float, Field(gt=0.0)] = 0.1
+    temperature: Temperature = 0.1
 
 
 class FewLabelsConfig(Strict):
@@ -43,7 +50,8 @@ class EvaluationConfig(Strict):
 
     val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.2
     split_seeds: Annotated[list[Seed], Field(min_length=1), Unique] = [1, 2, 3, 4, 5]
-    recall_ks: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)] = [1, 2, 5, 10, 20, 50]
+    recall_ks: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1), Unique] = [
+        1, 2, 5, 10, 20, 50]
     view_seed: Seed = 0  # the two augmented views of the test set used for alignment
     probe: ProbeConfig = ProbeConfig()
     knn: KNNConfig = KNNConfig()

@@ -6,7 +6,14 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, StrictBool, model_validator
 
-from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Probability, Strict
+from infonce_lab.params.base import (
+    NonNegFloat,
+    PosFloat,
+    PosInt,
+    Probability,
+    Strict,
+    Temperature,
+)
 
 # ------------------------------------------------------------------------------------- losses
 # The candidate set of the InfoNCE- and WEINCE-kind losses: SimCLR's 2N − 1 other views of the
@@ -153,7 +160,7 @@ class FixedSchedule(Strict):
     """τ(step) = tau."""
 
     kind: Literal["fixed"] = "fixed"
-    tau: PosFloat = 0.2
+    tau: Temperature = 0.2
 
 
 class LogAnnealSchedule(Strict):
@@ -164,15 +171,15 @@ class LogAnnealSchedule(Strict):
     c: PosFloat = 1.0
     K: PosFloat = 2.0
     time_per_step: PosFloat = 1.0
-    tau_max: PosFloat = 1.0
+    tau_max: Temperature = 1.0
 
 
 class CosineSchedule(Strict):
     """Kukleva et al. (2023): τ = τ_min + ½(τ_max − τ_min)(1 + cos(2π·epoch/period))."""
 
     kind: Literal["cosine"] = "cosine"
-    tau_min: PosFloat = 0.1
-    tau_max: PosFloat = 1.0
+    tau_min: Temperature = 0.1
+    tau_max: Temperature = 1.0
     period_epochs: PosFloat = 20.0
 
     @model_validator(mode="after")

@@ -11,6 +11,7 @@ from pydantic import Field, StrictBool, field_validator, model_validator
 
 from infonce_lab.params.base import (
     Name,
+    OneLine,
     Seed,
     Strict,
     Unique,
@@ -152,7 +153,7 @@ class PrimaryConfig(Strict):
 
 
 class ReportConfig(Strict):
-    title: str = "InfoNCE Lab report"
+    title: OneLine = "InfoNCE Lab report"
     # The pipeline claim: trained encoders beat their own random initialisation by more than this.
     min_gain_over_random: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
     # The data are synthetic (a rehearsal of the pipeline on made-up archives): the page says so

@@ -6,7 +6,15 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, model_validator
 
-from infonce_lab.params.base import Name, PosFloat, PosInt, Seed, Strict, _KeyProblem
+from infonce_lab.params.base import (
+    Name,
+    PosFloat,
+    PosInt,
+    Seed,
+    Strict,
+    Unique,
+    _KeyProblem,
+)
 
 
 class LinkBankConfig(Strict):
@@ -25,7 +33,8 @@ class POTConfig(Strict):
     repeats: PosInt = 16
     batch_images: Annotated[int, Field(ge=8)] = 257
     q: Annotated[float, Field(gt=0.5, lt=1.0)] = 0.99
-    stability_qs: list[Annotated[float, Field(gt=0.5, lt=1.0)]] = [0.98, 0.985, 0.99, 0.992, 0.995]
+    stability_qs: Annotated[list[Annotated[float, Field(gt=0.5, lt=1.0)]], Unique] = [
+        0.98, 0.985, 0.99, 0.992, 0.995]
     min_exceedances: Annotated[int, Field(ge=10)] = 100
     bootstrap: Annotated[int, Field(ge=0)] = 200  # image-cluster bootstrap replicates (ξ̂, x̂_F)
     density_bins: Annotated[int, Field(ge=5)] = 40

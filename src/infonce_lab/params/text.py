@@ -16,8 +16,8 @@ from pydantic import (
 
 from infonce_lab.params.base import (
     HttpsUrl,
+    LearningRate,
     Name,
-    NonNegFloat,
     PosFloat,
     PosInt,
     Seed,
@@ -25,6 +25,7 @@ from infonce_lab.params.base import (
     Strict,
     Threads,
     Unique,
+    WeightDecay,
     _KeyProblem,
 )
 from infonce_lab.params.sources import packaged_model_folder
@@ -187,8 +188,8 @@ class TextTrainingConfig(Strict):
     batch_size: Annotated[int, Field(ge=2, le=1_048_576)] = 64
     max_length: Annotated[int, Field(ge=4, le=512)] = 32
     optimizer: Literal["adamw", "adam"] = "adamw"
-    lr: PosFloat = 3.0e-5
-    weight_decay: NonNegFloat = 0.0
+    lr: LearningRate = 3.0e-5
+    weight_decay: WeightDecay = 0.0
     lr_schedule: Literal["linear", "constant", "cosine"] = "linear"   # HF Trainer's default
     warmup_steps: Annotated[int, Field(ge=0)] = 0
     max_grad_norm: PosFloat | None = 1.0   # HF Trainer's default clipping

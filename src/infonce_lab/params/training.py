@@ -8,7 +8,16 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StrictBool, model_validator
 
-from infonce_lab.params.base import Name, PosFloat, Seed, Strict, Threads, _KeyProblem
+from infonce_lab.params.base import (
+    LearningRate,
+    Name,
+    PosFloat,
+    Seed,
+    Strict,
+    Threads,
+    WeightDecay,
+    _KeyProblem,
+)
 
 LAUNCHERS = ("python", "python3", "torchrun")
 # torchrun's options: --name, --name=value or --name value; a value is a host, port, count,
@@ -62,8 +71,8 @@ def _launcher(value: str) -> str:
 class TrainingConfig(Strict):
     epochs: Annotated[int, Field(ge=1, le=100_000)] = 150
     batch_size: Annotated[int, Field(ge=2, le=1_048_576)] = 256
-    lr: Annotated[float, Field(gt=0.0)] = 1e-3
-    weight_decay: Annotated[float, Field(ge=0.0)] = 1e-6
+    lr: LearningRate = 1e-3
+    weight_decay: WeightDecay = 1e-6
     optimizer: Literal["adam", "adamw", "sgd", "lars"] = "adam"
     momentum: Annotated[float, Field(ge=0.0, lt=1.0)] = 0.9       # sgd and lars
     exclude_bias_and_norm: StrictBool = True   # lars/sgd: no weight decay or adaptation on 1-D params

@@ -92,6 +92,13 @@ CASES = {
     "duplicate probe seeds": (_set("evaluation.probe.seeds", [2, 2]), "evaluation.probe.seeds"),
     "duplicate study seeds": (_set("study.seeds", [1, 1]), "study.seeds"),
     "text losses []": (_set("text.study.losses", []), "text.study.losses"),
+    "text warmup beyond max_steps": (lambda r: (_set("text.training.max_steps", 10)(r),
+                                                _set("text.training.warmup_steps", 50)(r)),
+                                     "text.training.warmup_steps"),
+    "text checkpoint beyond max_steps": (lambda r: (_set("text.training.max_steps", 10)(r),
+                                                    _set("text.training.checkpoint_steps",
+                                                         [5, 500])(r)),
+                                         "text.training.checkpoint_steps[1]"),
     "text seeds []": (_set("text.study.seeds", []), "text.study.seeds"),
     # names
     "loss name with a space": (_set("study.losses", ["infonce", "a b"]), "study.losses.1"),

@@ -209,6 +209,14 @@ class TextTrainingConfig(Strict):
     def _selection(self) -> TextTrainingConfig:
         if self.selection == "best_val" and self.eval_every_steps == 0:
             raise ValueError("selection 'best_val' needs eval_every_steps > 0")
+        if self.max_steps is not None:   # steps past the run's end would never happen
+            if self.warmup_steps > self.max_steps:
+                raise _KeyProblem("text.training.warmup_steps", self.warmup_steps,
+                                  f"at most max_steps ({self.max_steps})")
+            for i, step in enumerate(self.checkpoint_steps):
+                if step > self.max_steps:
+                    raise _KeyProblem(f"text.training.checkpoint_steps[{i}]", step,
+                                      f"at most max_steps ({self.max_steps})")
         return self
 
 

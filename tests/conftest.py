@@ -88,15 +88,18 @@ def config_error():
 def _kill_after_state(cmd: list[str], cwd: Path, env: dict[str, str], state_file: Path,
                       min_step: int, seconds: float = 240) -> None:
     """Start a training stage and SIGKILL it (no chance to clean up) once its resume state has
-    reached ``min_step``; fails when the run ends first."""
+    reached ``min_step`` and its digest is written beside it; fails when the run ends first."""
+    from infonce_lab.io import verify_checksum
+
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.time() + seconds
     while time.time() < deadline and proc.poll() is None:
         if state_file.is_file():
             try:
+                verify_checksum(state_file, "")
                 step = torch.load(state_file, weights_only=True)["step"]
-            except Exception:  # noqa: BLE001 - mid-rename: try again
+            except Exception:  # noqa: BLE001 - mid-rename, or its digest not yet written
                 step = 0
             if step >= min_step:
                 break

@@ -16,7 +16,7 @@ import torch
 from infonce_lab.io import CorruptFileError, read_json, save_npz_atomic
 from infonce_lab.models.build import checkpoint_meta, load_encoder, save_encoder
 from infonce_lab.params import ResNetConfig
-from infonce_lab.train.checkpointing import load_state
+from infonce_lab.train.checkpointing import load_state, save_state
 
 
 def _truncate(path: Path, keep: float = 0.5) -> None:
@@ -61,12 +61,30 @@ def test_a_damaged_checkpoint_names_its_file(checkpoint: Path, damage: str):
 def test_a_truncated_resume_state_is_set_aside_and_the_run_starts_afresh(tmp_path: Path,
                                                                           capsys):
     path = tmp_path / "state.pt"
-    torch.save({"fingerprint": "f", "step": 3, "x": torch.zeros(1000)}, path)
+    save_state(path, {"fingerprint": "f", "step": 3, "x": torch.zeros(1000)})
     assert load_state(path, "f")["step"] == 3
     _truncate(path)
     assert load_state(path, "f") is None
-    assert "state.pt: not a readable resume state" in capsys.readouterr().err
+    assert "state.pt: SHA-256" in capsys.readouterr().err
     assert not path.exists()
+
+
+def test_zeroed_bytes_in_a_resume_state_are_caught_by_its_digest(tmp_path: Path, capsys):
+    """torch.load reads a state whose tensor bytes were zeroed without complaint (the run then
+    resumed from wrong weights); the digest written beside it refuses it."""
+    path = tmp_path / "state.pt"
+    save_state(path, {"fingerprint": "f", "step": 3, "x": torch.ones(100_000)})
+    data = bytearray(path.read_bytes())
+    at = len(data) // 2
+    data[at:at + 4096] = bytes(4096)
+    path.write_bytes(bytes(data))
+    assert torch.load(path, weights_only=True)["x"].sum() < 100_000   # it loads, wrong
+    assert load_state(path, "f") is None
+    assert "state.pt: SHA-256" in capsys.readouterr().err and not path.exists()
+    # one without a digest (copied alone) is not trusted either
+    save_state(path, {"fingerprint": "f", "step": 3})
+    (tmp_path / "state.pt.sha256").unlink()
+    assert load_state(path, "f") is None
 
 
 def test_invalid_json_names_its_file(tmp_path: Path):

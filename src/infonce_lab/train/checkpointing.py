@@ -18,7 +18,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from infonce_lab.io import CorruptFileError, reading, replace_atomic
+from infonce_lab.io import (
+    CorruptFileError,
+    reading,
+    replace_atomic,
+    verify_checksum,
+    write_checksum,
+)
 
 
 def _numpy_state() -> dict[str, Any]:
@@ -52,9 +58,12 @@ def set_rng_state(state: dict[str, Any], gen: torch.Generator | None = None) -> 
 
 
 def save_state(path: str | Path, state: dict[str, Any]) -> None:
-    """A kill during the write leaves the previous state intact (temporary file, then rename)."""
+    """A kill during the write leaves the previous state intact (temporary file, then rename);
+    its SHA-256 goes beside it, since zeroed bytes inside a tensor load without complaint. A kill
+    between the two leaves a digest that does not match: the state is set aside, never used."""
     with replace_atomic(path) as tmp:
         torch.save(state, tmp)
+    write_checksum(path)
 
 
 def load_state(path: str | Path, fingerprint: str) -> dict[str, Any] | None:
@@ -63,6 +72,7 @@ def load_state(path: str | Path, fingerprint: str) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
+        verify_checksum(path, "It is set aside: the run starts afresh.")
         with reading(path, "resume state (torch.save)", "It is set aside: the run starts afresh."):
             state = torch.load(path, map_location="cpu", weights_only=True)
     except CorruptFileError as exc:

@@ -153,6 +153,7 @@ def test_non_finite_loss_stops_and_keeps_the_last_good_state(tmp_path, digits_sp
     import infonce_lab.pipeline.training_run as training
 
     real = training.build_loss
+    bad_call = {"n": 8}
 
     def poisoned(cfg):  # noqa: ANN001, ANN202
         fn = real(cfg)
@@ -164,7 +165,7 @@ def test_non_finite_loss_stops_and_keeps_the_last_good_state(tmp_path, digits_sp
             def __call__(self, z1, z2, tau):  # noqa: ANN001, ANN204
                 calls["n"] += 1
                 value, stats = fn(z1, z2, tau)
-                return (value * np.nan if calls["n"] == 8 else value), stats
+                return (value * np.nan if calls["n"] == bad_call["n"] else value), stats
 
             def state_dict(self):  # noqa: ANN202
                 return fn.state_dict()
@@ -185,3 +186,12 @@ def test_non_finite_loss_stops_and_keeps_the_last_good_state(tmp_path, digits_sp
     state = load_state(tmp_path / "s.pt", "A")
     assert state["step"] == 6 and all(torch.isfinite(v).all() for v in state["model"].values()
                                       if v.is_floating_point())
+    # before the first state is written there is none to keep, and the message does not say so
+    bad_call["n"] = 2
+    with pytest.raises(FloatingPointError, match=r"non-finite loss at step 1") as err:
+        train_image(digits_splits.train_x,
+                    backbone=ResNetConfig(widths=[8], blocks=[1], head_hidden=8, head_dim=4),
+                    loss=InfoNCEConfig(), schedule=FixedSchedule(tau=0.5),
+                    augment=DigitsAugment(), training=cfg, seed=0,
+                    resume=Resume(tmp_path / "none.pt", "A", 3))
+    assert "kept in" not in str(err.value) and not (tmp_path / "none.pt").exists()

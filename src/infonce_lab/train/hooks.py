@@ -54,8 +54,11 @@ class StepHooks:
 
     @property
     def advice(self) -> str:
+        """What to do about a non-finite loss; where the last good state is, only when one was
+        written (a run that fails before its first state has none to keep)."""
+        kept = self.resume is not None and Path(self.resume.path).is_file()
         return self.plan.advice + (f"; the last good training state is kept in "
-                                   f"{self.resume.path}" if self.resume is not None else "")
+                                   f"{self.resume.path}" if kept else "")
 
     def replay(self) -> None:
         """The telemetry of the steps before a kill, logged again for the resumed run."""

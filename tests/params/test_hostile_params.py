@@ -84,6 +84,16 @@ CASES = {
     "duplicate recall_ks": (_set("evaluation.recall_ks", [1, 5, 5]), "evaluation.recall_ks"),
     "duplicate stability_qs": (_set("tails.pot.stability_qs", [0.99, 0.99]),
                                "tails.pot.stability_qs"),
+    # unbounded work (ran until killed)
+    "probe epochs 10**9": (_set("evaluation.probe.epochs", 10**9), "evaluation.probe.epochs"),
+    "few_labels draws 10**9": (_set("evaluation.few_labels.draws", 10**9),
+                               "evaluation.few_labels.draws"),
+    "lrt_replicates 10**9": (_set("tails.link.lrt_replicates", 10**9),
+                             "tails.link.lrt_replicates"),
+    "cv_folds 10**5": (_set("tails.link.cv_folds", 10**5), "tails.link.cv_folds"),
+    "pot bootstrap 10**9": (_set("tails.pot.bootstrap", 10**9), "tails.pot.bootstrap"),
+    "allocation subsets 10**9": (_set("tails.allocation.subsets", 10**9),
+                                 "tails.allocation.subsets"),
     # cross-references inside a section
     "checkpoint beyond epochs": (_set("training.checkpoint_epochs", [10**6]),
                                  "training.checkpoint_epochs"),

@@ -19,7 +19,7 @@ from infonce_lab.params.base import (
 class ProbeConfig(Strict):
     """Linear probe on frozen features (one Linear layer, cross-entropy, Adam)."""
 
-    epochs: Annotated[int, Field(ge=1)] = 100
+    epochs: Annotated[int, Field(ge=1, le=10_000)] = 100   # bounded work: the paper's 100
     lr: LearningRate = 1e-2
     batch_size: Annotated[int, Field(ge=1)] = 256
     weight_decay: WeightDecay = 0.0
@@ -40,7 +40,7 @@ class FewLabelsConfig(Strict):
     protocol; SimCLR §4.2)."""
 
     per_class: Annotated[int, Field(ge=1)] = 3
-    draws: Annotated[int, Field(ge=1)] = 20
+    draws: Annotated[int, Field(ge=1, le=10_000)] = 20
     seed: Seed = 0
 
 

@@ -149,6 +149,22 @@ def recover_alone() -> None:
     share_stage_lock()
 
 
+def exit_with_parent() -> None:
+    """End this process (SIGTERM) when the one that started it dies — Linux's parent-death
+    signal. Under ``dvc repro`` a SIGKILLed dvc otherwise leaves its stage running, writing
+    outputs no lock will record. Elsewhere (macOS, Windows) nothing changes."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    parent = os.getppid()
+    pr_set_pdeathsig = 1   # <linux/prctl.h>
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    if os.getppid() != parent:   # it died before the signal was armed
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def stage(fn: F | None = None, *, timed: bool = True, announce: bool = True,
           recover: bool = True) -> Any:
     """Decorate a Typer command: report expected failures cleanly and time the stage.
@@ -165,6 +181,8 @@ def stage(fn: F | None = None, *, timed: bool = True, announce: bool = True,
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         t0 = time.perf_counter()
+        if os.environ.get("DVC_STAGE"):
+            exit_with_parent()
         try:
             # After the params are validated (params_or_exit): bad input creates nothing.
             _RECOVER[0] = recover and (os.environ.get("RANK") or "0") == "0"  # one per group

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import pytest
 import torch
 
@@ -40,8 +39,9 @@ def test_a_loss_that_sleeps_longer_costs_at_least_its_sleep_in_both_timings():
     assert r["views"] == 16 and r["dim"] == 8
     assert [len(r["step_ms"][n]) for n in losses] == [3, 3]
     assert [len(r["loss_ms"][n]) for n in losses] == [5, 5]
+    # the sleep is a lower bound whatever else the host runs (a difference of medians is not:
+    # the fast loss took 16–48 ms once with the host loaded)
     assert min(r["loss_ms"]["slow"]) >= 100.0 and min(r["step_ms"]["slow"]) >= 100.0
-    assert np.median(r["loss_ms"]["slow"]) > np.median(r["loss_ms"]["fast"]) + 90.0
     share = loss_share(r["step_ms"]["slow"], r["loss_ms"]["slow"])
     assert share["low"] <= share["value"] <= share["high"]
     # the sleep is most of both: the share cannot be small

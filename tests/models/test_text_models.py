@@ -534,3 +534,14 @@ def test_a_silent_hub_fails_fast_when_online(monkeypatch) -> None:
         with pytest.raises(ValueError, match="did not answer an HTTP request within 1 s"):
             load_tokenizer(TransformerEncoderConfig(source="infonce-lab-tests/no-such-model"))
         assert time.perf_counter() - t0 < 10
+
+
+def test_the_tau_scale_command_names_an_undefined_option_before_any_work(repo_root) -> None:
+    from typer.testing import CliRunner
+
+    from infonce_lab.devtools.tau_scale import app
+
+    out = CliRunner().invoke(app, ["--dataset", "gensim_lee", "--encoder", "nope", "--loss",
+                                   "simcse_weince", "--schedule", "simcse_t005", "--seeds", "1",
+                                   "--params", str(repo_root / "params.yaml")])
+    assert out.exit_code == 2 and "--encoder" in out.output and "'nope'" in out.output

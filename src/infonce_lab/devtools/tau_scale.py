@@ -81,6 +81,13 @@ def main(dataset: str = typer.Option(..., help="a name under text.datasets"),
     from infonce_lab.train.text_source import SentencePairs
 
     params = load_params(params_file)
+    for option, name, section in (("--dataset", dataset, params.text.datasets),
+                                  ("--encoder", encoder, params.text.encoders),
+                                  ("--loss", loss, params.losses),
+                                  ("--schedule", schedule, params.schedules)):
+        if name not in section:
+            raise typer.BadParameter(f"{name!r} is not defined in {params_file} "
+                                     f"({', '.join(section)})", param_hint=option)
     enc_cfg, training = params.text.encoders[encoder], params.text.training
     tokens, tokenizer = tokens_for(params, dataset, encoder), load_tokenizer(enc_cfg)
     tau = build_schedule(params.schedules[schedule], 1).tau(0)

@@ -58,8 +58,7 @@ repro: setup
 	$(BIN)/python -m infonce_lab.params params.yaml
 	$(BIN)/python -m infonce_lab.devtools.dvc_plots
 	$(BIN)/python -m infonce_lab.devtools.deps
-	$(BIN)/python -m infonce_lab.devtools.lock
-	PATH="$(PATHBIN):$$PATH" $(BIN)/dvc repro
+	PATH="$(PATHBIN):$$PATH" $(BIN)/python -m infonce_lab.devtools.lock repro
 
 # Every stage kind on profiles/tiny.yaml (≤ 5 minutes on 2 cores), in a temporary copy of the
 # repository: this checkout's params.yaml and reports/ stay as they are. It prints the report's path.

@@ -1,6 +1,6 @@
 """The docs' recipes for a new loss and a new schedule (docs/losses.md, "Adding a loss", "Adding a
 schedule"), followed as written in a copy of the repository: each code block goes where the page
-says, each registry line into the registry, each YAML block into params.yaml on the tiny
+says, the loss's registry line into the registry, each YAML block into params.yaml on the tiny
 profile, and `dvc repro` validates the params and trains with them."""
 
 from __future__ import annotations
@@ -61,12 +61,9 @@ def _follow_the_recipes(package: Path) -> None:
     registry = package / "pipeline" / "registry.py"
     _replace(registry, "\n\nLOSSES: dict",
              "\nfrom infonce_lab.losses.align_only import AlignOnlyLoss"
-             "\nfrom infonce_lab.params.objectives import AlignOnlyConfig, ExponentialSchedule"
-             "\nfrom infonce_lab.schedules import ExponentialDecay\n\nLOSSES: dict")
-    _replace(registry, "\n}\n\n# Each takes the section",
-             f"\n    {_registry_line('AlignOnlyConfig')}\n}}\n\n# Each takes the section")
-    _replace(registry, "    NoSchedule: lambda c, spe: NoTemperature(),\n}",
-             f"    NoSchedule: lambda c, spe: NoTemperature(),\n    {_registry_line('ExponentialSchedule')}\n}}")
+             "\nfrom infonce_lab.params.objectives import AlignOnlyConfig\n\nLOSSES: dict")
+    _replace(registry, "\n}\n\n\ndef build_loss",
+             f"\n    {_registry_line('AlignOnlyConfig')}\n}}\n\n\ndef build_loss")
 
 
 def _train(root: Path, env: dict[str, str], tiny: dict, block: str, stage: str

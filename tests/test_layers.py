@@ -68,9 +68,27 @@ def test_nothing_below_the_pipeline_imports_it(path):
 
 @pytest.mark.parametrize("path", _files(("params",)), ids=lambda p: str(p.relative_to(SRC)))
 def test_the_params_schema_is_schema_only(path):
-    """Validating params.yaml costs no torch import and reaches nothing outside params/."""
+    """Validating params.yaml costs no torch import and reaches nothing outside params/ but two
+    pure declarations: the schedules (the schema checks τ over every step of a run) and the
+    metrics (``primary.metrics`` names compared ones)."""
     names = imports(path)
     assert not any(n == "torch" or n.startswith("torch.") for n in names), path
+    assert "infonce_lab" not in names, f"{path.relative_to(SRC)}: import the module by its name"
     own = sorted(n for n in names if n.startswith("infonce_lab.")
-                 and not n.startswith("infonce_lab.params"))
+                 and not n.startswith("infonce_lab.params") and n not in PARAMS_MAY_READ)
     assert not own, f"{path.relative_to(SRC)} imports {own}"
+
+
+PARAMS_MAY_READ = ("infonce_lab.schedules", "infonce_lab.evaluation.metrics")
+
+
+def test_validating_params_loads_no_heavy_library():
+    import subprocess
+    import sys
+
+    code = ("import sys, infonce_lab.params as p; p.load_params('params.yaml'); "
+            "print(sorted(m for m in ('torch', 'sklearn', 'pandas', 'scipy', 'transformers') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=SRC.parents[1], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "[]", out

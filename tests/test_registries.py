@@ -17,7 +17,7 @@ from infonce_lab.params import (
     experiment_names,
 )
 from infonce_lab.params.data import DATASET_KINDS, DOWNLOADED_KINDS, ImageKind
-from infonce_lab.pipeline.registry import LOSSES, SCHEDULES
+from infonce_lab.pipeline.registry import LOSSES
 from infonce_lab.pipeline.simulate import run_experiment
 from infonce_lab.report.sections import sim_drawers
 
@@ -31,8 +31,15 @@ def test_every_loss_kind_has_a_builder_and_the_reverse():
     assert _members(LossConfig) == set(LOSSES)
 
 
-def test_every_schedule_kind_has_a_builder_and_the_reverse():
-    assert _members(ScheduleConfig) == set(SCHEDULES)
+@pytest.mark.parametrize("kind", sorted(_members(ScheduleConfig), key=lambda c: c.__name__),
+                         ids=lambda c: c.__name__)
+def test_every_schedule_kind_builds_its_own_schedule(kind):
+    """A schedule section builds its schedule itself (``build``, declared in its own class), and
+    what it builds answers τ at every step."""
+    assert "build" in vars(kind), f"{kind.__name__} has no build of its own"
+    extra = {"kind": "linear_beta"} if kind.__name__ == "BetaGrowthSchedule" else {}
+    tau = kind(**extra).build(10).tau(3)
+    assert isinstance(tau, float)
 
 
 def test_every_experiment_is_a_params_section_whose_runner_exists():

@@ -62,3 +62,31 @@ def test_step():
 
 def test_none_gives_no_temperature():
     assert math.isnan(build_schedule(NoSchedule()).tau(3))
+
+
+def test_first_step_outside_known_answers():
+    """β = 1 + k (linear, rate 1): τ = 1/(1 + k) leaves [1e-4, 1e4] when 1 + k > 1e4, first at
+    k = 10,000; a piecewise τ of 1e-6 from step 30 leaves at 30; a fixed τ never does."""
+    from infonce_lab.schedules import BetaGrowth, Fixed, Piecewise, first_step_outside
+
+    grow = BetaGrowth("linear", 1.0, 1.0, 1.0, 1e6)
+    assert first_step_outside(grow, 10_000, 1e-4, 1e4) is None
+    step, tau = first_step_outside(grow, 20_000, 1e-4, 1e4)
+    assert step == 10_000 and tau == pytest.approx(1 / 10_001)
+    assert first_step_outside(Piecewise((0.5, 1e-6), (30,)), 100, 1e-4, 1e4)[0] == 30
+    assert first_step_outside(Fixed(0.2), 100, 1e-4, 1e4) is None
+    assert first_step_outside(Fixed(float("nan")), 3, 1e-4, 1e4)[0] == 0
+
+
+def test_schedule_range_problem_matches_brute_force_over_the_run():
+    """The schema's check says a schedule leaves the range exactly when some step of the run,
+    evaluated one by one, does."""
+    from infonce_lab.params import TAU_MAX, TAU_MIN, schedule_range_problem
+
+    cases = [LogAnnealSchedule(c=c, K=2.0, tau_max=1.0) for c in (0.5, 2000.0, 1e308)]
+    cases += [BetaGrowthSchedule(kind=k, beta0=b0, rate=r, beta_max=1e6)
+              for k in ("linear_beta", "sqrt_beta") for b0 in (1e-5, 1.0) for r in (0.1, 1e4)]
+    for cfg in cases:
+        taus = [build_schedule(cfg, 5).tau(k) for k in range(400)]
+        outside = any(not TAU_MIN <= t <= TAU_MAX for t in taus)
+        assert (schedule_range_problem(cfg, 5, 400) is not None) == outside, cfg

@@ -86,6 +86,19 @@ class Piecewise:
         return self.taus[bisect.bisect_right(self.milestones_steps, step)]
 
 
+def first_step_outside(schedule: Schedule, total_steps: int, lo: float, hi: float
+                       ) -> tuple[int, float] | None:
+    """The first of a run's ``total_steps`` steps whose τ is not finite or leaves [lo, hi], with
+    that τ; None when every step's τ lies inside. Every step is evaluated, as the training loop
+    does: a β that overflows (τ = 0) or a β0 near zero (τ astronomically large) shows wherever it
+    happens on the run, not only where a closed form says it might."""
+    for step in range(total_steps):
+        tau = schedule.tau(step)
+        if not lo <= tau <= hi:   # NaN fails too
+            return step, tau
+    return None
+
+
 class NoTemperature:
     """For losses without a temperature; config validation keeps it away from those that need one."""
 

@@ -21,7 +21,7 @@ from infonce_lab.io import (
     torch_write_failed,
     write_json_atomic,
 )
-from infonce_lab.params import ConfigError, Params, load_params
+from infonce_lab.params import ConfigError, Params, load_params, read_yaml
 from infonce_lab.params.footprint import check_memory
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -45,6 +45,7 @@ def params_or_exit(path: str = PARAMS_FILE) -> Params:
     finish what killed stages left (:func:`recover_alone`): bad input creates nothing."""
     try:
         params = load_params(path)
+        _READ[:] = [(Path(path), read_yaml(Path(path)))]
         stage_name = os.environ.get("DVC_STAGE")
         check_memory(params, None if stage_name in (None, "", "check_params") else stage_name)
     except ConfigError as exc:
@@ -57,6 +58,34 @@ def params_or_exit(path: str = PARAMS_FILE) -> Params:
 
 
 _RECOVER = [False]  # set by stage.stage: the stage recovers once its params are valid
+_READ: list[tuple[Path, Any]] = []  # the params file this process read, and what it held
+
+
+def changed_keys(old: Any, new: Any, at: str = "") -> list[str]:
+    """The dotted keys whose values differ between two readings of a params file."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [k for key in sorted(set(old) | set(new), key=str)
+                for k in changed_keys(old.get(key), new.get(key), f"{at}.{key}" if at else str(key))]
+    return [] if old == new and type(old) is type(new) else [at or "(the file)"]
+
+
+def params_unchanged_or_exit() -> None:
+    """Exit 2 when the params file this stage read changed while it ran. DVC records the
+    params a stage depends on from the file as it is when the stage *ends*: an edit made meanwhile
+    would be recorded as what ran, and the next ``dvc repro`` would find nothing to redo. A failed
+    stage is recorded as nothing, so the next run redoes it with the file as it is then."""
+    if not _READ:
+        return
+    path, before = _READ[0]
+    try:
+        now = read_yaml(path)
+    except Exception as exc:  # noqa: BLE001 - removed, or half-saved by an editor: changed
+        now = f"unreadable ({exc})"
+    if keys := changed_keys(before, now):
+        shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+        fail(f"{path} changed while this stage ran ({shown}): its outputs were computed with the "
+             "values it read when it started, which DVC would record as the new ones. Nothing "
+             "is recorded for this stage; run dvc repro again to redo it with the file as it is")
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -196,6 +225,7 @@ def stage(fn: F | None = None, *, timed: bool = True, announce: bool = True,
             if os.environ.get("INFONCE_LAB_DEBUG"):
                 traceback.print_exc()
             fail(unexpected_error(exc), code=1)
+        params_unchanged_or_exit()
         seconds = time.perf_counter() - t0
         if timed and os.environ.get("DVC_STAGE") and (os.environ.get("RANK") or "0") == "0":
             record_timing(os.environ["DVC_STAGE"], seconds)

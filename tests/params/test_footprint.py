@@ -142,10 +142,19 @@ def test_sizes_beyond_the_machine_are_refused_with_the_key(raw):
         check_memory(_params(raw), stage="simulate@s1")
 
 
+def _on_stl10(raw: dict) -> None:
+    """A study of STL-10 with its unlabeled split only (105,000 training images: room for the
+    batches below)."""
+    raw["datasets"]["stl"] = {"kind": "stl10", "with_unlabeled": True}
+    raw["study"]["datasets"] = ["stl"]
+    raw["primary"]["seeds"] = []
+
+
 def test_a_training_batch_is_held_against_the_accelerator_off_the_cpu(raw):
-    raw["training"]["batch_size"] = 2**17          # 25·(2^18)² B ≈ 1.6 TiB
+    _on_stl10(raw)
+    raw["training"]["batch_size"] = 2**16          # 25·(2^17)² B ≈ 400 GiB
     raw["training"]["device"] = "cuda"
-    with pytest.raises(ConfigError, match=r"training\.batch_size = 131072: .*any accelerator"):
+    with pytest.raises(ConfigError, match=r"training\.batch_size = 65536: .*any accelerator"):
         check_memory(_params(raw), limit=24 * GIB)
     raw["training"]["batch_size"] = 2**14          # 27 GiB: beyond this host, within a GPU's
     check_memory(_params(raw), limit=24 * GIB)
@@ -183,6 +192,7 @@ def test_cpu_pretraining_refuses_a_batch_whose_activations_cannot_fit(raw, monke
     from infonce_lab.pipeline.pretrain import check_training_memory
 
     raw["training"]["device"] = "cpu"
+    _on_stl10(raw)
     p = _params(raw)
     run = p.runs()[0]
     check_training_memory(p, run, 1, 8)  # the default fits
@@ -194,7 +204,7 @@ def test_cpu_pretraining_refuses_a_batch_whose_activations_cannot_fit(raw, monke
 
 def test_a_test_split_too_large_for_the_machine_is_named_by_its_dataset(raw):
     """ImageNet-32's 50,000 validation images: float64 uniformity needs ≈ 28 GiB."""
-    raw["datasets"]["inet"] = {"kind": "imagenet32", "root": "/data/imagenet32"}
+    raw["datasets"]["inet"] = {"kind": "imagenet32", "root": "data/imagenet32"}
     raw["study"]["datasets"] = ["digits", "inet"]
     p = _params(raw)
     with pytest.raises(ConfigError, match=r"datasets\.inet\.kind = imagenet32: the "

@@ -146,6 +146,60 @@ CASES = {
     # hub pins
     "hub without commits": (_set("text.datasets.wiki1m_stsb.via", "hub"),
                             "text.datasets.wiki1m_stsb"),
+    # schedules whose τ leaves [1e-4, 1e4] somewhere on the run (computed over every step)
+    "log β overflows to τ = 0": (_set("schedules.log_anneal.c", 1e308), "schedules.log_anneal"),
+    "log β beyond 1e4 late in the run": (_set("schedules.log_anneal.c", 2000.0),
+                                         "schedules.log_anneal"),
+    "β0 near zero, τ astronomical": (_set("schedules.log_anneal", {
+        "kind": "linear_beta", "beta0": 1e-300}), "schedules.log_anneal"),
+    "linear β reaches beta_max 1e6": (_set("schedules.log_anneal", {
+        "kind": "linear_beta", "rate": 1e4}), "schedules.log_anneal"),
+    "geometric β reaches beta_max": (_set("schedules.log_anneal", {
+        "kind": "geometric_beta", "rate": 10.0}), "schedules.log_anneal"),
+    "sqrt β reaches beta_max": (_set("schedules.log_anneal", {
+        "kind": "sqrt_beta", "rate": 1e5}), "schedules.log_anneal"),
+    "step τ 1e-300": (_set("schedules.fixed_t02", {"kind": "step", "taus": [0.5, 1e-300],
+                                                    "milestones_epochs": [2]}),
+                      "schedules.fixed_t02.taus.1"),
+    "cosine tau_min 1e-9": (_set("schedules.cosine.tau_min", 1e-9), "schedules.cosine.tau_min"),
+    # names that would become absurd file names
+    "a 300-letter loss name": (lambda r: r["losses"].update({"a" * 300: r["losses"]["infonce"]}),
+                               "losses"),
+    "a 49-letter name in a study list": (_set("study.losses", ["b" * 49]), "study.losses.0"),
+    "a schedule named a-b": (lambda r: r["schedules"].update({"a-b": {"kind": "fixed"}}),
+                             "schedules"),
+    "an absolute path as a dataset name": (_set("study.datasets", ["/tmp/x"]),
+                                           "study.datasets.0"),
+    # sources outside the repository
+    "encoder source ../../etc": (_set("text.encoders.minilm.source", "../../etc"),
+                                 "text.encoders.minilm.source"),
+    "encoder source /etc": (_set("text.encoders.minilm.source", "/etc"),
+                            "text.encoders.minilm.source"),
+    "encoder source ~/models": (_set("text.encoders.minilm.source", "~/models"),
+                                "text.encoders.minilm.source"),
+    "imagenet32 root /data": (lambda r: r["datasets"].update(
+        {"inet": {"kind": "imagenet32", "root": "/data/imagenet32"}}), "datasets.inet.root"),
+    "imagenet32 root ../x": (lambda r: r["datasets"].update(
+        {"inet": {"kind": "imagenet32", "root": "../imagenet32"}}), "datasets.inet.root"),
+    # keys that are no names
+    "a list as a key": (lambda r: r["training"].update({("a", "b"): 1}), "training"),
+    "true as a key": (lambda r: r["training"].update({True: 1}), "training"),
+    "a number as a top-level key": (lambda r: r.update({7: 1}), "the top level"),
+    # cross-references, against the datasets' published facts
+    "primary metric not declared": (_set("primary.metrics", ["few.nope"]), "primary.metrics.0"),
+    "few-label draws above the rarest class": (_set("evaluation.few_labels.per_class", 106),
+                                               "evaluation.few_labels.per_class"),
+    "val_fraction leaves no validation item": (_set("evaluation.val_fraction", 0.005),
+                                               "evaluation.val_fraction"),
+    "batch above the training images": (_set("training.batch_size", 1798),
+                                        "training.batch_size"),
+    "primary contrast twice": (lambda r: r["primary"]["comparisons"].append(
+        {"treatment": "weince", "reference": "infonce"}), "primary.comparisons[1]"),
+    "primary contrast reversed": (lambda r: r["primary"]["comparisons"].append(
+        {"treatment": "infonce", "reference": "weince"}), "primary.comparisons[1]"),
+    # text that would change the page
+    "a title with a tab": (_set("report.title", "a\tb"), "report.title"),
+    "a title with an escape": (_set("report.title", "a\x1b[2Jb"), "report.title"),
 }
 
 
@@ -161,6 +215,41 @@ def test_hostile_params_are_refused_with_their_key(raw, config_error, case) -> N
     edit(raw)
     message = config_error(raw)
     assert _names_key(message, key), message
+
+
+def _numbers(node, at: tuple = ()) -> list[tuple]:  # noqa: ANN001
+    """The path of every number in params.yaml (list items included)."""
+    if isinstance(node, dict):
+        return [p for k, v in node.items() for p in _numbers(v, (*at, k))]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in _numbers(v, (*at, i))]
+    return [at] if isinstance(node, int | float) and not isinstance(node, bool) else []
+
+
+RAW = yaml.safe_load((Path(__file__).parents[2] / "params.yaml").read_text())  # read once
+NUMBERS = _numbers(RAW)
+
+
+@pytest.mark.parametrize("at", NUMBERS, ids=lambda at: ".".join(map(str, at)))
+def test_every_number_refuses_a_boolean_an_infinity_and_text(config_error, at) -> None:
+    """Booleans wherever a number goes (inside lists too), `.inf`, `-.inf` and a word: each
+    refused at its own key, for every number params.yaml holds."""
+    import copy
+
+    key = ".".join(map(str, at))
+    for value in (True, False, INF, -INF, "ten"):
+        broken = copy.deepcopy(RAW)
+        node = broken
+        for k in at[:-1]:
+            node = node[k]
+        node[at[-1]] = value
+        message = config_error(broken)
+        listed = ".".join(map(str, at[:-1])) + f"[{at[-1]}]" if isinstance(at[-1], int) else key
+        assert _names_key(message, key) or _names_key(message, listed), (value, message)
+
+
+def test_the_suite_holds_enough_distinct_cases() -> None:
+    assert len(CASES) + 5 * len(NUMBERS) >= 200
 
 
 def test_duplicate_yaml_keys_are_refused_with_the_line(tmp_path: Path) -> None:

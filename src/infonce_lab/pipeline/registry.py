@@ -15,29 +15,15 @@ from infonce_lab.losses.objects import Loss, protocol_gaps
 from infonce_lab.losses.siglip import SigmoidLoss
 from infonce_lab.losses.weince import AutoBeta, WeinceLoss
 from infonce_lab.params import (
-    BetaGrowthSchedule,
-    CosineSchedule,
     DirectAUConfig,
-    FixedSchedule,
     InfoNCEConfig,
-    LogAnnealSchedule,
     LossConfig,
-    NoSchedule,
     ScheduleConfig,
     SigLIPConfig,
-    StepSchedule,
     SymmetricInfoNCEConfig,
     WeinceConfig,
 )
-from infonce_lab.schedules import (
-    BetaGrowth,
-    Cosine,
-    Fixed,
-    LogAnneal,
-    NoTemperature,
-    Piecewise,
-    Schedule,
-)
+from infonce_lab.schedules import Schedule
 
 
 def _knobs(cfg: Any, *drop: str) -> dict[str, Any]:
@@ -58,18 +44,6 @@ LOSSES: dict[type, Callable[[Any], Loss]] = {
     SigLIPConfig: lambda c: SigmoidLoss(**_knobs(c)),
 }
 
-# Each takes the section and the run's steps per epoch (epoch-based knobs become steps).
-SCHEDULES: dict[type, Callable[[Any, int], Schedule]] = {
-    FixedSchedule: lambda c, spe: Fixed(c.tau),
-    LogAnnealSchedule: lambda c, spe: LogAnneal(c.c, c.K, c.time_per_step, c.tau_max),
-    CosineSchedule: lambda c, spe: Cosine(c.tau_min, c.tau_max, c.period_epochs * spe),
-    BetaGrowthSchedule: lambda c, spe: BetaGrowth(c.kind.removesuffix("_beta"), c.beta0, c.rate,
-                                                  c.time_per_step, c.beta_max),
-    StepSchedule: lambda c, spe: Piecewise(tuple(c.taus),
-                                           tuple(m * spe for m in c.milestones_epochs)),
-    NoSchedule: lambda c, spe: NoTemperature(),
-}
-
 
 def build_loss(cfg: LossConfig) -> Loss:
     if type(cfg) not in LOSSES:
@@ -83,7 +57,7 @@ def build_loss(cfg: LossConfig) -> Loss:
 
 
 def build_schedule(cfg: ScheduleConfig, steps_per_epoch: int = 1) -> Schedule:
-    """The schedule of a section; epoch-based knobs become steps through ``steps_per_epoch``."""
-    if type(cfg) not in SCHEDULES:
-        raise ValueError(f"unknown schedule config {type(cfg).__name__}")
-    return SCHEDULES[type(cfg)](cfg, steps_per_epoch)
+    """The schedule of a section; epoch-based knobs become steps through ``steps_per_epoch``.
+    Each schedule section builds its own (``build``): the schema checks a schedule's τ over
+    every step of the study's runs before any stage starts, so the builder sits beside it."""
+    return cfg.build(steps_per_epoch)

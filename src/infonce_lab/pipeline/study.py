@@ -3,7 +3,6 @@ checks of the primary comparison that need the metric declarations (params/ cann
 
 from __future__ import annotations
 
-from infonce_lab.evaluation import metrics
 from infonce_lab.params import Params, Run, TextRun
 
 
@@ -24,9 +23,3 @@ def dataset_text_runs(params: Params, dataset: str) -> list[TextRun]:
     return [r for r in params.text_runs() if r.dataset == dataset]
 
 
-def check_primary_metrics(params: Params) -> None:
-    """``primary.metrics`` are compared metrics of the declarations (evaluation/metrics.py)."""
-    allowed = metrics.names(compared=True)
-    for i, name in enumerate(params.primary.metrics):
-        if name not in allowed:
-            raise ValueError(f"primary.metrics[{i}] = {name!r}: expected one of {list(allowed)}")

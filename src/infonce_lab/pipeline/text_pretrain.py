@@ -21,6 +21,7 @@ from infonce_lab.params import (
     ScheduleConfig,
     TextRun,
     TextTrainingConfig,
+    schedule_range_problem,
 )
 from infonce_lab.pipeline import paths
 from infonce_lab.pipeline.registry import build_schedule
@@ -101,10 +102,16 @@ def text_pretrain(params: Params, config: Configuration) -> list[dict[str, Any]]
     tcfg = params.text.training
     corpus = load_text_raw(paths.text_raw_dir(config.dataset))
     tokens = tokens_for(params, config.dataset, config.model)
-    if text_steps(len(corpus.train), tcfg.batch_size, tcfg.epochs, tcfg.max_steps)[0] == 0:
+    spe, total = text_steps(len(corpus.train), tcfg.batch_size, tcfg.epochs, tcfg.max_steps)
+    if spe == 0:
         raise ValueError(f"text.training.batch_size = {tcfg.batch_size}: larger than the "
                          f"{len(corpus.train)} training sentences of "
                          f"text.datasets.{config.dataset}")
+    # The validator checks τ over max_steps when set; the length of an epoch is known only here.
+    for name in sorted({r.schedule for r in runs}):
+        if problem := schedule_range_problem(params.schedules[name], spe, total):
+            raise ValueError(f"schedules.{name}: {problem} (a run of {total} steps over the "
+                             f"{len(corpus.train)} sentences of text.datasets.{config.dataset})")
     if tcfg.eval_every_steps and corpus.sts_val is None:
         raise ValueError(f"text.training.eval_every_steps = {tcfg.eval_every_steps}: "
                          f"text.datasets.{config.dataset} has no validation set; use 0")

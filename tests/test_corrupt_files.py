@@ -99,11 +99,52 @@ def test_invalid_json_names_its_file(tmp_path: Path):
 def test_a_truncated_bank_names_its_file(tmp_path: Path):
     from infonce_lab.pipeline.extract import load_banks
 
-    save_npz_atomic(tmp_path / "bank_epoch_10.npz", scores=np.random.default_rng(0).random(5000))
-    assert load_banks(tmp_path)[0][0] == 10
-    _truncate(tmp_path / "bank_epoch_10.npz")
-    with pytest.raises(CorruptFileError, match=r"bank_epoch_10\.npz: not a readable tail bank"):
-        load_banks(tmp_path)
+    save_npz_atomic(tmp_path / "bank_epoch_0010.npz", scores=np.random.default_rng(0).random(5000))
+    assert load_banks(tmp_path, [10])[0][0] == 10
+    _truncate(tmp_path / "bank_epoch_0010.npz")
+    with pytest.raises(CorruptFileError, match=r"bank_epoch_0010\.npz: not a readable tail bank"):
+        load_banks(tmp_path, [10])
+
+
+def test_a_deleted_bank_is_named_not_skipped(tmp_path: Path):
+    from infonce_lab.pipeline.extract import load_banks
+
+    for e in (5, 10):
+        save_npz_atomic(tmp_path / f"bank_epoch_{e:04d}.npz", scores=np.zeros(3))
+    assert [e for e, _ in load_banks(tmp_path, [10, 5])] == [5, 10]
+    (tmp_path / "bank_epoch_0005.npz").unlink()
+    with pytest.raises(FileNotFoundError, match=r"bank_epoch_0005\.npz: the tail bank of epoch 5"):
+        load_banks(tmp_path, [5, 10])
+
+
+def test_a_model_of_another_run_or_other_params_is_refused(tmp_path: Path, raw):
+    """A model and its checksum copied from another run pass the checksum (the bytes are
+    intact); the run and params fingerprint the model records do not."""
+    import shutil
+
+    import torch
+
+    from infonce_lab.models.build import save_encoder
+    from infonce_lab.params import parse_params
+    from infonce_lab.pipeline.binding import check_binding, model_binding
+
+    params = parse_params(raw)
+    run_a, run_b = params.runs()[0], params.runs()[1]
+    a = tmp_path / "a" / "model.pt"
+    a.parent.mkdir()
+    save_encoder(torch.nn.Linear(2, 2), a, {**model_binding(params, run_a)})
+    b = tmp_path / "b" / "model.pt"
+    b.parent.mkdir()
+    shutil.copy(a, b)
+    shutil.copy(a.with_name("model.pt.sha256"), b.with_name("model.pt.sha256"))
+    blob = torch.load(b, weights_only=True)
+    meta = {k: v for k, v in blob.items() if k != "state_dict"}
+    check_binding(a, meta, model_binding(params, run_a))      # its own run: accepted
+    with pytest.raises(CorruptFileError, match=r"b/model\.pt: holds the model of run"):
+        check_binding(b, meta, model_binding(params, run_b))
+    raw["training"]["lr"] = raw["training"]["lr"] * 2          # params.yaml edited since
+    with pytest.raises(CorruptFileError, match=r"a/model\.pt: trained with other params"):
+        check_binding(a, meta, model_binding(parse_params(raw), run_a))
 
 
 STAGE = """

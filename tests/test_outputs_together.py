@@ -125,11 +125,34 @@ def test_an_exception_in_the_block_changes_nothing(tmp_path, monkeypatch):
     assert _state(tmp_path) == {"old"} and _leftovers(tmp_path) == []
 
 
-def test_an_unreadable_journal_is_named(tmp_path):
+GARBAGE_JOURNALS = {
+    "not JSON": "{not json",
+    "no entries": '{"format": 1, "entries": []}',
+    "another format": '{"format": 7, "entries": [{"target": "a", "staged": ".a.x.tmp", "file": true}]}',
+    "a target outside": '{"format": 1, "entries": [{"target": "../../etc/x", "staged": '
+                        '"../../etc/.x.1.tmp", "file": true}]}',
+    "an absolute target": '{"format": 1, "entries": [{"target": "/etc/x", "staged": "/etc/.x.1.tmp",'
+                          ' "file": true}]}',
+    "a staged copy elsewhere": '{"format": 1, "entries": [{"target": "out/a.json", "staged": '
+                               '"other/.a.json.1.tmp", "file": true}]}',
+    "a staged name not ours": '{"format": 1, "entries": [{"target": "out/a.json", "staged": '
+                              '"out/b", "file": true}]}',
+    "file not a boolean": '{"format": 1, "entries": [{"target": "a", "staged": ".a.1.tmp", '
+                          '"file": "yes"}]}',
+    "a list": "[1, 2]",
+}
+
+
+@pytest.mark.parametrize("case", sorted(GARBAGE_JOURNALS))
+def test_a_garbage_journal_is_refused_naming_it_and_nothing_moves(tmp_path, case):
     (tmp_path / ".journal").mkdir()
-    (tmp_path / ".journal/stage.json").write_text("{not json")
+    (tmp_path / ".journal/stage.json").write_text(GARBAGE_JOURNALS[case])
+    (tmp_path / "a").write_text("kept")
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
     with pytest.raises(io.CorruptFileError, match=r"stage\.json: an interrupted commit"):
         io.finish_interrupted_commits(tmp_path / ".journal")
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+    assert (tmp_path / "a").read_text() == "kept"
 
 
 def test_outputs_keep_the_umask(tmp_path, monkeypatch):

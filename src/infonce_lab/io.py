@@ -13,7 +13,7 @@ import signal
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
@@ -413,6 +413,33 @@ def _journal_entries(root: Path, entries: list[tuple[Path, Path, bool]]) -> dict
                                      for t, s, f in entries]}
 
 
+def _read_journal(journal: Path) -> list[dict[str, Any]]:
+    """A journal's entries, each checked to be what :func:`_journal_entries` writes: a target
+    inside the workspace and its staged copy beside it (``.<name>.<random>.tmp``). Written
+    atomically, a journal cannot be half there; one that is not this (edited by hand, or
+    another file under that name) would rename arbitrary paths, so it is refused, not guessed."""
+    problem = None
+    try:
+        blob = json.loads(journal.read_text())
+        entries = blob["entries"] if blob.get("format") == 1 else None
+        if not isinstance(entries, list) or not entries:
+            problem = "no list of entries"
+        for e in entries or []:
+            target, staged = PurePosixPath(e["target"]), PurePosixPath(e["staged"])
+            if (not isinstance(e["file"], bool) or target.is_absolute() or ".." in target.parts
+                    or staged.parent != target.parent
+                    or not re.fullmatch(rf"\.{re.escape(target.name)}\..+\.tmp", staged.name)):
+                problem = f"entry {e!r} is not an output and its staged copy beside it"
+                break
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        problem = "not a journal this package writes"
+    if problem:
+        raise CorruptFileError(f"{journal}: an interrupted commit's journal that cannot be used "
+                               f"({problem}). Delete it and re-run the stage (`dvc repro -f "
+                               "<stage>`).")
+    return entries
+
+
 def finish_interrupted_commits(journal_dir: Path = JOURNAL_DIR,
                                target: Path | None = None) -> list[str]:
     """Roll forward every commit a kill interrupted: a journal exists only once all of its
@@ -427,14 +454,7 @@ def finish_interrupted_commits(journal_dir: Path = JOURNAL_DIR,
         return done
     root = journal_dir.absolute().parent
     for journal in sorted(journal_dir.glob("*.json")):
-        try:
-            entries = json.loads(journal.read_text())["entries"]
-        except (OSError, ValueError, KeyError, TypeError):
-            # Written atomically, so it cannot be half there; an unreadable one was edited by
-            # hand: leave it, and say so, rather than guess which outputs belong together.
-            raise CorruptFileError(f"{journal}: an interrupted commit's journal that cannot be "
-                                   "read. Delete it and re-run the stage (`dvc repro -f "
-                                   "<stage>`).") from None
+        entries = _read_journal(journal)
         if target is not None and not any(
                 (root / e["target"]).absolute() == Path(target).absolute() for e in entries):
             continue

@@ -20,6 +20,7 @@ reports) are kept as written, after the code.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import sys
 from pathlib import Path
@@ -155,11 +156,32 @@ def drift(root: Path) -> dict[str, tuple[list[str], list[str]]]:
     return out
 
 
+WIDTH = 100
+
+
+def _flow(key_indent: str, deps: list[str]) -> list[str]:
+    """``deps: [a, b, …]`` wrapped at :data:`WIDTH`: a generated list read as one paragraph
+    (a line per file made dvc.yaml three screens of file names around a one-screen graph).
+    Items with YAML's flow indicators (``${item}``'s braces) are quoted."""
+    items = [json.dumps(d) if re.search(r"[{}\[\],#]|: ", d) else d for d in deps]
+    lines, line = [], f"{key_indent}deps: ["
+    for n, item in enumerate(items):
+        piece = item + ("]" if n == len(items) - 1 else ",")
+        if len(line) + 1 + len(piece) > WIDTH and not line.endswith("["):
+            lines.append(line + "\n")
+            line = f"{key_indent}  {piece}"
+        else:
+            line += ("" if line.endswith("[") else " ") + piece
+    return [*lines, line + "\n"]
+
+
 def write(root: Path) -> list[str]:
-    """Rewrite each stage's ``deps:`` list in dvc.yaml (text edit: comments and layout stay);
-    returns the stages whose list changed."""
+    """Rewrite each stage's ``deps:`` list in dvc.yaml (text edit: comments and layout stay;
+    the list itself in flow style, :func:`_flow`); returns the stages whose list changed."""
     want = expected_deps(root)
-    lines = (root / "dvc.yaml").read_text().splitlines(keepends=True)
+    text = (root / "dvc.yaml").read_text()
+    stages = yaml.safe_load(text)["stages"]
+    lines = text.splitlines(keepends=True)
     out: list[str] = []
     changed: list[str] = []
     stage = None
@@ -169,24 +191,29 @@ def write(root: Path) -> list[str]:
         m = re.match(r"^  (\w+):", line)
         if m:
             stage = m.group(1)
-        if re.match(r"^\s+deps:\s*$", line) and stage in want:
-            out.append(line)
+        key = re.match(r"^(\s+)deps:\s*(\[?)", line)
+        if key and stage in want:
             j = i + 1
-            item = re.match(r"^(\s+)- ", lines[j]) if j < len(lines) else None
-            indent = item.group(1) if item else " " * (len(line) - len(line.lstrip()) + 2)
-            old = []
-            while j < len(lines) and re.match(rf"^{indent}- ", lines[j]):
-                old.append(lines[j])
+            if key.group(2):   # flow style: up to the line that closes the list
+                j = i
+                while "]" not in lines[j].split("#")[0]:
+                    j += 1
                 j += 1
-            new = [f"{indent}- {d}\n" for d in want[stage]]
-            if new != old:
+            else:              # block style: the item lines
+                item = re.match(r"^(\s+)- ", lines[j]) if j < len(lines) else None
+                indent = item.group(1) if item else key.group(1) + "  "
+                while j < len(lines) and re.match(rf"^{indent}- ", lines[j]):
+                    j += 1
+            new = _flow(key.group(1), want[stage])
+            body = stages[stage].get("do", stages[stage])
+            if [d if isinstance(d, str) else next(iter(d)) for d in body["deps"]] != want[stage]:
                 changed.append(stage)
             out.extend(new)
             i = j
             continue
         out.append(line)
         i += 1
-    if changed:
+    if "".join(out) != text:
         tmp = root / ".dvc.yaml.tmp"
         tmp.write_text("".join(out))
         tmp.replace(root / "dvc.yaml")

@@ -70,7 +70,9 @@ def diagnose_dataset(params: Params, dataset: str) -> None:
     runs = [r for r in params.diagnosed_runs() if r.dataset == dataset]
     cfg = params.tails
     torch.set_num_threads(params.training.threads)
-    banks = {r.id: load_banks(paths.features_dir(dataset) / r.id) for r in runs}  # before work
+    epochs = [*params.training.checkpoint_epochs, params.training.epochs]
+    banks = {r.id: load_banks(paths.features_dir(dataset) / r.id, epochs)   # before any work
+             for r in runs}
     first = cfg.link.placements[0]
     results: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     todo, done, t0 = sum(len(b) for b in banks.values()), 0, time.monotonic()

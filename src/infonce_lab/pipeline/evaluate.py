@@ -63,8 +63,8 @@ def evaluate_dataset(params: Params, dataset: str) -> None:
         for run in runs:
             out = feats / run.id
             out.mkdir()
-            f = extract_run(paths.model_dir(run), out, data, (v1, v2), params, dataset,
-                            run.seed, device, banks=run.id in diagnosed)
+            f = extract_run(paths.model_dir(run), out, data, (v1, v2), params, run, device,
+                            banks=run.id in diagnosed)
             metrics = _score(f, data, ecfg)
             records[run.id] = {"encoder": {"kind": "trained", **run.model_dump()}, **metrics}
             print(f"{run.id}: features h {f['train_h'].shape[1]}-d, z {f['train_z'].shape[1]}-d; linear "

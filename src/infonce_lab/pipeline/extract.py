@@ -28,7 +28,8 @@ import torch
 from infonce_lab.data.views import as_float, augment_one, make_views
 from infonce_lab.io import reading, save_npz_atomic
 from infonce_lab.models.build import extract_features, load_encoder, missing_model
-from infonce_lab.params import AugmentConfig, Params, TailsConfig
+from infonce_lab.params import AugmentConfig, Params, Run, TailsConfig
+from infonce_lab.pipeline.binding import check_binding, model_binding
 from infonce_lab.tails.banks import link_draws, pot_draws
 
 Views = tuple[np.ndarray, np.ndarray]
@@ -129,16 +130,19 @@ def bank_embeddings(encoder: torch.nn.Module, images: torch.Tensor, params: Para
 
 
 def extract_run(model_dir: Path, out: Path, data: Any, views: Views, params: Params,
-                dataset: str, run_seed: int, device: str | torch.device = "cpu",
+                run: Run, device: str | torch.device = "cpu",
                 banks: bool = True) -> dict[str, np.ndarray]:
-    """Every feature file of one run (``run_seed``: its seed, which picks its banks' draw;
-    ``banks``: whether it is diagnosed, so its checkpoints' banks are drawn); returns the final
-    weights' split features."""
+    """Every feature file of one run (its seed picks its banks' draw; ``banks``: whether it is
+    diagnosed, so its checkpoints' banks are drawn); returns the final weights' split features.
+    Each model read must be this run's, trained with these params (:func:`check_binding`)."""
     images = as_float(torch.as_tensor(data.train_x))  # uint8 datasets: to [0, 1] once
     f: dict[str, np.ndarray] = {}
     epochs = params.training.checkpoint_epochs if banks else []
+    expected = model_binding(params, run)
+    dataset, run_seed = run.dataset, run.seed
     for path in checkpoints(model_dir, epochs):
         encoder, meta = load_encoder(path, map_location=device)
+        check_binding(path, meta, expected)
         if banks:
             save_npz_atomic(out / f"bank_epoch_{int(meta['epoch']):04d}.npz",
                             **bank_embeddings(encoder, images, params, dataset, run_seed, device))
@@ -148,11 +152,16 @@ def extract_run(model_dir: Path, out: Path, data: Any, views: Views, params: Par
     return f
 
 
-def load_banks(run_features: Path) -> list[tuple[int, dict[str, np.ndarray]]]:
-    """A run's bank embeddings, (epoch, arrays) in epoch order (the final weights last)."""
-    files = sorted(run_features.glob("bank_epoch_*.npz"))
-    if not files:
-        raise FileNotFoundError(f"{run_features}: no bank_epoch_*.npz; run the evaluate stage")
+def load_banks(run_features: Path, epochs: list[int]) -> list[tuple[int, dict[str, np.ndarray]]]:
+    """A run's bank embeddings at ``epochs`` (``training.checkpoint_epochs`` and the last),
+    (epoch, arrays) in epoch order. One that is missing is an error naming it, not a silently
+    shorter diagnosis."""
+    files = [run_features / f"bank_epoch_{e:04d}.npz" for e in sorted(set(epochs))]
+    for f in files:
+        if not f.is_file():
+            raise FileNotFoundError(f"{f}: the tail bank of epoch {int(f.stem[-4:])} is missing; "
+                                    "re-run the evaluate stage (`dvc repro -f evaluate@<dataset>`)"
+                                    " or restore it (`dvc checkout`)")
     out = []
     for f in files:
         with reading(f, "tail bank (numpy .npz)", "Re-run the evaluate stage "

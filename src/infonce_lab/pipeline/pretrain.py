@@ -29,14 +29,15 @@ from infonce_lab.params import (
     TrainingConfig,
 )
 from infonce_lab.pipeline import paths
+from infonce_lab.pipeline.binding import model_binding
 from infonce_lab.pipeline.registry import build_schedule
 from infonce_lab.pipeline.training_run import (
     FINISHED,
-    fingerprint,
     finished_line,
     init_distributed,
     live_logger,
     loss_on,
+    resume_fingerprint,
     resume_for,
     summary,
     train_configuration,
@@ -137,12 +138,7 @@ def pretrain_run(params: Params, run: Run) -> dict[str, Any]:
     x = data.pretrain_x()
     tcfg, bb = params.training, params.backbones[run.backbone]
     check_training_memory(params, run, x.shape[1], x.shape[-1])
-    fp = fingerprint({
-        "run": run.model_dump(), "dataset": params.datasets[run.dataset].model_dump(mode="json"),
-        "backbone": bb.model_dump(mode="json"),
-        "loss": params.losses[run.loss].model_dump(mode="json"),
-        "schedule": params.schedules[run.schedule].model_dump(mode="json"),
-        "training": tcfg.model_dump(mode="json")})
+    fp = resume_fingerprint(params, run)
     init_distributed()
     work, resume = resume_for(run.id, fp, tcfg.checkpoint_every_steps)
     if (line := finished_line(work)) is not None:
@@ -154,7 +150,7 @@ def pretrain_run(params: Params, run: Run) -> dict[str, Any]:
     if not is_rank0():  # the other processes only train: rank 0 logs and writes
         train()
         return {}
-    meta = {"run": run.model_dump(), **checkpoint_meta(bb, x)}
+    meta = {**model_binding(params, run), **checkpoint_meta(bb, x)}
     ckpt_dir = work / "checkpoints"
 
     def on_checkpoint(epoch: int, enc: torch.nn.Module) -> None:

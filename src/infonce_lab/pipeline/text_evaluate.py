@@ -22,6 +22,7 @@ import torch
 from infonce_lab.io import replaced_together, save_npz_atomic
 from infonce_lab.params import Params
 from infonce_lab.pipeline import paths
+from infonce_lab.pipeline.binding import check_binding, model_binding
 from infonce_lab.pipeline.study import dataset_text_runs
 from infonce_lab.pipeline.text_tails import text_tails
 
@@ -71,6 +72,7 @@ def evaluate_text_dataset(params: Params, dataset: str) -> None:
         feats = outputs.dir(paths.text_features_dir(dataset))
         for run in runs:
             model, tokenizer, meta = load_sentence_encoder(paths.text_model_dir(run))
+            check_binding(paths.text_model_dir(run) / "meta.json", meta, model_binding(params, run))
             emb = embed_corpus(model, tokenizer, corpus, ecfg)
             metrics = evaluate(emb)
             save_npz_atomic(feats / run.id / "features.npz",

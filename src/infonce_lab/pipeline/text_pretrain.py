@@ -24,15 +24,16 @@ from infonce_lab.params import (
     schedule_range_problem,
 )
 from infonce_lab.pipeline import paths
+from infonce_lab.pipeline.binding import model_binding
 from infonce_lab.pipeline.registry import build_schedule
 from infonce_lab.pipeline.text_tokens import tokens_for
 from infonce_lab.pipeline.training_run import (
     FINISHED,
-    fingerprint,
     finished_line,
     init_distributed,
     live_logger,
     loss_on,
+    resume_fingerprint,
     resume_for,
     summary,
     train_configuration,
@@ -135,12 +136,7 @@ def text_pretrain_run(params: Params, corpus: TextCorpus, tokens: Dataset, run: 
 
     enc_cfg, tcfg = params.text.encoders[run.encoder], params.text.training
     use_offline_hub_if_local([enc_cfg])
-    fp = fingerprint({
-        "run": run.model_dump(), "dataset": params.text.datasets[run.dataset].model_dump(mode="json"),
-        "encoder": enc_cfg.model_dump(mode="json"),
-        "loss": params.losses[run.loss].model_dump(mode="json"),
-        "schedule": params.schedules[run.schedule].model_dump(mode="json"),
-        "training": tcfg.model_dump(mode="json")})
+    fp = resume_fingerprint(params, run)
     init_distributed()
     work, resume = resume_for(run.id, fp, tcfg.checkpoint_every_steps)
     if (line := finished_line(work)) is not None:
@@ -162,7 +158,7 @@ def text_pretrain_run(params: Params, corpus: TextCorpus, tokens: Dataset, run: 
     if not is_rank0():
         train()
         return {}
-    meta = {"run": run.model_dump(), "encoder": enc_cfg.model_dump(mode="json")}
+    meta = {**model_binding(params, run), "encoder": enc_cfg.model_dump(mode="json")}
     ckpt_dir = work / "checkpoints"
 
     def on_checkpoint(step: int, m: torch.nn.Module) -> None:

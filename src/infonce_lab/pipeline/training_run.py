@@ -11,8 +11,6 @@ the fifth; the folders are removed once the configuration's outputs are in place
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
@@ -25,7 +23,8 @@ import torch
 from infonce_lab.io import read_json, replaced_together
 from infonce_lab.losses.objects import Loss
 from infonce_lab.machine import cpu_model
-from infonce_lab.params import LossConfig, Run, TextRun
+from infonce_lab.params import LossConfig, Params, Run, TextRun
+from infonce_lab.pipeline.binding import run_fingerprint
 from infonce_lab.pipeline.registry import build_loss
 from infonce_lab.train.loop import STATE_FORMAT, Resume, TrainResult, distributed
 from infonce_lab.train.runtime import barrier, is_rank0
@@ -82,12 +81,10 @@ def finished_line(work: Path) -> dict[str, Any] | None:
     return read_json(f)
 
 
-def fingerprint(parts: dict[str, Any]) -> str:
-    """What shaped the run's trajectory; the logging cadence is left out."""
-    training = {k: v for k, v in parts["training"].items() if k != "log_every_steps"}
-    blob = json.dumps({**parts, "training": training, "state_format": STATE_FORMAT},
-                      sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
+def resume_fingerprint(params: Params, run: Run | TextRun) -> str:
+    """What a resume state must have been written under: the run's params and the state's
+    format (a state of an earlier format is not read)."""
+    return f"{run_fingerprint(params, run)}-state{STATE_FORMAT}"
 
 
 def init_distributed() -> None:

@@ -140,3 +140,20 @@ def test_a_loss_that_breaks_the_protocol_fails_when_built_naming_its_kind(monkey
     monkeypatch.setitem(registry.LOSSES, InfoNCEConfig, lambda c: plain_function)
     with pytest.raises(TypeError, match="loss kind 'info_nce'.*without candidates, state_dict"):
         registry.build_loss(InfoNCEConfig())
+
+
+def test_the_schema_offers_exactly_the_choices_the_losses_take():
+    """The choices a loss's math takes (its Literal types) and the schema's for the same knob
+    are written in two layers (the math imports no params); they must be the same set."""
+    from infonce_lab.losses.common import Candidates
+    from infonce_lab.losses.weince import BetaMode, LambdaMode
+    from infonce_lab.params import CandidateSet, DirectAUConfig, WeinceConfig
+
+    def choices(annotation: object) -> set:
+        return {a for a in typing.get_args(annotation) if a is not type(None)}
+
+    assert choices(CandidateSet) == choices(Candidates)
+    assert choices(WeinceConfig.model_fields["lambda_mode"].annotation) == choices(LambdaMode)
+    assert choices(WeinceConfig.model_fields["beta"].annotation) == choices(BetaMode)
+    drives = typing.get_args(DirectAUConfig.model_fields["schedule_drives"].annotation)
+    assert {a for d in drives for a in typing.get_args(d)} == {"t"}

@@ -266,21 +266,6 @@ def _blend_(x: torch.Tensor, ref: torch.Tensor, ratio: torch.Tensor) -> torch.Te
     return x.lerp_(ref, _per_image(1.0 - ratio)).clamp_(0.0, 1.0)
 
 
-def adjust_brightness(x: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
-    return (x * _per_image(factor)).clamp_(0.0, 1.0)
-
-
-def adjust_contrast(x: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
-    mean = rgb_to_grayscale(x).mean(dim=(1, 2, 3), keepdim=True)
-    return _blend_(x.clone(), mean, factor)
-
-
-def adjust_saturation(x: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
-    if x.shape[1] == 1:  # torchvision (like PIL) leaves grey images alone
-        return x
-    return _blend_(x.clone(), rgb_to_grayscale(x), factor)
-
-
 def adjust_hue(x: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
     """Rotate each image's hue by ``shift`` (a fraction of a turn, |shift| <= 0.5).
 

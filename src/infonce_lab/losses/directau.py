@@ -9,6 +9,8 @@ Usage — the function on two views, or the bound loss the pipeline builds from 
 
 from __future__ import annotations
 
+from typing import Literal
+
 import torch
 
 from infonce_lab.losses.geometry import alignment, uniformity
@@ -32,7 +34,7 @@ class DirectAULoss(StatelessLoss):
     """
 
     def __init__(self, *, alpha: float, t: float, weight: float,
-                 schedule_drives: str | None) -> None:
+                 schedule_drives: Literal["t"] | None) -> None:
         self.alpha, self.t, self.weight, self.schedule_drives = alpha, t, weight, schedule_drives
 
     def __call__(self, z1, z2, tau):  # noqa: ANN001, ANN204

@@ -6,14 +6,14 @@ import math
 
 import torch
 
-from infonce_lab.losses.common import similarity_stats
+from infonce_lab.losses.common import Candidates, similarity_stats
 from infonce_lab.losses.geometry import alignment, uniformity
 
 
 @torch.no_grad()
 def step_record(z1: torch.Tensor, z2: torch.Tensor, stats: dict[str, torch.Tensor], *,
                 loss: float, lr: float, epoch: float, samples_per_s: float,
-                tau: float, candidates: str = "all_views") -> dict[str, float]:
+                tau: float, candidates: Candidates = "all_views") -> dict[str, float]:
     """Loss, lr, epoch, throughput; alignment and uniformity of the batch's embeddings;
     similarity quantiles over the loss's ``candidates``; the loss's own statistics; τ when the
     loss has one."""

@@ -28,7 +28,7 @@ Usage — the function on two views, or the bound loss the pipeline builds from 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
@@ -39,7 +39,8 @@ from infonce_lab.losses.common import (
     topm_cross_entropy,
 )
 
-LambdaMode = str  # "product" | "rho" | "aic" | "fixed"
+LambdaMode = Literal["product", "rho", "aic", "fixed"]
+BetaMode = Literal["one", "per_anchor"]
 
 
 @dataclass(frozen=True)
@@ -229,7 +230,7 @@ def weince(
     aic_margin: float = 2.0,
     lambda_mode: LambdaMode = "product",
     lambda_fixed: float = 0.0,
-    beta: str = "one",
+    beta: BetaMode = "one",
     beta_clip: tuple[float, float] = (0.5, 16.0),
     eps: float = 1e-6,
     weib_topm_weight: float = 0.0,

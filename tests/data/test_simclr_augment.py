@@ -17,12 +17,12 @@ from scipy.stats import ks_2samp
 
 import infonce_lab.data.simclr_augment as simclr_augment_module
 from infonce_lab.data.simclr_augment import (
-    SimCLRAugment,
-    SimCLRParams,
     BRIGHTNESS,
     CONTRAST,
     HUE,
     SATURATION,
+    SimCLRAugment,
+    SimCLRParams,
     apply_params,
     color_jitter_,
     gaussian_blur,

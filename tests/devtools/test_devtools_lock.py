@@ -92,3 +92,9 @@ def test_a_readable_rwlock_is_left_to_dvc(tmp_path: Path):
     assert clear_broken_rwlock(tmp_path) is None and rw.exists()
     rw.write_text("{")
     assert "half-written" in clear_broken_rwlock(tmp_path) and not rw.exists()
+
+
+def test_the_wrapper_refuses_a_params_file_dvc_would_crash_on(tmp_path: Path):
+    (tmp_path / "params.yaml").write_text("a: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    run = _wrapper(tmp_path)
+    assert run.returncode == 2 and "nested more than 64 levels" in run.stderr, run.stderr

@@ -14,7 +14,8 @@
   exist (a removed seed, a removed stage kind) and re-reads and re-writes the whole file after
   every stage it runs, so they cost time on every stage of every later run.
 
-``python -m infonce_lab.devtools.lock repro [dvc repro options]`` does the same, runs
+``python -m infonce_lab.devtools.lock repro [dvc repro options]`` validates params.yaml first
+(DVC's own reader crashes on a file nested 100,000 levels deep), does the same, runs
 ``dvc repro`` and keeps the lock it leaves: the wrapper for plain ``dvc repro``. DVC's own YAML
 reader and writer keep the file in the format DVC writes.
 """
@@ -148,6 +149,16 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(".")
     if args[:1] != ["repro"]:
         root = Path(args[0]) if args else root
+    if args[:1] == ["repro"] and (root / "params.yaml").is_file():
+        # Before DVC reads params.yaml: a file nested deep enough overflows DVC's YAML reader
+        # (a segmentation fault); every refusal names its key instead.
+        from infonce_lab.params import ConfigError, load_params
+
+        try:
+            load_params(root / "params.yaml")
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     for message in guard(root):
         print(message, file=sys.stderr)
     if args[:1] != ["repro"]:

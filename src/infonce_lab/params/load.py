@@ -134,6 +134,7 @@ def read_yaml(path: str | Path) -> Any:
         bad = err.object[err.start:err.start + 1]
         raise ConfigError(f"{path}: not UTF-8 (byte {err.start} is {bad!r}); save it as UTF-8"
                           ) from None
+    _check_nesting(text, path)
     try:
         # DVC's call (YAML(typ="safe"): libyaml's parser where installed, ruamel's resolver and
         # constructor), composed first so that the expansion is counted before anything is built
@@ -166,8 +167,40 @@ def read_yaml(path: str | Path) -> Any:
 
 
 # A params file expands to a few thousand values; aliases that multiply each other (a "billion
-# laughs" file) would expand to billions, which every later walk would visit.
+# laughs" file) would expand to billions, which every later walk would visit. Its deepest value
+# sits 6 levels down; thousands of nested lists overflow recursive readers (DVC's among them).
 _MAX_VALUES = 200_000
+_MAX_DEPTH = 64
+
+
+def _check_nesting(text: str, path: Path) -> None:
+    """Refuse text nested deeper than :data:`_MAX_DEPTH` before any parser sees it: the C
+    composer under ruamel (and so DVC) recurses once per level and overflows the C stack, a
+    segmentation fault no ``except`` catches, near 100,000 levels. Counted lexically: brackets
+    and braces outside quotes and comments, plus each line's indentation and leading ``- ``."""
+    depth, quote = 0, ""
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.lstrip(" ")
+        block = (len(line) - len(stripped)) // 2
+        while stripped.startswith(("- ", "? ")):
+            block, stripped = block + 1, stripped[2:].lstrip(" ")
+        for i, ch in enumerate(line):
+            if quote:
+                quote = "" if ch == quote else quote
+            elif ch in "'\"" and depth:   # only a flow collection's quotes can hide a bracket
+                quote = ch
+            elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
+                break
+            elif ch in "[{":
+                depth += 1
+                if depth + block > _MAX_DEPTH:
+                    raise ConfigError(f"{path}: values nested more than {_MAX_DEPTH} levels deep "
+                                      f"(line {number}): not a params file")
+            elif ch in "]}":
+                depth = max(0, depth - 1)
+        if block > _MAX_DEPTH:
+            raise ConfigError(f"{path}: values nested more than {_MAX_DEPTH} levels deep "
+                              f"(line {number}): not a params file")
 
 
 def _check_expansion(root: Any, path: Path) -> None:
@@ -177,13 +210,16 @@ def _check_expansion(root: Any, path: Path) -> None:
 
     sizes: dict[int, int] = {}
 
-    def size(node: Any) -> int:
+    def size(node: Any, depth: int = 1) -> int:
+        if depth > _MAX_DEPTH:
+            raise ConfigError(f"{path}: values nested more than {_MAX_DEPTH} levels deep (line "
+                              f"{node.start_mark.line + 1}): not a params file")
         if id(node) in sizes:
             return sizes[id(node)]
         if isinstance(node, SequenceNode):
-            n = 1 + sum(size(c) for c in node.value)
+            n = 1 + sum(size(c, depth + 1) for c in node.value)
         elif isinstance(node, MappingNode):
-            n = 1 + sum(size(k) + size(v) for k, v in node.value)
+            n = 1 + sum(size(k, depth + 1) + size(v, depth + 1) for k, v in node.value)
         else:
             n = 1
         sizes[id(node)] = n

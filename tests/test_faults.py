@@ -170,3 +170,19 @@ def test_a_full_disk_loses_nothing_and_says_so(full_disk):
     assert json.loads((full_disk / "m.json").read_text()) == {"a": 1}
     assert sorted(p.name for p in full_disk.iterdir()) == ["filler", "m.json", "model.pt",
                                                            "model.pt.sha256"]
+
+
+def test_what_runs_no_longer_in_the_study_left_is_swept(tmp_path: Path, monkeypatch) -> None:
+    """A failed run keeps .resume/<run>/ (its next attempt resumes) and live/<run>/; a run
+    that left params.yaml has no next attempt, so its folders go, and only its."""
+    from infonce_lab.pipeline.training_run import LIVE_DIR, RESUME_DIR, sweep_abandoned
+
+    monkeypatch.chdir(tmp_path)
+    for root in (RESUME_DIR, LIVE_DIR):
+        for run in ("kept-1", "gone-9"):
+            (root / run).mkdir(parents=True)
+            (root / run / "state.pt").write_text("x")
+    removed = sweep_abandoned({"kept-1"})
+    assert sorted(map(str, removed)) == [".resume/gone-9", "live/gone-9"]
+    assert (RESUME_DIR / "kept-1/state.pt").is_file() and (LIVE_DIR / "kept-1").is_dir()
+    assert not (RESUME_DIR / "gone-9").exists() and not (LIVE_DIR / "gone-9").exists()

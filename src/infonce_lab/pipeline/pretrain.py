@@ -40,6 +40,7 @@ from infonce_lab.pipeline.training_run import (
     resume_fingerprint,
     resume_for,
     summary,
+    sweep_abandoned,
     train_configuration,
 )
 from infonce_lab.train.loop import CheckpointFn, LogFn, Plan, Resume, TrainResult, fit
@@ -97,6 +98,7 @@ def pretrain(params: Params, config: Configuration) -> list[dict[str, Any]]:
     if not runs:
         raise ValueError(f"configuration {config.to_str()} is not part of the study in "
                          "params.yaml (study: or primary:)")
+    sweep_abandoned({r.id for r in params.runs()} | {r.id for r in params.text_runs()})
     return train_configuration(runs, partial(pretrain_run, params),
                                paths.configuration_model_dir(config),
                                paths.TRAIN / config.to_str())

@@ -36,6 +36,7 @@ from infonce_lab.pipeline.training_run import (
     resume_fingerprint,
     resume_for,
     summary,
+    sweep_abandoned,
     train_configuration,
 )
 from infonce_lab.train.loop import CheckpointFn, LogFn, Plan, Resume, TrainResult, ValidateFn, fit
@@ -116,6 +117,7 @@ def text_pretrain(params: Params, config: Configuration) -> list[dict[str, Any]]
     if tcfg.eval_every_steps and corpus.sts_val is None:
         raise ValueError(f"text.training.eval_every_steps = {tcfg.eval_every_steps}: "
                          f"text.datasets.{config.dataset} has no validation set; use 0")
+    sweep_abandoned({r.id for r in params.runs()} | {r.id for r in params.text_runs()})
     return train_configuration(runs, partial(text_pretrain_run, params, corpus, tokens),
                                paths.configuration_model_dir(config, text=True),
                                paths.TEXT_TRAIN / config.to_str())

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -94,6 +95,25 @@ def init_distributed() -> None:
         if torch.cuda.is_available():
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
         dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+
+
+def sweep_abandoned(current: set[str], roots: Sequence[Path] = (RESUME_DIR, LIVE_DIR)
+                    ) -> list[Path]:
+    """Remove what runs no longer in the study left (their resume state, their live
+    telemetry): a failed run keeps ``.resume/<run>/`` so that its next attempt resumes, but a
+    run whose seed or configuration left params.yaml has no next attempt. Returns what was
+    removed; the runs in ``current`` are left alone."""
+    removed = []
+    if not is_rank0():
+        return removed
+    for root in roots:
+        for folder in sorted(root.iterdir()) if root.is_dir() else []:
+            if folder.is_dir() and folder.name not in current:
+                shutil.rmtree(folder, ignore_errors=True)
+                print(f"removed {folder}: left by run {folder.name}, which is no longer part of "
+                      "the study", file=sys.stderr)
+                removed.append(folder)
+    return removed
 
 
 def resume_for(run_id: str, fp: str, every_steps: int) -> tuple[Path, Resume | None]:

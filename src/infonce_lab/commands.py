@@ -40,13 +40,21 @@ def _options(version: bool = typer.Option(False, "--version", is_eager=True, cal
 def check(params: Path = typer.Argument(Path("params.yaml"), help="the params file")) -> None:
     """Validate a params file (every key, before any stage runs) and summarise the study."""
     from infonce_lab.params.study import configurations
-    from infonce_lab.stage import params_or_exit
+    from infonce_lab.params.work import estimates, fmt_duration
+    from infonce_lab.stage import TIMINGS_DIR, params_or_exit
 
     p = params_or_exit(str(params))
     n_config = len(configurations(p.runs()))
     typer.echo(f"{params}: valid — {n_config} image configurations, "
                f"{len(p.runs())} image runs, {len(p.text_runs())} text runs, "
                f"{len(p.simulation.experiments)} simulations")
+    found = [e for e in estimates(p, TIMINGS_DIR) if e.timed_seconds >= 1.0]
+    if found:
+        typer.echo(f"work, from the stages' last runs ({TIMINGS_DIR}/) scaled by their counts "
+                   "(an upper bound; what no count says, such as another dataset, is not seen):")
+        for e in sorted(found, key=lambda e: -e.seconds)[:12]:
+            grew = f"  ({e.key} ×{e.ratio:,.3g})" if e.key and e.ratio != 1.0 else ""
+            typer.echo(f"  {e.stage:52s} ≈ {fmt_duration(e.seconds):>10s}{grew}")
 
 
 profiles_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,

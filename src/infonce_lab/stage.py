@@ -23,10 +23,12 @@ from infonce_lab.io import (
 )
 from infonce_lab.params import ConfigError, Params, load_params, read_yaml
 from infonce_lab.params.footprint import check_memory
+from infonce_lab.params.work import check_work, stage_counts
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 PARAMS_FILE = "params.yaml"
+TIMINGS_DIR = Path("reports/timings")
 
 
 def stage_app() -> Any:
@@ -45,9 +47,11 @@ def params_or_exit(path: str = PARAMS_FILE) -> Params:
     finish what killed stages left (:func:`recover_alone`): bad input creates nothing."""
     try:
         params = load_params(path)
-        _READ[:] = [(Path(path), read_yaml(Path(path)))]
+        _READ[:] = [(Path(path), read_yaml(Path(path)), params)]
         stage_name = os.environ.get("DVC_STAGE")
-        check_memory(params, None if stage_name in (None, "", "check_params") else stage_name)
+        this = None if stage_name in (None, "", "check_params") else stage_name
+        check_memory(params, this)
+        check_work(params, TIMINGS_DIR, this)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -58,7 +62,7 @@ def params_or_exit(path: str = PARAMS_FILE) -> Params:
 
 
 _RECOVER = [False]  # set by stage.stage: the stage recovers once its params are valid
-_READ: list[tuple[Path, Any]] = []  # the params file this process read, and what it held
+_READ: list[tuple[Path, Any, Params]] = []  # the params file this process read: what it held
 
 
 def changed_keys(old: Any, new: Any, at: str = "") -> list[str]:
@@ -76,7 +80,7 @@ def params_unchanged_or_exit() -> None:
     stage is recorded as nothing, so the next run redoes it with the file as it is then."""
     if not _READ:
         return
-    path, before = _READ[0]
+    path, before, _ = _READ[0]
     try:
         now = read_yaml(path)
     except Exception as exc:  # noqa: BLE001 - removed, or half-saved by an editor: changed
@@ -137,7 +141,6 @@ def unexpected_error(exc: BaseException) -> str:
             "traceback (and report it if the input looks right).")
 
 
-TIMINGS_DIR = Path("reports/timings")
 
 
 def process_seconds() -> float | None:
@@ -161,7 +164,9 @@ def record_timing(name: str, seconds: float, directory: Path = TIMINGS_DIR) -> P
         "stage": name, "seconds": round(seconds, 3),
         "process_seconds": None if total is None else round(max(total, seconds), 3),
         "finished": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "host_cpus": os.cpu_count()})
+        "host_cpus": os.cpu_count(),
+        # the counts its work grew with, which later estimates scale (params/work.py)
+        "work": stage_counts(_READ[0][2], name) if _READ else {}})
     return path
 
 

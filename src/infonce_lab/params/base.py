@@ -54,6 +54,17 @@ PATTERN_WORDS = {
 }
 
 
+class MultipliesWork:
+    """Marks a count the work of its stage grows with (``Annotated[int, …, WORK]``): epochs,
+    chains, steps, replicates, draws, seeds. The work estimate (params/work.py) reads them."""
+
+    def __repr__(self) -> str:
+        return "WORK"
+
+
+WORK = MultipliesWork()
+
+
 class ConfigError(ValueError):
     """A params.yaml problem, already phrased for the user (dotted key, value, what is allowed)."""
 
@@ -153,6 +164,6 @@ HttpsUrl = Annotated[str, Field(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[^\s
 
 # What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
 __all__ = ["ConfigError", "HttpsUrl", "LearningRate", "NAME_PATTERN", "Name", "NonNegFloat",
-    "ONE_LINE_PATTERN", "OneLine", "PATTERN_WORDS", "PosFloat", "PosInt", "Probability", "RepoPath", "Seed", "Sha256",
-    "REPO_PATH_WORDS", "Strict", "TAU_MAX", "TAU_MIN", "Temperature", "Threads", "Unique", "WeightDecay",
+    "ONE_LINE_PATTERN", "MultipliesWork", "OneLine", "PATTERN_WORDS", "PosFloat", "PosInt", "Probability", "RepoPath", "Seed", "Sha256",
+    "REPO_PATH_WORDS", "Strict", "TAU_MAX", "TAU_MIN", "Temperature", "Threads", "Unique", "WORK", "WeightDecay",
     "inside_repository"]

@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import Field, StrictBool
 
 from infonce_lab.params.base import (
+    WORK,
     LearningRate,
     Seed,
     Strict,
@@ -19,12 +20,12 @@ from infonce_lab.params.base import (
 class ProbeConfig(Strict):
     """Linear probe on frozen features (one Linear layer, cross-entropy, Adam)."""
 
-    epochs: Annotated[int, Field(ge=1, le=10_000)] = 100   # bounded work: the paper's 100
+    epochs: Annotated[int, Field(ge=1, le=10_000), WORK] = 100   # bounded work: the paper's 100
     lr: LearningRate = 1e-2
     batch_size: Annotated[int, Field(ge=1)] = 256
     weight_decay: WeightDecay = 0.0
     standardize: StrictBool = True
-    seeds: Annotated[list[Seed], Field(min_length=1), Unique] = [1, 2, 3, 4, 5]
+    seeds: Annotated[list[Seed], Field(min_length=1), Unique, WORK] = [1, 2, 3, 4, 5]
 
 
 class KNNConfig(Strict):
@@ -40,7 +41,7 @@ class FewLabelsConfig(Strict):
     protocol; SimCLR §4.2)."""
 
     per_class: Annotated[int, Field(ge=1)] = 3
-    draws: Annotated[int, Field(ge=1, le=10_000)] = 20
+    draws: Annotated[int, Field(ge=1, le=10_000), WORK] = 20
     seed: Seed = 0
 
 
@@ -49,7 +50,7 @@ class EvaluationConfig(Strict):
     averages all splits."""
 
     val_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.2
-    split_seeds: Annotated[list[Seed], Field(min_length=1), Unique] = [1, 2, 3, 4, 5]
+    split_seeds: Annotated[list[Seed], Field(min_length=1), Unique, WORK] = [1, 2, 3, 4, 5]
     recall_ks: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1), Unique] = [
         1, 2, 5, 10, 20, 50]
     view_seed: Seed = 0  # the two augmented views of the test set used for alignment

@@ -10,7 +10,16 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, StrictBool, field_validator, model_validator
 
-from infonce_lab.params.base import NonNegFloat, PosFloat, PosInt, Seed, Strict, Unique, _KeyProblem
+from infonce_lab.params.base import (
+    WORK,
+    NonNegFloat,
+    PosFloat,
+    PosInt,
+    Seed,
+    Strict,
+    Unique,
+    _KeyProblem,
+)
 
 Dynamics = Literal["P1", "P2"]
 
@@ -37,7 +46,7 @@ class S0ScheduleConfig(Strict):
 
 
 class _TimeAverage(Strict):
-    chains: Annotated[int, Field(ge=4, multiple_of=2)] = 512
+    chains: Annotated[int, Field(ge=4, multiple_of=2), WORK] = 512
     horizon: PosFloat = 1000.0
     burn_in: NonNegFloat = 100.0
 
@@ -59,7 +68,7 @@ class S0ErgodicityConfig(_TimeAverage):
 class S0SgdConfig(_TimeAverage):
     """Paper §4: SGD with injected noise (P1 update, gradient error s·N(0, 1)) at η, η/2, η/4."""
 
-    chains: Annotated[int, Field(ge=4, multiple_of=2)] = 2048
+    chains: Annotated[int, Field(ge=4, multiple_of=2), WORK] = 2048
     horizon: PosFloat = 600.0
     beta: PosFloat = 1.5
     eta: PosFloat = 0.05
@@ -70,7 +79,7 @@ class S0ArrheniusConfig(Strict):
     """App. B.4: escape rates out of the trap at fixed β against Kramers–Arrhenius exp(−β·ΔE)."""
 
     betas: Annotated[list[PosFloat], Field(min_length=2)] = [2.0, 3.0, 4.0]
-    chains: Annotated[int, Field(ge=10)] = 256
+    chains: Annotated[int, Field(ge=10), WORK] = 256
     horizon: PosFloat = 400.0
     transient: NonNegFloat = 1.0
 
@@ -83,7 +92,7 @@ class S0Config(ExperimentConfig):
     RUNS = "s0:run_s0"
 
     a: Annotated[float, Field(gt=0.0, lt=4.0)] = 0.5
-    chains: Annotated[int, Field(ge=10)] = 400
+    chains: Annotated[int, Field(ge=10), WORK] = 400
     dt: PosFloat = 0.05
     horizon: PosFloat = 10_000.0
     K: Annotated[float, Field(gt=1.0)] = math.e
@@ -97,7 +106,7 @@ class S0Config(ExperimentConfig):
     hazard_min_events: PosInt = 5
     hazard_bins: Annotated[int, Field(ge=3)] = 12
     angle_sd: NonNegFloat = 0.05
-    bootstrap: Annotated[int, Field(ge=100)] = 2000
+    bootstrap: Annotated[int, Field(ge=100), WORK] = 2000
     curve_points: Annotated[int, Field(ge=2)] = 120
     precision: Literal["float32", "float64"] = "float32"
     scheme: Literal["lm", "em"] = "lm"
@@ -120,7 +129,7 @@ class S1Config(ExperimentConfig):
     kappa_s: PosFloat = 1.0
     grid: Annotated[int, Field(ge=16, multiple_of=4)] = 128
     beta_bar: PosFloat = 20.0
-    chains: Annotated[int, Field(ge=10)] = 200
+    chains: Annotated[int, Field(ge=10), WORK] = 200
     dt_max: PosFloat = 1e-2
     h_p1: PosFloat = 0.5
     h_p2: PosFloat = 0.4
@@ -155,7 +164,7 @@ class HessianConfig(ExperimentConfig):
 
     RUNS = "hessian:run_hessian"
 
-    n_random: PosInt = 100
+    n_random: Annotated[PosInt, WORK] = 100
     betas: Annotated[list[PosFloat], Field(min_length=2)] = [1, 2, 5, 10, 20, 50, 100, 200]
     seed: Seed = 0
     margin_factor: PosFloat = 30.0
@@ -167,8 +176,8 @@ class PropC2Config(ExperimentConfig):
     on (S²)^6, and the measure of the minimizer set among uniform configurations."""
 
     RUNS = "minimizers:run_prop_c2"
-    starts: PosInt = 200
-    uniform: PosInt = 20_000
+    starts: Annotated[PosInt, WORK] = 200
+    uniform: Annotated[PosInt, WORK] = 20_000
     seed: Seed = 0
 
 
@@ -188,10 +197,10 @@ class LargeBatchConfig(ExperimentConfig):
 
     RUNS = "large_batch:run_large_batch"
 
-    grad_seeds: Annotated[int, Field(ge=2)] = 20
-    value_seeds: Annotated[int, Field(ge=2)] = 20
+    grad_seeds: Annotated[int, Field(ge=2), WORK] = 20
+    value_seeds: Annotated[int, Field(ge=2), WORK] = 20
     wi_taus: Annotated[list[PosFloat], Field(min_length=1)] = [0.5, 0.2]
-    wi_replicates: Annotated[int, Field(ge=2)] = 10
+    wi_replicates: Annotated[int, Field(ge=2), WORK] = 10
 
 
 class GibbsConfig(ExperimentConfig):
@@ -204,12 +213,12 @@ class GibbsConfig(ExperimentConfig):
     bandwidth: PosFloat = 0.35
     extra_bandwidths: list[PosFloat] = [0.1]
     extra_taus: list[PosFloat] = [0.1]
-    seeds: Annotated[int, Field(ge=2)] = 8
-    particles: Annotated[int, Field(ge=8)] = 128
-    bandwidth_seeds: Annotated[int, Field(ge=2)] = 4
-    bandwidth_particles: Annotated[int, Field(ge=8)] = 256
-    steps: PosInt = 700
-    n_gibbs: Annotated[int, Field(ge=1000)] = 120_000
+    seeds: Annotated[int, Field(ge=2), WORK] = 8
+    particles: Annotated[int, Field(ge=8), WORK] = 128
+    bandwidth_seeds: Annotated[int, Field(ge=2), WORK] = 4
+    bandwidth_particles: Annotated[int, Field(ge=8), WORK] = 256
+    steps: Annotated[PosInt, WORK] = 700
+    n_gibbs: Annotated[int, Field(ge=1000), WORK] = 120_000
     radius: PosFloat = 0.5
     seed: Seed = 0
 
@@ -237,7 +246,7 @@ class LiftedEnergyConfig(ExperimentConfig):
     taus: Annotated[list[Annotated[float, Field(ge=0.025)]], Field(min_length=1)] = [0.2, 0.1, 0.05]
     quadrature_taus: Annotated[list[PosFloat], Field(min_length=2)] = [0.5, 0.2, 0.1, 0.05, 0.02, 0.01]
     ns: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [256, 1024, 4096]
-    replicates: Annotated[int, Field(ge=2)] = 8
+    replicates: Annotated[int, Field(ge=2), WORK] = 8
     grid: Annotated[int, Field(ge=256)] = 8192
     seed: Seed = 0
 
@@ -253,11 +262,11 @@ class ModalityGapConfig(ExperimentConfig):
     RUNS = "population:run_modality_gap"
 
     sigmas: Annotated[list[NonNegFloat], Field(min_length=2)] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
-    seeds: Annotated[int, Field(ge=4)] = 20
+    seeds: Annotated[int, Field(ge=4), WORK] = 20
     # the verdicts' step; the convergence check reads the same run at steps/2
-    steps: Annotated[int, Field(ge=2, multiple_of=2)] = 2000
+    steps: Annotated[int, Field(ge=2, multiple_of=2), WORK] = 2000
     batch: Annotated[int, Field(ge=2)] = 256
-    n_eval: Annotated[int, Field(ge=100)] = 8000
+    n_eval: Annotated[int, Field(ge=100), WORK] = 8000
     trim: Annotated[float, Field(ge=0.0, lt=0.5)] = 0.25
     outlier_factor: PosFloat = 10.0
     # collapsed: σ_min/σ_max of f or g below this; such seeds are left out of the trend and arm
@@ -290,8 +299,8 @@ class PlackettLuceConfig(Strict):
     """WEINCE Table 1 by Monte Carlo: winners of each index model against its closed-form link."""
 
     candidates: Annotated[int, Field(ge=2)] = 16
-    sets: PosInt = 8
-    trials: Annotated[int, Field(ge=100)] = 50_000  # per set: DKW half-width ≈ 0.0076 at 8 sets
+    sets: Annotated[PosInt, WORK] = 8
+    trials: Annotated[int, Field(ge=100), WORK] = 50_000  # per set: DKW half-width ≈ 0.0076 at 8 sets
     tau: PosFloat = 0.2      # Gumbel row: softmax(s/τ)
     beta: PosFloat = 2.0     # Weibull row: (1 − s)^{−β}
     alpha: PosFloat = 5.0    # Fréchet row: (1 + s)^α
@@ -309,8 +318,8 @@ class LargeKConfig(Strict):
     """WEINCE Thm 2.4: non-canonical utilities approach the tail-weight law as K grows."""
 
     ks: Annotated[list[Annotated[int, Field(ge=2)]], Field(min_length=2)] = [2, 4, 16, 64, 256]
-    sets: PosInt = 4
-    trials: Annotated[int, Field(ge=100)] = 40_000
+    sets: Annotated[PosInt, WORK] = 4
+    trials: Annotated[int, Field(ge=100), WORK] = 40_000
     tau: PosFloat = 0.2      # the exponential-noise (Gumbel-domain) example U = s/τ + E
 
 
@@ -318,7 +327,7 @@ class MismatchConfig(Strict):
     """WEINCE Prop. C.3: certified bounds on min over τ̃ of the worst-set TV."""
 
     candidates: Annotated[int, Field(ge=2)] = 16
-    sets: PosInt = 500
+    sets: Annotated[PosInt, WORK] = 500
     taus: Annotated[list[PosFloat], Field(min_length=1)] = [0.1, 0.2]
     lambdas: list[Annotated[float, Field(gt=0.0, lt=1.0)]] = [0.33, 0.5]
     gap: Annotated[float, Field(gt=0.0, le=0.01)] = 1e-4  # upper − lower bound at the end
@@ -353,8 +362,8 @@ class AuCollapseConfig(ExperimentConfig):
 
     RUNS = "au_collapse:run_au_collapse"
 
-    seeds: Annotated[int, Field(ge=2)] = 8
-    steps: PosInt = 500
+    seeds: Annotated[int, Field(ge=2), WORK] = 8
+    steps: Annotated[PosInt, WORK] = 500
     batch: Annotated[int, Field(ge=2)] = 128
     lr: PosFloat = 0.01
     optimizer: Literal["adam", "sgd"] = "adam"
@@ -369,7 +378,7 @@ class AuCollapseConfig(ExperimentConfig):
     alpha: PosFloat = 2.0
     t: PosFloat = 2.0
     tau: PosFloat = 0.2
-    n_eval: Annotated[int, Field(ge=100)] = 1000
+    n_eval: Annotated[int, Field(ge=100), WORK] = 1000
     seed: Seed = 0
 
 
@@ -389,7 +398,7 @@ class SgdNoiseConfig(ExperimentConfig):
     c_ratio: Annotated[float, Field(gt=0.0, le=1.0)] = 0.5
     K: Annotated[float, Field(gt=1.0)] = math.e
     batch: Annotated[int, Field(ge=1, le=3)] = 1  # of S1's 4 anchor terms; 4 has no noise
-    chains: Annotated[int, Field(ge=10)] = 200
+    chains: Annotated[int, Field(ge=10), WORK] = 200
     dt_max: PosFloat = 1e-2
     h: PosFloat = 0.4
     horizon: PosFloat = 100.0

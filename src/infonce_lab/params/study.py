@@ -12,6 +12,7 @@ from pydantic import AfterValidator, Field, StrictBool, field_validator, model_v
 
 import infonce_lab.evaluation.metrics as metrics
 from infonce_lab.params.base import (
+    WORK,
     Name,
     OneLine,
     Seed,
@@ -40,7 +41,7 @@ class StudyConfig(Strict):
     backbones: Annotated[list[Name], Field(min_length=1)]
     losses: Annotated[list[Name], Field(min_length=1)]
     schedules: Annotated[list[Name], Field(min_length=1)]
-    seeds: Annotated[list[Seed], Field(min_length=1)]
+    seeds: Annotated[list[Seed], Field(min_length=1), WORK]
     baselines: list[Baseline] = ["random_init", "raw_pixels"]
 
     @field_validator("datasets", "backbones", "losses", "schedules", "seeds", "baselines")
@@ -63,7 +64,7 @@ class SecondaryFamily(Strict):
     same setting and on the same metrics as the primary family, never its headline. Where the
     budget cannot give every contrast the primary's seeds, the primary keeps its power."""
 
-    seeds: Annotated[list[Seed], Unique] = []
+    seeds: Annotated[list[Seed], Unique, WORK] = []
     comparisons: list[Contrast] = []
 
 
@@ -85,7 +86,7 @@ class PrimaryConfig(Strict):
     backbone: Name
     schedule: Name
     losses: Annotated[list[Name], Unique]
-    seeds: Annotated[list[Seed], Unique]
+    seeds: Annotated[list[Seed], Unique, WORK]
     comparisons: list[Contrast]
     secondary: SecondaryFamily = SecondaryFamily()
     # Controls: contrasts that test an explanation of the result (e.g. a label oracle), no

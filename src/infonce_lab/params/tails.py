@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StrictBool, model_validator
 
 from infonce_lab.params.base import (
+    WORK,
     Name,
     PosFloat,
     PosInt,
@@ -36,7 +37,7 @@ class POTConfig(Strict):
     stability_qs: Annotated[list[Annotated[float, Field(gt=0.5, lt=1.0)]], Unique] = [
         0.98, 0.985, 0.99, 0.992, 0.995]
     min_exceedances: Annotated[int, Field(ge=10)] = 100
-    bootstrap: Annotated[int, Field(ge=0, le=100_000)] = 200  # image-cluster bootstrap (ξ̂, x̂_F)
+    bootstrap: Annotated[int, Field(ge=0, le=100_000), WORK] = 200  # image-cluster bootstrap (ξ̂, x̂_F)
     density_bins: Annotated[int, Field(ge=5)] = 40
 
 
@@ -46,10 +47,10 @@ class LinkTestConfig(Strict):
 
     placements: Annotated[list[Literal["inside", "outside"]], Field(min_length=1)] = ["inside", "outside"]
     held_in_fraction: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.5
-    bootstrap: Annotated[int, Field(ge=100, le=1_000_000)] = 2000
-    lrt_replicates: Annotated[int, Field(ge=0, le=100_000)] = 39
+    bootstrap: Annotated[int, Field(ge=100, le=1_000_000), WORK] = 2000
+    lrt_replicates: Annotated[int, Field(ge=0, le=100_000), WORK] = 39
     lrt_every_placement: StrictBool = False  # the LRT is most of the test's time: first placement only
-    cv_folds: Annotated[int, Field(ge=0, le=100)] = 5
+    cv_folds: Annotated[int, Field(ge=0, le=100), WORK] = 5
     optimizer: Literal["newton", "lbfgs"] = "newton"
 
 
@@ -68,10 +69,10 @@ class AllocationConfig(Strict):
 
     pool: Annotated[int, Field(ge=2)] = 1024
     k: PosInt = 127
-    subsets: Annotated[int, Field(ge=1, le=100_000)] = 20
+    subsets: Annotated[int, Field(ge=1, le=100_000), WORK] = 20
     anchors: PosInt = 512
     bins: Annotated[int, Field(ge=5)] = 40
-    bootstrap: Annotated[int, Field(ge=0, le=100_000)] = 400  # image-cluster bootstrap of the TV gap
+    bootstrap: Annotated[int, Field(ge=0, le=100_000), WORK] = 400  # image-cluster bootstrap of the TV gap
 
 
 class RepulsionConfig(Strict):

@@ -16,6 +16,7 @@ from pydantic import (
 
 from infonce_lab.params.base import (
     REPO_PATH_WORDS,
+    WORK,
     HttpsUrl,
     LearningRate,
     Name,
@@ -193,8 +194,8 @@ class TransformerEncoderConfig(Strict):
 class TextTrainingConfig(Strict):
     """Unsupervised SimCSE: every sentence passed twice, dropout is the augmentation."""
 
-    epochs: Annotated[int, Field(ge=1, le=100_000)] = 1
-    max_steps: Annotated[int, Field(ge=1, le=100_000_000)] | None = None   # None: every full batch of every epoch
+    epochs: Annotated[int, Field(ge=1, le=100_000), WORK] = 1
+    max_steps: Annotated[Annotated[int, Field(ge=1, le=100_000_000)] | None, WORK] = None   # None: every full batch of every epoch
     batch_size: Annotated[int, Field(ge=2, le=1_048_576)] = 64
     max_length: Annotated[int, Field(ge=4, le=512)] = 32
     optimizer: Literal["adamw", "adam"] = "adamw"
@@ -251,7 +252,7 @@ class TextStudyConfig(Strict):
     encoders: Annotated[list[Name], Unique] = []
     losses: Annotated[list[Name], Unique] = []
     schedules: Annotated[list[Name], Unique] = []
-    seeds: Annotated[list[Seed], Unique] = []
+    seeds: Annotated[list[Seed], Unique, WORK] = []
     baselines: Annotated[list[TextBaseline], Unique] = ["tfidf", "untuned"]
 
     @model_validator(mode="after")

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StrictBool, model_validator
 
 from infonce_lab.params.base import (
+    WORK,
     LearningRate,
     Name,
     PosFloat,
@@ -69,7 +70,7 @@ def _launcher(value: str) -> str:
 
 
 class TrainingConfig(Strict):
-    epochs: Annotated[int, Field(ge=1, le=100_000)] = 150
+    epochs: Annotated[int, Field(ge=1, le=100_000), WORK] = 150
     batch_size: Annotated[int, Field(ge=2, le=1_048_576)] = 256
     lr: LearningRate = 1e-3
     weight_decay: WeightDecay = 1e-6

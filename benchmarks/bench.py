@@ -27,9 +27,12 @@ import torch
 from infonce_lab.data.views import make_views
 from infonce_lab.evaluation.knn import topk_cosine
 from infonce_lab.io import write_json_atomic, write_text_atomic
-from infonce_lab.losses import info_nce, weince
 from infonce_lab.models import build_encoder
-from infonce_lab.params import ResNetConfig
+from infonce_lab.params import InfoNCEConfig, ResNetConfig, WeinceConfig
+from infonce_lab.pipeline.registry import build_loss
+
+# The losses as training builds them, at the schema's defaults (the math has no defaults).
+INFONCE, WEINCE = build_loss(InfoNCEConfig()), build_loss(WeinceConfig())
 
 
 def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 2) -> float:
@@ -147,7 +150,7 @@ def bench_deterministic_fill(batch: int = 256, rounds: int = 5, steps: int = 5) 
         t0 = time.perf_counter()
         for _ in range(steps):
             _, z = enc(v)
-            loss, _ = info_nce(*z.chunk(2), 0.2)
+            loss, _ = INFONCE(*z.chunk(2), 0.2)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -204,7 +207,7 @@ def bench_training_resnet18(batch: int, repeats: int, gpu_batch: int = 256,
         a, b = make_views(data[idx], aug, gen)
         with autocast:
             _, z = enc(torch.cat([a, b]).contiguous(memory_format=fmt))
-        loss, _ = info_nce(*z.float().chunk(2), 0.5)
+        loss, _ = INFONCE(*z.float().chunk(2), 0.5)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -234,8 +237,8 @@ def bench_losses(repeats: int, shapes: tuple[tuple[int, int], ...] = ((512, 64),
             loss.backward()
 
         reps = repeats * 3 if two_n <= 512 else max(3, repeats // 2)
-        t_i = median_seconds(lambda: run(info_nce), reps)
-        t_w = median_seconds(lambda: run(weince), reps)
+        t_i = median_seconds(lambda: run(INFONCE), reps)
+        t_w = median_seconds(lambda: run(WEINCE), reps)
         rows.append({"two_n": two_n, "dim": d, "infonce_ms": 1e3 * t_i, "weince_ms": 1e3 * t_w,
                      "weince_over_infonce": t_w / t_i})
     return rows

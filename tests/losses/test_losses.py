@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from infonce_lab.losses import info_nce
+from loss_knobs import direct_au_knobs, info_nce_knobs
 
 
 def brute_force_nt_xent(z1: torch.Tensor, z2: torch.Tensor, tau: float, decoupled: bool) -> float:
@@ -29,13 +30,13 @@ def brute_force_nt_xent(z1: torch.Tensor, z2: torch.Tensor, tau: float, decouple
 def test_matches_brute_force(decoupled, tau):
     g = torch.Generator().manual_seed(0)
     z1, z2 = torch.randn(7, 5, generator=g), torch.randn(7, 5, generator=g)
-    loss, _ = info_nce(z1.double(), z2.double(), tau, decoupled=decoupled)
+    loss, _ = info_nce(z1.double(), z2.double(), tau, **info_nce_knobs(decoupled=decoupled))
     assert float(loss) == pytest.approx(brute_force_nt_xent(z1, z2, tau, decoupled), rel=1e-5)
 
 
 def test_collapsed_embeddings_give_log_of_candidates():
     z = torch.ones(6, 3)
-    loss, stats = info_nce(z, z, 0.3)
+    loss, stats = info_nce(z, z, 0.3, **info_nce_knobs())
     assert float(loss) == pytest.approx(math.log(2 * 6 - 1), rel=1e-6)
     assert stats == {}
 
@@ -43,9 +44,9 @@ def test_collapsed_embeddings_give_log_of_candidates():
 def test_scale_invariance_and_symmetry():
     g = torch.Generator().manual_seed(1)
     z1, z2 = torch.randn(9, 4, generator=g), torch.randn(9, 4, generator=g)
-    a, _ = info_nce(z1, z2, 0.2)
-    b, _ = info_nce(3.0 * z1, 0.5 * z2, 0.2)
-    c, _ = info_nce(z2, z1, 0.2)
+    a, _ = info_nce(z1, z2, 0.2, **info_nce_knobs())
+    b, _ = info_nce(3.0 * z1, 0.5 * z2, 0.2, **info_nce_knobs())
+    c, _ = info_nce(z2, z1, 0.2, **info_nce_knobs())
     assert float(a) == pytest.approx(float(b), rel=1e-5)
     assert float(a) == pytest.approx(float(c), rel=1e-5)
 
@@ -54,23 +55,23 @@ def test_gradcheck_float64():
     g = torch.Generator().manual_seed(2)
     z1 = torch.randn(4, 3, generator=g, dtype=torch.float64, requires_grad=True)
     z2 = torch.randn(4, 3, generator=g, dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda a, b: info_nce(a, b, 0.5)[0], (z1, z2))
-    assert torch.autograd.gradcheck(lambda a, b: info_nce(a, b, 0.5, decoupled=True)[0], (z1, z2))
+    assert torch.autograd.gradcheck(lambda a, b: info_nce(a, b, 0.5, **info_nce_knobs())[0], (z1, z2))
+    assert torch.autograd.gradcheck(lambda a, b: info_nce(a, b, 0.5, **info_nce_knobs(decoupled=True))[0], (z1, z2))
 
 
 def test_aligned_views_lower_loss_than_random():
     g = torch.Generator().manual_seed(3)
     z1 = torch.randn(32, 16, generator=g)
-    aligned, _ = info_nce(z1, z1 + 0.01 * torch.randn(32, 16, generator=g), 0.2)
-    random, _ = info_nce(z1, torch.randn(32, 16, generator=g), 0.2)
+    aligned, _ = info_nce(z1, z1 + 0.01 * torch.randn(32, 16, generator=g), 0.2, **info_nce_knobs())
+    random, _ = info_nce(z1, torch.randn(32, 16, generator=g), 0.2, **info_nce_knobs())
     assert float(aligned) < float(random)
 
 
 def test_rejects_bad_input():
     with pytest.raises(ValueError, match="temperature"):
-        info_nce(torch.randn(3, 2), torch.randn(3, 2), 0.0)
+        info_nce(torch.randn(3, 2), torch.randn(3, 2), 0.0, **info_nce_knobs())
     with pytest.raises(ValueError, match=r"\(N, d\)"):
-        info_nce(torch.randn(3, 2), torch.randn(4, 2), 0.5)
+        info_nce(torch.randn(3, 2), torch.randn(4, 2), 0.5, **info_nce_knobs())
 
 
 def test_direct_au_formula():
@@ -85,11 +86,11 @@ def test_direct_au_formula():
         d = [math.exp(-1.5 * float(((x[i] - x[j]) ** 2).sum())) for i in range(10) for j in range(i + 1, 10)]
         return math.log(sum(d) / len(d))
 
-    loss, st = direct_au(z1, z2, alpha=3.0, t=1.5, weight=0.7)
+    loss, st = direct_au(z1, z2, **direct_au_knobs(alpha=3.0, t=1.5, weight=0.7))
     assert float(loss) == pytest.approx(float(align) + 0.7 * 0.5 * (unif(a) + unif(b)), rel=1e-10)
     assert float(st["alignment"]) == pytest.approx(float(align), rel=1e-10)
     z1.requires_grad_(True)
-    assert torch.autograd.gradcheck(lambda x: direct_au(x, z2)[0], (z1,))
+    assert torch.autograd.gradcheck(lambda x: direct_au(x, z2, **direct_au_knobs())[0], (z1,))
 
 
 def test_symmetric_info_nce_is_clip():
@@ -110,8 +111,8 @@ def test_symmetric_info_nce_is_clip():
 def test_topm_control_adds_softmax_over_hardest_negatives():
     g = torch.Generator().manual_seed(7)
     z1, z2 = torch.randn(9, 4, generator=g, dtype=torch.float64), torch.randn(9, 4, generator=g, dtype=torch.float64)
-    base, _ = info_nce(z1, z2, 0.5)
-    full, _ = info_nce(z1, z2, 0.5, topm_weight=0.5, top_m=3)
+    base, _ = info_nce(z1, z2, 0.5, **info_nce_knobs())
+    full, _ = info_nce(z1, z2, 0.5, **info_nce_knobs(topm_weight=0.5, top_m=3))
     z = F.normalize(torch.cat([z1, z2]), dim=1)
     extra = 0.0
     for i in range(18):

@@ -24,6 +24,7 @@ from infonce_lab.losses.common import candidate_similarities
 from infonce_lab.losses.weince import effective_inverse_temperature, global_tail_index
 from infonce_lab.params import InfoNCEConfig, WeinceConfig, parse_params
 from infonce_lab.pipeline.registry import build_loss
+from loss_knobs import info_nce_knobs, weince_knobs
 
 
 def _views(n: int, d: int, seed: int, dtype=torch.float64, noise: float = 0.8):
@@ -41,8 +42,8 @@ def _value_and_grads(fn, z1, z2):
 
 def test_registry_defaults_are_all_views():
     z1, z2 = _views(16, 6, 4, torch.float32)
-    for cfg, ref in ((InfoNCEConfig(), lambda: info_nce(z1, z2, 0.2)),
-                     (WeinceConfig(), lambda: weince(z1, z2, 0.2))):
+    for cfg, ref in ((InfoNCEConfig(), lambda: info_nce(z1, z2, 0.2, **info_nce_knobs())),
+                     (WeinceConfig(), lambda: weince(z1, z2, 0.2, **weince_knobs()))):
         loss = build_loss(cfg)
         assert loss.candidates == "all_views"
         assert torch.equal(loss(z1, z2, 0.2)[0], ref()[0])
@@ -69,25 +70,25 @@ def brute_force_simcse(z1, z2, tau: float, decoupled: bool = False, top_m: int |
 @pytest.mark.parametrize("decoupled", [False, True])
 def test_cross_view_infonce_is_simcse(tau, decoupled):
     z1, z2 = _views(9, 5, 10)
-    loss, _ = info_nce(z1, z2, tau, decoupled=decoupled, candidates="cross_view")
+    loss, _ = info_nce(z1, z2, tau, **info_nce_knobs(decoupled=decoupled, candidates="cross_view"))
     assert float(loss) == pytest.approx(brute_force_simcse(z1, z2, tau, decoupled), rel=1e-10)
 
 
 def test_cross_view_infonce_is_one_direction_of_clip_and_differs_from_all_views():
     z1, z2 = _views(12, 5, 11)
-    loss, _ = info_nce(z1, z2, 0.3, candidates="cross_view")
+    loss, _ = info_nce(z1, z2, 0.3, **info_nce_knobs(candidates="cross_view"))
     _, st = symmetric_info_nce(z1, z2, 0.3)
     assert float(loss) == pytest.approx(float(st["loss_a_to_b"]), rel=1e-12)
     # Collapsed embeddings: log of the number of candidates, N against 2N − 1.
     z = torch.ones(6, 3)
-    assert float(info_nce(z, z, 0.3, candidates="cross_view")[0]) == pytest.approx(math.log(6))
-    assert float(info_nce(z, z, 0.3)[0]) == pytest.approx(math.log(11))
+    assert float(info_nce(z, z, 0.3, **info_nce_knobs(candidates="cross_view"))[0]) == pytest.approx(math.log(6))
+    assert float(info_nce(z, z, 0.3, **info_nce_knobs())[0]) == pytest.approx(math.log(11))
 
 
 def test_cross_view_topm_control():
     z1, z2 = _views(10, 4, 12)
-    base, _ = info_nce(z1, z2, 0.5, candidates="cross_view")
-    full, _ = info_nce(z1, z2, 0.5, topm_weight=0.5, top_m=3, candidates="cross_view")
+    base, _ = info_nce(z1, z2, 0.5, **info_nce_knobs(candidates="cross_view"))
+    full, _ = info_nce(z1, z2, 0.5, **info_nce_knobs(topm_weight=0.5, top_m=3, candidates="cross_view"))
     extra = brute_force_simcse(z1, z2, 0.5, top_m=3)
     assert float(full) == pytest.approx(float(base) + 0.5 * extra, rel=1e-10)
 
@@ -97,13 +98,13 @@ def test_cross_view_infonce_gradcheck():
     z1.requires_grad_(True)
     z2.requires_grad_(True)
     assert torch.autograd.gradcheck(
-        lambda a, b: info_nce(a, b, 0.5, candidates="cross_view")[0], (z1, z2))
+        lambda a, b: info_nce(a, b, 0.5, **info_nce_knobs(candidates="cross_view"))[0], (z1, z2))
 
 
 def test_tau_scale_runs_infonce_at_the_scaled_temperature():
     z1, z2 = _views(8, 4, 14)
     loss, st = build_loss(InfoNCEConfig(candidates="cross_view", tau_scale=1.5))(z1, z2, 0.05)
-    ref, _ = info_nce(z1, z2, 0.075, candidates="cross_view")
+    ref, _ = info_nce(z1, z2, 0.075, **info_nce_knobs(candidates="cross_view"))
     assert float(loss) == pytest.approx(float(ref), rel=1e-12)
     assert float(st["tau_scaled"]) == pytest.approx(0.075)
 
@@ -152,7 +153,7 @@ def slow_cross_view_weince(z1, z2, tau: float, frac=0.10, min_pts=32, q=0.2, k_r
 @pytest.mark.parametrize("n,seed,tau", [(40, 0, 0.5), (64, 1, 0.05), (12, 2, 0.3)])
 def test_cross_view_weince_matches_the_slow_loop(n, seed, tau):
     z1, z2 = _views(n, 6, seed, noise=0.5)
-    loss, st = weince(z1, z2, tau, candidates="cross_view")
+    loss, st = weince(z1, z2, tau, **weince_knobs(candidates="cross_view"))
     ref_loss, lam, beta_hat, rho0, daic, _ = slow_cross_view_weince(z1, z2, tau)
     assert float(loss) == pytest.approx(ref_loss, rel=1e-9)
     assert st["lambda"].shape == (n,)
@@ -164,10 +165,10 @@ def test_cross_view_weince_matches_the_slow_loop(n, seed, tau):
 
 def test_cross_view_weince_limits():
     z1, z2 = _views(16, 8, 5)
-    zero, _ = weince(z1, z2, 0.2, lambda_mode="fixed", lambda_fixed=0.0, candidates="cross_view")
-    ref, _ = info_nce(z1, z2, 0.2, candidates="cross_view")
+    zero, _ = weince(z1, z2, 0.2, **weince_knobs(lambda_mode="fixed", lambda_fixed=0.0, candidates="cross_view"))
+    ref, _ = info_nce(z1, z2, 0.2, **info_nce_knobs(candidates="cross_view"))
     assert float(zero) == pytest.approx(float(ref), rel=1e-12)
-    one, _ = weince(z1, z2, 0.2, lambda_mode="fixed", lambda_fixed=1.0, candidates="cross_view")
+    one, _ = weince(z1, z2, 0.2, **weince_knobs(lambda_mode="fixed", lambda_fixed=1.0, candidates="cross_view"))
     a, b = F.normalize(z1, dim=1), F.normalize(z2, dim=1)
     logits = -torch.log1p(-(a @ b.T).clamp(max=1 - 1e-6))
     assert float(one) == pytest.approx(float(F.cross_entropy(logits, torch.arange(16))), rel=1e-12)
@@ -177,7 +178,7 @@ def test_cross_view_weince_only_similarities_carry_gradient():
     z1, z2 = _views(12, 5, 6)
     z1.requires_grad_(True)
     z2.requires_grad_(True)
-    loss, st = weince(z1, z2, 0.4, beta="per_anchor", candidates="cross_view")
+    loss, st = weince(z1, z2, 0.4, **weince_knobs(beta="per_anchor", candidates="cross_view"))
     g1, g2 = torch.autograd.grad(loss, (z1, z2))
     lam, beta_i = st["lambda"], st["beta_hat"].clamp(0.5, 16.0)
     y1, y2 = z1.detach().clone().requires_grad_(True), z2.detach().clone().requires_grad_(True)
@@ -196,14 +197,13 @@ def test_cross_view_weince_gradcheck(variant):
     z1.requires_grad_(True)
     z2.requires_grad_(True)
     kw = {"lambda_mode": "fixed", "candidates": "cross_view", **variant}
-    assert torch.autograd.gradcheck(lambda a, b: weince(a, b, 0.5, **kw)[0], (z1, z2))
+    assert torch.autograd.gradcheck(lambda a, b: weince(a, b, 0.5, **weince_knobs(**kw))[0], (z1, z2))
 
 
 def test_cross_view_recipe_terms_use_cross_view_negatives():
     z1, z2 = _views(14, 6, 9)
-    base, _ = weince(z1, z2, 0.5, candidates="cross_view")
-    full, _ = weince(z1, z2, 0.5, weib_topm_weight=0.5, pl_topm_weight=0.25, top_m=4, beta_t=3.0,
-                     candidates="cross_view")
+    base, _ = weince(z1, z2, 0.5, **weince_knobs(candidates="cross_view"))
+    full, _ = weince(z1, z2, 0.5, **weince_knobs(weib_topm_weight=0.5, pl_topm_weight=0.25, top_m=4, beta_t=3.0, candidates="cross_view"))
     s_all = F.normalize(z1, dim=1) @ F.normalize(z2, dim=1).T
     extra_w = extra_p = 0.0
     for i in range(14):
@@ -234,7 +234,7 @@ def test_cross_view_registry_and_telemetry():
     loss = build_loss(WeinceConfig(candidates="cross_view", min_tail_points=5))
     assert loss.candidates == "cross_view"
     value, st = loss(z1, z2, 0.3)
-    ref, _ = weince(z1, z2, 0.3, min_tail_points=5, candidates="cross_view")
+    ref, _ = weince(z1, z2, 0.3, **weince_knobs(min_tail_points=5, candidates="cross_view"))
     assert float(value) == float(ref) and st["lambda"].shape == (10,)
     tel = similarity_stats(z1, z2, "cross_view")
     s = (F.normalize(z1, dim=1) @ F.normalize(z2, dim=1).T).numpy()
@@ -256,7 +256,7 @@ def test_unknown_candidates_are_refused(raw):
 def test_effective_inverse_temperature_is_the_secant_slope_of_the_logit():
     z1, z2 = _views(20, 5, 17, noise=0.4)
     tau, eps = 0.1, 1e-6
-    _, st = weince(z1, z2, tau, lambda_mode="fixed", lambda_fixed=0.6, candidates="cross_view")
+    _, st = weince(z1, z2, tau, **weince_knobs(lambda_mode="fixed", lambda_fixed=0.6, candidates="cross_view"))
     s = (F.normalize(z1, dim=1) @ F.normalize(z2, dim=1).T).numpy()
 
     def logit(v: float) -> float:
@@ -267,7 +267,7 @@ def test_effective_inverse_temperature_is_the_secant_slope_of_the_logit():
         expect = (logit(s[i, i]) - logit(hard)) / (s[i, i] - hard)
         assert float(st["inv_tau_eff"][i]) == pytest.approx(expect, rel=1e-9)
     # λ = 0: InfoNCE's own 1/τ, whatever the scores.
-    _, st0 = weince(z1, z2, tau, lambda_mode="fixed", lambda_fixed=0.0)
+    _, st0 = weince(z1, z2, tau, **weince_knobs(lambda_mode="fixed", lambda_fixed=0.0))
     assert torch.allclose(st0["inv_tau_eff"], torch.full((40,), 1 / tau, dtype=torch.float64))
 
 

@@ -17,6 +17,7 @@ from infonce_lab.losses.infonce import InfoNCELoss
 from infonce_lab.losses.objects import needs_labels, protocol_gaps
 from infonce_lab.params import InfoNCEConfig
 from infonce_lab.pipeline.registry import LOSSES, build_loss
+from loss_knobs import info_nce_knobs
 
 
 def _views(n: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -74,12 +75,10 @@ LABELS = [0, 1, 0, 2, 1, 0, 3, 2, 1]   # nine pairs, classes with 1–3 members
 def test_matches_the_loop_over_anchors_and_candidates(candidates, decoupled, topm_weight, top_m,
                                                       tau):
     z1, z2 = _views(len(LABELS), 5, 0)
-    loss, stats = info_nce(z1, z2, tau, decoupled=decoupled, topm_weight=topm_weight,
-                           top_m=top_m, candidates=candidates, labels=torch.tensor(LABELS))
+    loss, stats = info_nce(z1, z2, tau, labels=torch.tensor(LABELS), **info_nce_knobs(decoupled=decoupled, topm_weight=topm_weight, top_m=top_m, candidates=candidates))
     ref = brute_force_oracle(z1, z2, LABELS, tau, candidates, decoupled, topm_weight, top_m)
     assert float(loss) == pytest.approx(ref, rel=1e-12)
-    plain, _ = info_nce(z1, z2, tau, decoupled=decoupled, topm_weight=topm_weight, top_m=top_m,
-                        candidates=candidates)
+    plain, _ = info_nce(z1, z2, tau, **info_nce_knobs(decoupled=decoupled, topm_weight=topm_weight, top_m=top_m, candidates=candidates))
     assert abs(float(plain) - ref) > 1e-3   # the masking is seen: not plain InfoNCE's value
     # the share of negatives the oracle removed, counted from the labels: each ordered pair of
     # same-class pairs is 4 view pairs among all_views' 2N(2N − 2) negatives, 1 of N(N − 1)
@@ -96,12 +95,9 @@ def test_matches_the_loop_over_anchors_and_candidates(candidates, decoupled, top
 def test_labels_that_mask_nothing_give_plain_infonce_exactly(candidates, decoupled, topm_weight):
     """All classes distinct, or all unknown (−1, never a class): not one bit differs."""
     z1, z2 = _views(8, 4, 1)
-    plain, _ = info_nce(z1.float(), z2.float(), 0.3, decoupled=decoupled,
-                        topm_weight=topm_weight, top_m=4, candidates=candidates)
+    plain, _ = info_nce(z1.float(), z2.float(), 0.3, **info_nce_knobs(decoupled=decoupled, topm_weight=topm_weight, top_m=4, candidates=candidates))
     for labels in (torch.arange(8), torch.full((8,), -1)):
-        masked, stats = info_nce(z1.float(), z2.float(), 0.3, decoupled=decoupled,
-                                 topm_weight=topm_weight, top_m=4, candidates=candidates,
-                                 labels=labels)
+        masked, stats = info_nce(z1.float(), z2.float(), 0.3, labels=labels, **info_nce_knobs(decoupled=decoupled, topm_weight=topm_weight, top_m=4, candidates=candidates))
         assert torch.equal(masked, plain)
         assert float(stats["masked_negative_share"]) == 0.0
 
@@ -115,8 +111,7 @@ def test_an_anchor_with_no_negative_left_is_finite_and_contributes_zero(candidat
     positive alone (−log 1 = 0); DCL's empty denominator would be log 0 = −∞ and a NaN
     gradient, which the oracle defines away as the same 0."""
     z1, z2 = (z.clone().requires_grad_(True) for z in _views(6, 4, 2))
-    loss, stats = info_nce(z1, z2, 0.2, decoupled=decoupled, topm_weight=topm_weight, top_m=3,
-                           candidates=candidates, labels=torch.zeros(6, dtype=torch.long))
+    loss, stats = info_nce(z1, z2, 0.2, labels=torch.zeros(6, dtype=torch.long), **info_nce_knobs(decoupled=decoupled, topm_weight=topm_weight, top_m=3, candidates=candidates))
     assert float(loss.detach()) == 0.0 and float(stats["masked_negative_share"]) == 1.0
     g1, g2 = torch.autograd.grad(loss, (z1, z2))
     assert torch.isfinite(g1).all() and torch.isfinite(g2).all()
@@ -125,8 +120,7 @@ def test_an_anchor_with_no_negative_left_is_finite_and_contributes_zero(candidat
     labels = [0, 0, 0, 0, 0, 1]   # five pairs of class 0, one of class 1
     a, b = _views(6, 4, 3)
     a.requires_grad_(True)
-    loss, _ = info_nce(a, b, 0.2, decoupled=decoupled, topm_weight=topm_weight, top_m=3,
-                       candidates=candidates, labels=torch.tensor(labels))
+    loss, _ = info_nce(a, b, 0.2, labels=torch.tensor(labels), **info_nce_knobs(decoupled=decoupled, topm_weight=topm_weight, top_m=3, candidates=candidates))
     assert float(loss.detach()) == pytest.approx(
         brute_force_oracle(a.detach(), b, labels, 0.2, candidates, decoupled, topm_weight, 3),
         rel=1e-12)
@@ -140,23 +134,21 @@ def test_gradcheck_float64(candidates, decoupled):
     z1, z2 = (z.clone().requires_grad_(True) for z in _views(5, 3, 4))
     labels = torch.tensor([0, 1, 0, 1, 1])   # no row without negatives: every term is smooth
     assert torch.autograd.gradcheck(
-        lambda a, b: info_nce(a, b, 0.5, decoupled=decoupled, candidates=candidates,
-                              labels=labels)[0], (z1, z2))
+        lambda a, b: info_nce(a, b, 0.5, labels=labels, **info_nce_knobs(decoupled=decoupled, candidates=candidates))[0], (z1, z2))
     # with a class-pure batch, DCL's rows are the constant 0: gradient 0, not NaN
     pure = torch.zeros(5, dtype=torch.long)
     assert torch.autograd.gradcheck(
-        lambda a, b: info_nce(a, b, 0.5, decoupled=decoupled, candidates=candidates,
-                              labels=pure)[0], (z1, z2))
+        lambda a, b: info_nce(a, b, 0.5, labels=pure, **info_nce_knobs(decoupled=decoupled, candidates=candidates))[0], (z1, z2))
 
 
 def test_labels_of_the_wrong_shape_or_kind_are_refused():
     z1, z2 = _views(4, 3, 5)
     with pytest.raises(ValueError, match="3 labels for a batch of 4 pairs"):
-        info_nce(z1, z2, 0.5, labels=torch.tensor([0, 1, 2]))
+        info_nce(z1, z2, 0.5, labels=torch.tensor([0, 1, 2]), **info_nce_knobs())
     with pytest.raises(ValueError, match="one integer class per pair"):
-        info_nce(z1, z2, 0.5, labels=torch.zeros(4))
+        info_nce(z1, z2, 0.5, labels=torch.zeros(4), **info_nce_knobs())
     with pytest.raises(ValueError, match="one integer class per pair"):
-        info_nce(z1, z2, 0.5, labels=torch.zeros(4, 1, dtype=torch.long))
+        info_nce(z1, z2, 0.5, labels=torch.zeros(4, 1, dtype=torch.long), **info_nce_knobs())
 
 
 def test_the_loss_object_declares_it_needs_labels_and_refuses_a_call_without():
@@ -168,14 +160,14 @@ def test_the_loss_object_declares_it_needs_labels_and_refuses_a_call_without():
         oracle(z1, z2, 0.5)
     labels = torch.tensor([0, 1, 0, 1, 2, 2])
     loss, stats = oracle(z1, z2, 0.5, labels=labels)
-    assert torch.equal(loss, info_nce(z1, z2, 0.5, labels=labels)[0])
+    assert torch.equal(loss, info_nce(z1, z2, 0.5, labels=labels, **info_nce_knobs())[0])
     assert "masked_negative_share" in stats
     # every other registered loss, at its defaults, reads no labels
     for config in LOSSES:
         assert not needs_labels(build_loss(config())), config
     plain = build_loss(InfoNCEConfig())
     assert not plain.needs_labels
-    assert torch.equal(plain(z1, z2, 0.5)[0], info_nce(z1, z2, 0.5)[0])
+    assert torch.equal(plain(z1, z2, 0.5)[0], info_nce(z1, z2, 0.5, **info_nce_knobs())[0])
 
 
 def test_protocol_gaps_sees_a_needs_labels_that_is_not_a_bool():

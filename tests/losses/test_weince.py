@@ -14,6 +14,7 @@ from scipy import stats
 from infonce_lab.losses import info_nce, weince
 from infonce_lab.losses.common import pair_similarities
 from infonce_lab.losses.weince import tail_fit, tail_size
+from loss_knobs import info_nce_knobs, tail_fit_knobs, weince_knobs
 
 
 def _views(n: int, d: int, seed: int, dtype=torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
@@ -72,7 +73,7 @@ def slow_reference(sim: np.ndarray, n: int, tau: float, frac=0.10, min_pts=32, q
 @pytest.mark.parametrize("n,seed", [(40, 0), (64, 1), (8, 2)])
 def test_matches_slow_loop_with_linregress(n, seed):
     z1, z2 = _views(n, 6, seed)
-    loss, st = weince(z1, z2, 0.5)
+    loss, st = weince(z1, z2, 0.5, **weince_knobs())
     sim = pair_similarities(z1, z2)[0].numpy()
     ref_loss, lam, beta_hat, rho0, daic = slow_reference(sim, n, 0.5)
     assert float(loss) == pytest.approx(ref_loss, rel=1e-9)
@@ -90,7 +91,7 @@ def test_ties_and_scores_at_the_clamp():
     z1 = base.repeat(4, 1)
     z2 = z1.clone()
     z2[::3] = -z2[::3]
-    loss, st = weince(z1, z2, 0.3)
+    loss, st = weince(z1, z2, 0.3, **weince_knobs())
     sim = pair_similarities(z1, z2)[0].numpy()
     ref_loss, lam, beta_hat, _, _ = slow_reference(sim, n, 0.3)
     assert math.isfinite(float(loss))
@@ -101,14 +102,14 @@ def test_ties_and_scores_at_the_clamp():
 
 def test_lambda_zero_is_nt_xent():
     z1, z2 = _views(16, 8, 4)
-    a, _ = weince(z1, z2, 0.2, lambda_mode="fixed", lambda_fixed=0.0)
-    b, _ = info_nce(z1, z2, 0.2)
+    a, _ = weince(z1, z2, 0.2, **weince_knobs(lambda_mode="fixed", lambda_fixed=0.0))
+    b, _ = info_nce(z1, z2, 0.2, **info_nce_knobs())
     assert float(a) == pytest.approx(float(b), rel=1e-12)
 
 
 def test_lambda_one_is_cross_entropy_of_shortfall_logits():
     z1, z2 = _views(16, 8, 5)
-    a, _ = weince(z1, z2, 0.2, lambda_mode="fixed", lambda_fixed=1.0, beta="one")
+    a, _ = weince(z1, z2, 0.2, **weince_knobs(lambda_mode="fixed", lambda_fixed=1.0, beta="one"))
     sim, pos = pair_similarities(z1, z2)
     logits = -torch.log(1 - sim.clamp(max=1 - 1e-6))
     logits.fill_diagonal_(float("-inf"))
@@ -120,7 +121,7 @@ def test_only_similarities_carry_gradient():
     z1, z2 = _views(12, 5, 6)
     z1.requires_grad_(True)
     z2.requires_grad_(True)
-    loss, st = weince(z1, z2, 0.4, beta="per_anchor")
+    loss, st = weince(z1, z2, 0.4, **weince_knobs(beta="per_anchor"))
     g1, g2 = torch.autograd.grad(loss, (z1, z2))
     lam, beta_i = st["lambda"], st["beta_hat"].clamp(0.5, 16.0)
     assert not lam.requires_grad and not st["beta_hat"].requires_grad
@@ -144,21 +145,21 @@ def test_gradcheck_float64(variant):
     z1, z2 = _views(6, 3, 7)
     z1.requires_grad_(True)
     z2.requires_grad_(True)
-    assert torch.autograd.gradcheck(lambda a, b: weince(a, b, 0.5, **variant)[0], (z1, z2))
+    assert torch.autograd.gradcheck(lambda a, b: weince(a, b, 0.5, **weince_knobs(**variant))[0], (z1, z2))
 
 
 def test_variants_select_their_factor():
     z1, z2 = _views(32, 8, 8)
-    prod = weince(z1, z2, 0.5)[1]["lambda"]
-    rho = weince(z1, z2, 0.5, lambda_mode="rho")[1]["lambda"]
-    aic = weince(z1, z2, 0.5, lambda_mode="aic")[1]["lambda"]
+    prod = weince(z1, z2, 0.5, **weince_knobs())[1]["lambda"]
+    rho = weince(z1, z2, 0.5, **weince_knobs(lambda_mode="rho"))[1]["lambda"]
+    aic = weince(z1, z2, 0.5, **weince_knobs(lambda_mode="aic"))[1]["lambda"]
     assert torch.allclose(prod, rho * aic)
 
 
 def test_recipe_terms_add_the_documented_cross_entropies():
     z1, z2 = _views(20, 6, 9)
-    base, _ = weince(z1, z2, 0.5)
-    full, _ = weince(z1, z2, 0.5, weib_topm_weight=0.5, pl_topm_weight=0.25, top_m=7, beta_t=3.0)
+    base, _ = weince(z1, z2, 0.5, **weince_knobs())
+    full, _ = weince(z1, z2, 0.5, **weince_knobs(weib_topm_weight=0.5, pl_topm_weight=0.25, top_m=7, beta_t=3.0))
     sim, pos = pair_similarities(z1, z2)
     m = sim.shape[0]
     extra_w = extra_p = 0.0
@@ -185,6 +186,6 @@ def test_tail_fit_recovers_a_known_weibull_index():
     delta = 0.5 * rng.uniform(size=(m, m)) ** (1 / beta_true)
     sim = torch.as_tensor(1.0 - delta)
     pos = torch.arange(m).roll(m // 2)
-    fit = tail_fit(sim, pos)
+    fit = tail_fit(sim, pos, **tail_fit_knobs())
     assert float(fit.beta_hat.median()) == pytest.approx(beta_true, rel=0.1)
     assert float(fit.delta_aic.median()) > 0  # a power-law tail favours Weibull

@@ -35,6 +35,7 @@ from infonce_lab.params import (
 )
 from infonce_lab.pipeline.text_pretrain import text_steps, train_text
 from infonce_lab.pipeline.text_protocol import evaluate_text
+from loss_knobs import weince_knobs
 
 TINY = {"num_hidden_layers": 2, "hidden_size": 32, "num_attention_heads": 2,
         "intermediate_size": 64}
@@ -401,8 +402,7 @@ def test_effective_temperature_at_start_is_the_first_steps_own_statistic(tokeniz
             batch = [SENTENCES[i] for i in perm[8 * b:8 * (b + 1)]]
             _, z = model(**tokenize(tokenizer, batch + batch, 16))
             z1, z2 = z.float().chunk(2)
-            kappas.append(float(weince(z1, z2, 0.05, min_tail_points=4,
-                                       candidates="cross_view")[1]["inv_tau_eff"].mean()))
+            kappas.append(float(weince(z1, z2, 0.05, **weince_knobs(min_tail_points=4, candidates="cross_view"))[1]["inv_tau_eff"].mean()))
     assert out["inv_tau_eff_mean"] == pytest.approx(np.mean(kappas), rel=1e-6)
     assert out["tau_eff"] == pytest.approx(1 / np.mean(kappas), rel=1e-6)
     # λ ≡ 0 is InfoNCE: its effective temperature is τ itself.

@@ -27,6 +27,7 @@ from infonce_lab.pipeline.pretrain import train_image
 from infonce_lab.schedules import Fixed
 from infonce_lab.train.image_source import ImageViews
 from infonce_lab.train.loop import Plan, fit
+from loss_knobs import info_nce_knobs
 
 SMALL = ResNetConfig(widths=[8], blocks=[1], head_hidden=8, head_dim=4)
 
@@ -40,7 +41,7 @@ class _Spy(StatelessLoss):
 
     def __call__(self, z1, z2, tau, **kw):  # noqa: ANN001, ANN003, ANN204
         self.calls.append({k: v.clone() for k, v in kw.items()})
-        return info_nce(z1, z2, tau, labels=kw.get("labels"))
+        return info_nce(z1, z2, tau, labels=kw.get("labels"), **info_nce_knobs())
 
 
 class _Recording(ImageViews):

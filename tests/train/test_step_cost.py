@@ -14,6 +14,7 @@ from infonce_lab.losses.objects import StatelessLoss
 from infonce_lab.models import build_encoder
 from infonce_lab.params import ResNetConfig
 from infonce_lab.train.step_cost import _rounds, loss_overhead, loss_share, ratio, step_cost
+from loss_knobs import info_nce_knobs
 
 
 class Sleepy(StatelessLoss):
@@ -25,7 +26,7 @@ class Sleepy(StatelessLoss):
     def __call__(self, z1, z2, tau):  # noqa: ANN001, ANN204
         self.log.append(self.name)
         time.sleep(self.seconds)
-        return info_nce(z1, z2, tau)
+        return info_nce(z1, z2, tau, **info_nce_knobs())
 
 
 def test_a_loss_that_sleeps_longer_costs_at_least_its_sleep_in_both_timings():

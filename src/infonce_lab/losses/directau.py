@@ -2,7 +2,7 @@
 
 Usage — the function on two views, or the bound loss the pipeline builds from a params section::
 
-    value, stats = direct_au(z1, z2, alpha=2.0, t=2.0)
+    value, stats = direct_au(z1, z2, alpha=2.0, t=2.0, weight=1.0)
     loss = build_loss(DirectAUConfig(schedule_drives="t"))  # pipeline.registry
     value, stats = loss(z1, z2, tau)
 """
@@ -18,7 +18,7 @@ from infonce_lab.losses.objects import StatelessLoss
 
 
 def direct_au(
-    z1: torch.Tensor, z2: torch.Tensor, alpha: float = 2.0, t: float = 2.0, weight: float = 1.0
+    z1: torch.Tensor, z2: torch.Tensor, *, alpha: float, t: float, weight: float
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """L_align(α) + weight·½(L_uniform(z1; t) + L_uniform(z2; t)), as the official STL-10 example."""
     align = alignment(z1, z2, alpha)

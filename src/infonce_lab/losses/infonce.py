@@ -1,9 +1,11 @@
 """NT-Xent (SimCLR's InfoNCE) over the 2N×(2N−1) candidate matrix, or SimCSE's InfoNCE over the
 N×N cross-view matrix, and the CLIP-style symmetric InfoNCE for paired modalities.
 
-Usage — the function on two views, or the bound loss the pipeline builds from a params section::
+Usage — the function on two views (its knobs by keyword, the schema's values), or the bound
+loss the pipeline builds from a params section::
 
-    value, stats = info_nce(z1, z2, 0.2)  # z1, z2: (N, d), row i of each a positive pair
+    value, stats = info_nce(z1, z2, 0.2, decoupled=False, topm_weight=0.0, top_m=50,
+                            candidates="all_views")  # z1, z2: (N, d), row i a positive pair
     loss = build_loss(InfoNCEConfig(decoupled=True))  # pipeline.registry
     value, stats = loss(z1, z2, tau)
 """
@@ -29,10 +31,11 @@ def info_nce(
     z1: torch.Tensor,
     z2: torch.Tensor,
     temperature: float,
-    decoupled: bool = False,
-    topm_weight: float = 0.0,
-    top_m: int = 50,
-    candidates: Candidates = "all_views",
+    *,
+    decoupled: bool,
+    topm_weight: float,
+    top_m: int,
+    candidates: Candidates,
     labels: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Mean over the anchors of −log softmax(s/τ) at the positive.

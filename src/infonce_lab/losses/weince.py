@@ -18,11 +18,11 @@ paper's §4.2 setting) the N rows of view 1 are the anchors, the tail sets hold 
 cross-view negatives and ρ0 is taken over the N anchors. Either way the statistics are
 stop-gradient (WEINCE §4, App. F.2).
 
-Usage — the function on two views, or the bound loss the pipeline builds from a params section::
+Usage — the bound loss the pipeline builds from a params section (the function takes every knob
+by keyword, with no defaults of its own: they are the schema's, ``WeinceConfig``)::
 
-    value, stats = weince(z1, z2, 0.5)  # stats: λ_i, β̂_i, ρ_i per anchor
     loss = build_loss(WeinceConfig(lambda_mode="aic"))  # pipeline.registry
-    value, stats = loss(z1, z2, tau)
+    value, stats = loss(z1, z2, tau)  # stats: λ_i, β̂_i, ρ_i per anchor
 """
 
 from __future__ import annotations
@@ -92,9 +92,9 @@ def _ols(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, 
 def tail_fit(
     sim: torch.Tensor,
     pos: torch.Tensor,
-    tail_frac: float = 0.10,
-    min_tail_points: int = 32,
-    eps: float = 1e-6,
+    tail_frac: float,
+    min_tail_points: int,
+    eps: float,
     has_self: bool = True,
 ) -> TailFit:
     """The tail statistics of WEINCE App. E (ρ_i, Weibull and Gumbel-proxy fits, ΔAIC; as in the
@@ -133,11 +133,11 @@ def batch_pivot(rho: torch.Tensor, q: float) -> torch.Tensor:
 def mixing_weights(
     fit: TailFit,
     rho0: torch.Tensor,
-    mode: LambdaMode = "product",
-    kappa_rho: float = 10.0,
-    kappa_aic: float = 1.0,
-    aic_margin: float = 2.0,
-    fixed: float = 0.0,
+    mode: LambdaMode,
+    kappa_rho: float,
+    kappa_aic: float,
+    aic_margin: float,
+    fixed: float,
 ) -> torch.Tensor:
     """λ_i = σ(κ_ρ(log ρ0 − log ρ_i))·σ(κ_AIC(ΔAIC_i − m)), or one factor, or a constant."""
     if mode == "fixed":
@@ -222,22 +222,22 @@ def weince(
     z2: torch.Tensor,
     temperature: float,
     *,
-    tail_frac: float = 0.10,
-    min_tail_points: int = 32,
-    q: float = 0.2,
-    kappa_rho: float = 10.0,
-    kappa_aic: float = 1.0,
-    aic_margin: float = 2.0,
-    lambda_mode: LambdaMode = "product",
-    lambda_fixed: float = 0.0,
-    beta: BetaMode = "one",
-    beta_clip: tuple[float, float] = (0.5, 16.0),
-    eps: float = 1e-6,
-    weib_topm_weight: float = 0.0,
-    pl_topm_weight: float = 0.0,
-    top_m: int = 50,
-    beta_t: float = 4.0,
-    candidates: Candidates = "all_views",
+    tail_frac: float,
+    min_tail_points: int,
+    q: float,
+    kappa_rho: float,
+    kappa_aic: float,
+    aic_margin: float,
+    lambda_mode: LambdaMode,
+    lambda_fixed: float,
+    beta: BetaMode,
+    beta_clip: tuple[float, float],
+    eps: float,
+    weib_topm_weight: float,
+    pl_topm_weight: float,
+    top_m: int,
+    beta_t: float,
+    candidates: Candidates,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """WEINCE loss (Eq. 3.1/3.2) and its detached statistics.
 

@@ -54,7 +54,7 @@ def check(params: Path = typer.Argument(Path("params.yaml"), help="the params fi
                    "(an upper bound; what no count says, such as another dataset, is not seen):")
         for e in sorted(found, key=lambda e: -e.seconds)[:12]:
             grew = f"  ({e.key} ×{e.ratio:,.3g})" if e.key and e.ratio != 1.0 else ""
-            typer.echo(f"  {e.stage:52s} ≈ {fmt_duration(e.seconds):>10s}{grew}")
+            typer.echo(f"  {e.stage:56s} ≈ {fmt_duration(e.seconds):>10s}{grew}")
 
 
 profiles_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,

@@ -197,6 +197,9 @@ CASES = {
         {"treatment": "weince", "reference": "infonce"}), "primary.comparisons[1]"),
     "primary contrast reversed": (lambda r: r["primary"]["comparisons"].append(
         {"treatment": "infonce", "reference": "weince"}), "primary.comparisons[1]"),
+    "text length past the position embeddings": (lambda r: (
+        _arch(max_position_embeddings=64)(r), _set("text.training.max_length", 128)(r)),
+        "text.training.max_length"),
     # text that would change the page
     "a title with a tab": (_set("report.title", "a\tb"), "report.title"),
     "a title with an escape": (_set("report.title", "a\x1b[2Jb"), "report.title"),

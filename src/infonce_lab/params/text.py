@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -182,6 +183,20 @@ class TransformerEncoderConfig(Strict):
                                  f"{REPO_PATH_WORDS}") from None
         return source
 
+    def position_embeddings(self) -> int | None:
+        """How many tokens the encoder can place: its override, or what the config.json of a
+        package's model says; None for a hub name or a folder (known once loaded)."""
+        if self.overrides.max_position_embeddings is not None:
+            return self.overrides.max_position_embeddings
+        if not self.source.startswith("package:"):
+            return None
+        config = packaged_model_folder(self.source.removeprefix("package:"), self.source)
+        try:
+            value = json.loads((config / "config.json").read_text()).get("max_position_embeddings")
+        except (OSError, ValueError):
+            return None
+        return value if isinstance(value, int) else None
+
     @model_validator(mode="after")
     def _overrides_need_random_init(self) -> TransformerEncoderConfig:
         if self.overrides.given() and not self.random_init:
@@ -296,6 +311,23 @@ class TextConfig(Strict):
     training: TextTrainingConfig = TextTrainingConfig()
     evaluation: TextEvaluationConfig = TextEvaluationConfig()
     tails: TextTailsConfig = TextTailsConfig()
+
+    @model_validator(mode="after")
+    def _lengths_fit_the_encoders(self) -> TextConfig:
+        """A token length past an encoder's position embeddings fails deep inside transformers
+        (an index error, no key): held against each listed encoder's count — its override, or
+        the config.json of a model a package ships — before any stage runs. A hub model's is
+        known only once downloaded."""
+        for name in self.study.encoders:
+            enc = self.encoders.get(name)
+            positions = None if enc is None else enc.position_embeddings()
+            for key, length in (("training", self.training.max_length),
+                                ("evaluation", self.evaluation.max_length)):
+                if positions is not None and length > positions:
+                    raise _KeyProblem(f"text.{key}.max_length", length,
+                                      f"at most {positions}: text.encoders.{name} has "
+                                      f"{positions} position embeddings")
+        return self
 
 # What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
 __all__ = ["ArchitectureOverrides", "CommitSha", "Dropout", "GensimTextDataset", "HubRepo",

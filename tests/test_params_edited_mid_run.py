@@ -97,3 +97,17 @@ def test_dvc_records_nothing_for_the_stage_and_the_next_run_redoes_it(tmp_path) 
     assert second.returncode == 0, second.stderr
     assert (tmp_path / "out.txt").read_text() == "ran with lr 0.004321"
     assert "lr: 0.004321" in (tmp_path / "dvc.lock").read_text()
+
+
+def test_a_later_stage_call_does_not_compare_an_earlier_call_s_file(tmp_path) -> None:
+    """Each decorated call checks the file it read itself: a call that reads none after one
+    whose file changed finishes (tests, and anything running stages in one process)."""
+    p = tmp_path / "params.yaml"
+    shutil.copy(ROOT / "params.yaml", p)
+    with pytest.raises(SystemExit):
+        _run(p, lambda: _lr(p, 0.004321))
+
+    @stage(timed=False, announce=False, recover=False)
+    def reads_nothing() -> str:
+        return "done"
+    assert reads_nothing() == "done"

@@ -220,6 +220,7 @@ def stage(fn: F | None = None, *, timed: bool = True, announce: bool = True,
         try:
             # After the params are validated (params_or_exit): bad input creates nothing.
             _RECOVER[0] = recover and (os.environ.get("RANK") or "0") == "0"  # one per group
+            _READ.clear()   # what this call reads (a process may run several, as tests do)
             out = fn(*args, **kwargs)
         except (ConfigError, FileNotFoundError, FloatingPointError, ValueError) as exc:
             # ValueError includes io.CorruptFileError: a bad file named with what to do.

@@ -398,9 +398,9 @@ def bench_pipeline(rounds: int = 3) -> dict[str, float | int | str | None]:
     import sys
 
     from infonce_lab.params import load_params
-    from infonce_lab.report.render import stage_names, stage_timings
+    from infonce_lab.report.render import stage_timings
 
-    names = stage_names(load_params("params.yaml"))
+    names = load_params("params.yaml").stage_names()
     t = stage_timings(Path("reports/timings"), names)
     out: dict[str, float | int | str | None] = {
         "stages": len(t["stages"]), "stage_work_s": t["stages_total"]["seconds"],

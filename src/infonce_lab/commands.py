@@ -50,11 +50,13 @@ def check(params: Path = typer.Argument(Path("params.yaml"), help="the params fi
                f"{len(p.simulation.experiments)} simulations")
     found = [e for e in estimates(p, TIMINGS_DIR) if e.timed_seconds >= 1.0]
     if found:
-        typer.echo(f"work, from the stages' last runs ({TIMINGS_DIR}/) scaled by their counts "
-                   "(an upper bound; what no count says, such as another dataset, is not seen):")
+        typer.echo(f"work, from each stage's last run ({TIMINGS_DIR}/), or its kind's slowest, "
+                   "scaled by their counts (an upper bound; what no count says, such as another "
+                   "dataset, is not seen):")
         for e in sorted(found, key=lambda e: -e.seconds)[:12]:
             grew = f"  ({e.key} ×{e.ratio:,.3g})" if e.key and e.ratio != 1.0 else ""
-            typer.echo(f"  {e.stage:56s} ≈ {fmt_duration(e.seconds):>10s}{grew}")
+            kin = "" if e.basis == e.stage else f"  [from {e.basis}]"
+            typer.echo(f"  {e.stage:56s} ≈ {fmt_duration(e.seconds):>10s}{grew}{kin}")
 
 
 profiles_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,

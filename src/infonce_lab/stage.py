@@ -141,8 +141,6 @@ def unexpected_error(exc: BaseException) -> str:
             "traceback (and report it if the input looks right).")
 
 
-
-
 def process_seconds() -> float | None:
     """Seconds since this process started (Linux /proc; None elsewhere): the stage's work plus
     the interpreter start and imports that a stage pays before ``main`` runs."""

@@ -106,12 +106,11 @@ def test_report_stage_list_is_dvcs(repo_root, raw):
     from dvc.repo import Repo
 
     from infonce_lab.params import parse_params
-    from infonce_lab.report.render import stage_names
 
     params = parse_params(raw)
     with Repo(str(repo_root)) as repo:
         dvc_names = [s.addressing for s in repo.index.stages]
-    assert sorted(stage_names(params)) == sorted(n for n in dvc_names if n != "report")
+    assert sorted(params.stage_names()) == sorted(n for n in dvc_names if n != "report")
 
 
 def test_a_package_that_discovers_its_own_modules_reaches_them_all(tmp_path):

@@ -400,6 +400,23 @@ class Params(Strict):
         """Every image run: the grid, then the primary block."""
         return self.grid_runs() + self.primary_runs()
 
+    def stage_names(self) -> list[str]:
+        """DVC's names of the stage instances these params define, in dvc.yaml's order: what the
+        work estimates cover, and which timing files the report reads (files of removed runs
+        stay out). The report stage times nothing itself."""
+        s, t = self.study, self.text.study
+        return (["check_params"] + [f"download@{d}" for d in s.datasets]
+                + [f"pretrain@{c.to_str()}" for c in configurations(self.grid_runs())]
+                + [f"pretrain_primary@{c.to_str()}" for c in configurations(self.primary_runs())]
+                + [f"evaluate@{d}" for d in s.datasets]
+                + [f"diagnose@{d}" for d in s.datasets] + ["noise_floor"]
+                + [f"download_text@{d}" for d in t.datasets]
+                + [f"tokenize_text@{d}-{e}" for d in t.datasets for e in t.encoders]
+                + [f"text_pretrain@{c.to_str()}" for c in configurations(self.text_runs())]
+                + [f"text_evaluate@{d}" for d in t.datasets]
+                + [f"simulate@{e}" for e in self.simulation.experiments]
+                + ["step_cost", "aggregate"])
+
     def diagnosed_runs(self) -> list[Run]:
         """The runs the diagnose stage diagnoses: the grid, then the primary block's runs of
         ``tails.primary_losses``."""

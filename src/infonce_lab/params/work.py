@@ -3,7 +3,10 @@
 Every count a stage's work grows with is marked in the schema (``WORK``: epochs, chains, steps,
 replicates, draws, seeds). A stage records its counts beside its wall time
 (``reports/timings/<stage>.json``, ``work``); a later run's estimate for that stage is the time
-it took, scaled by how far each count moved: ``seconds × Π (count now / count then)``. The
+it took, scaled by how far each count moved: ``seconds × Π (count now / count then)``. A stage
+never timed (a new run id, a dataset not run here) is scaled from the slowest timed stage of its
+kind, per unit of their counts: the committed timings of the default study time every kind,
+so every stage of every study has an estimate from a fresh clone on. The
 product is an upper bound (a stage whose counts drive separate parts grows by less), and it
 knows nothing of what no count says (another dataset, another machine): it is a guard against
 a count mistyped by orders of magnitude — ``probe.epochs: 100000000``, ``trials: 10**12`` —
@@ -69,19 +72,28 @@ def stage_counts(p: Params, stage: str) -> dict[str, int]:
     return out
 
 
+def kind(stage: str) -> str:
+    """What a stage's timing stands for: its kind (``pretrain``: every run's counts are the same
+    sections'), or a simulate instance itself (each experiment counts its own section)."""
+    head = stage.split("@")[0]
+    return stage if head == "simulate" else head
+
+
 @dataclass(frozen=True)
 class Estimate:
     stage: str
+    basis: str           # the timed stage it is scaled from: itself, or one of its kind
     timed_seconds: float
     seconds: float
-    key: str | None      # the count that grew the most since the stage was timed
+    key: str | None      # the count that grew the most since the basis was timed
     ratio: float         # its growth
 
 
-def estimate(p: Params, stage: str, record: dict[str, Any]) -> Estimate | None:
-    """The stage's time at ``p``'s counts from a timing record (None: no counts recorded)."""
+def scaled(p: Params, stage: str, record: dict[str, Any]) -> Estimate | None:
+    """The stage's time at ``p``'s counts from a timing record of it or of its kind (None: the
+    record holds no counts)."""
     then = record.get("work")
-    if not isinstance(then, dict) or "seconds" not in record:
+    if not isinstance(then, dict) or not isinstance(record.get("seconds"), int | float):
         return None
     now = stage_counts(p, stage)
     ratios = {k: now[k] / then[k] for k in now if isinstance(then.get(k), int) and then[k] > 0}
@@ -89,21 +101,41 @@ def estimate(p: Params, stage: str, record: dict[str, Any]) -> Estimate | None:
     for r in ratios.values():
         factor *= r
     key = max(ratios, key=lambda k: ratios[k]) if ratios else None
-    return Estimate(stage, float(record["seconds"]), float(record["seconds"]) * factor, key,
+    seconds = float(record["seconds"])
+    return Estimate(stage, str(record.get("stage", stage)), seconds, seconds * factor, key,
                     ratios.get(key, 1.0) if key else 1.0)
 
 
-def estimates(p: Params, timings: Path) -> list[Estimate]:
-    """Every stage with a timing record under ``timings``."""
-    out = []
+def records(timings: Path) -> dict[str, dict[str, Any]]:
+    """Every readable timing record under ``timings``, by stage (a record is advice: one that
+    does not parse is skipped, never an error)."""
+    out: dict[str, dict[str, Any]] = {}
     for path in sorted(timings.glob("*.json")) if timings.is_dir() else []:
         try:
             record = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(record, dict) and (e := estimate(p, str(record.get("stage", "")), record)):
-            out.append(e)
+        if isinstance(record, dict) and isinstance(record.get("stage"), str):
+            out[record["stage"]] = record
     return out
+
+
+def estimate(p: Params, stage: str, timed: dict[str, dict[str, Any]]) -> Estimate | None:
+    """The stage's estimate: from its own last run when it has one; otherwise the largest of
+    its kind's timed runs, scaled per unit of their counts to this stage's (a run id, a dataset
+    never run here). The committed timings of the default study give every kind a basis, so a
+    count mistyped in a configuration that never ran is still seen."""
+    own = scaled(p, stage, timed[stage]) if stage in timed else None
+    if own is not None:
+        return own
+    peers = (scaled(p, stage, r) for name, r in timed.items() if kind(name) == kind(stage))
+    return max((e for e in peers if e is not None), key=lambda e: e.seconds, default=None)
+
+
+def estimates(p: Params, timings: Path) -> list[Estimate]:
+    """Every stage of the study that has a basis under ``timings``."""
+    timed = records(timings)
+    return [e for stage in p.stage_names() if (e := estimate(p, stage, timed))]
 
 
 def max_seconds() -> float:
@@ -117,17 +149,18 @@ def max_seconds() -> float:
 
 
 def check_work(p: Params, timings: Path, stage: str | None = None) -> list[Estimate]:
-    """Refuse a stage (``stage``; None: every timed stage) whose estimate is beyond the limit,
-    naming the count that grew the most; returns the estimates."""
+    """Refuse a stage (``stage``: an instance or a kind; None: every stage of the study) whose
+    estimate is beyond the limit, naming the count that grew the most; returns the estimates."""
     found = [e for e in estimates(p, timings)
              if stage is None or e.stage == stage or e.stage.split("@")[0] == stage]
     limit = max_seconds()
     for e in found:
         if e.seconds > limit and e.key is not None:
+            basis = "its last run's" if e.basis == e.stage else f"{e.basis}'s"
             raise ConfigError(
                 f"{e.key} = {stage_counts(p, e.stage)[e.key]:,}: the {e.stage} stage would run "
                 f"≈ {fmt_duration(e.seconds)} ({e.ratio:,.0f}× this count, and the others, "
-                f"against its last run's {fmt_duration(e.timed_seconds)}), beyond "
+                f"against {basis} {fmt_duration(e.timed_seconds)}), beyond "
                 f"{fmt_duration(limit)} (INFONCE_LAB_MAX_STAGE_HOURS). Lower it, or raise the "
                 "limit if you mean it.")
     return found

@@ -23,7 +23,6 @@ from infonce_lab.report.render import (
     paired_table,
     render,
     scoreboard,
-    stage_names,
     stage_timings,
 )
 from infonce_lab.report.sections import Inputs, declared, papers, sim_drawers
@@ -62,7 +61,7 @@ def headline_record(rows: list[ClaimRow], inputs: Inputs, params: Params) -> dic
 def _timings(params: Params, out: Path, inputs: Inputs) -> dict[str, Any]:
     """Stage timings, and the text runs' and simulations' own compute times beside the image
     runs' training times."""
-    extra = stage_timings(out / "timings", stage_names(params))
+    extra = stage_timings(out / "timings", params.stage_names())
     runs = []
     for run in params.text_runs():
         f = out / "text" / "train" / paths.in_configuration(run.id) / "run.json"

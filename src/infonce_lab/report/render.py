@@ -28,7 +28,7 @@ from infonce_lab.evaluation import metrics
 from infonce_lab.evaluation.stats import holm
 from infonce_lab.io import read_json
 from infonce_lab.machine import cpu_model
-from infonce_lab.params import Params, configurations, params_hash
+from infonce_lab.params import Params, params_hash
 from infonce_lab.report.findings import counted, counts, findings, short
 from infonce_lab.report.sections import Paper, Section, markdown_anchor, papers
 from infonce_lab.report.verdicts import (
@@ -67,24 +67,6 @@ def load_curves(folders: dict[str, Path]) -> dict[str, dict[str, pd.DataFrame]]:
         if folder.is_dir():
             curves[run] = {p.stem: pd.read_csv(p, sep="\t") for p in sorted(folder.glob("*.tsv"))}
     return curves
-
-
-def stage_names(params: Params) -> list[str]:
-    """DVC's names of the stage instances the current params define (dvc.yaml's order), so stale
-    timing files of removed runs stay out of the report. The report stage times nothing itself."""
-    names = ["check_params"] + [f"download@{d}" for d in params.study.datasets]
-    names += [f"pretrain@{c.to_str()}" for c in configurations(params.grid_runs())]
-    names += [f"pretrain_primary@{c.to_str()}" for c in configurations(params.primary_runs())]
-    names += [f"evaluate@{d}" for d in params.study.datasets]
-    names += [f"diagnose@{d}" for d in params.study.datasets] + ["noise_floor"]
-    names += [f"download_text@{d}" for d in params.text.study.datasets]
-    names += [f"tokenize_text@{d}-{e}" for d in params.text.study.datasets
-              for e in params.text.study.encoders]
-    names += [f"text_pretrain@{c.to_str()}" for c in configurations(params.text_runs())]
-    names += [f"text_evaluate@{d}" for d in params.text.study.datasets]
-    names += [f"simulate@{e}" for e in params.simulation.experiments]
-    names += ["step_cost", "aggregate"]
-    return names
 
 
 MAX_GAP_S = 60.0  # seconds between stages beyond which they were not one `dvc repro`

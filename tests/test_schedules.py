@@ -90,3 +90,24 @@ def test_schedule_range_problem_matches_brute_force_over_the_run():
         taus = [build_schedule(cfg, 5).tau(k) for k in range(400)]
         outside = any(not TAU_MIN <= t <= TAU_MAX for t in taus)
         assert (schedule_range_problem(cfg, 5, 400) is not None) == outside, cfg
+
+
+def test_a_text_run_is_checked_once_its_corpus_gives_its_length(raw):
+    """Without max_steps a text run's length is known only from its corpus: the text stage then
+    refuses a run longer than MAX_RUN_STEPS at text.training.epochs, and a schedule whose τ leaves
+    the range on it at its own key, before any tokens are read."""
+    from infonce_lab.params import MAX_RUN_STEPS, parse_params
+    from infonce_lab.pipeline.text_pretrain import check_text_steps
+
+    name = raw["text"]["study"]["schedules"][0]
+    raw["schedules"][name] = {"kind": "linear_beta", "beta0": 1.0, "rate": 1.0,
+                              "beta_max": 1e6}
+    raw["text"]["training"].pop("max_steps", None)
+    p = parse_params(raw)                          # no length yet: the validator cannot tell
+    runs = p.text_runs()
+    check_text_steps(p, runs, 100, 10_000, 6_400, "lee")       # τ = 1/10,000 at the last step
+    with pytest.raises(ValueError, match=rf"schedules.{name}: .* at step 10000 \(a run of 10001"):
+        check_text_steps(p, runs, 100, 10_001, 6_400, "lee")
+    with pytest.raises(ValueError, match=r"text.training.epochs = \d+: at most 100,000 at the "
+                                         r"100 steps per epoch of text.datasets.lee"):
+        check_text_steps(p, runs, 100, MAX_RUN_STEPS + 1, 6_400, "lee")

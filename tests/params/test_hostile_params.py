@@ -193,6 +193,11 @@ CASES = {
                                                "evaluation.val_fraction"),
     "batch above the training images": (_set("training.batch_size", 1798),
                                         "training.batch_size"),
+    "a run of more steps than the loop precomputes": (lambda r: (
+        _set("training.batch_size", 2)(r), _set("training.epochs", 100_000)(r)),
+        "training.epochs"),
+    "text max_steps past a run's steps": (_set("text.training.max_steps", 10**8),
+                                          "text.training.max_steps"),
     "primary contrast twice": (lambda r: r["primary"]["comparisons"].append(
         {"treatment": "weince", "reference": "infonce"}), "primary.comparisons[1]"),
     "primary contrast reversed": (lambda r: r["primary"]["comparisons"].append(

@@ -29,6 +29,10 @@ WeightDecay = Annotated[float, Field(ge=0.0, le=1.0)]
 TAU_MIN = 1e-4
 TAU_MAX = 1e4
 Temperature = Annotated[float, Field(ge=TAU_MIN, le=TAU_MAX)]
+# A run's steps at most: the loop computes every step's τ and learning rate before the first
+# (≈ 70 B each), and the validator evaluates every step's τ (≈ 0.2 µs each); 10⁷ steps is
+# ImageNet at batch 256 for 2,000 epochs.
+MAX_RUN_STEPS = 10_000_000
 # A title is one line of the page: a newline would start headings and tables of its own.
 ONE_LINE_PATTERN = r"^[^\x00-\x1f\x7f]*$"
 OneLine = Annotated[str, Field(pattern=ONE_LINE_PATTERN, max_length=200)]
@@ -165,5 +169,5 @@ HttpsUrl = Annotated[str, Field(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?/[^\s
 # What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
 __all__ = ["ConfigError", "HttpsUrl", "LearningRate", "NAME_PATTERN", "Name", "NonNegFloat",
     "ONE_LINE_PATTERN", "MultipliesWork", "OneLine", "PATTERN_WORDS", "PosFloat", "PosInt", "Probability", "RepoPath", "Seed", "Sha256",
-    "REPO_PATH_WORDS", "Strict", "TAU_MAX", "TAU_MIN", "Temperature", "Threads", "Unique", "WORK", "WeightDecay",
+    "MAX_RUN_STEPS", "REPO_PATH_WORDS", "Strict", "TAU_MAX", "TAU_MIN", "Temperature", "Threads", "Unique", "WORK", "WeightDecay",
     "inside_repository"]

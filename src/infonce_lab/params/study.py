@@ -12,6 +12,7 @@ from pydantic import AfterValidator, Field, StrictBool, field_validator, model_v
 
 import infonce_lab.evaluation.metrics as metrics
 from infonce_lab.params.base import (
+    MAX_RUN_STEPS,
     WORK,
     Name,
     OneLine,
@@ -273,11 +274,10 @@ class Params(Strict):
         for name in dict.fromkeys(run.dataset for run in self.runs()):
             ds = self.datasets[name]
             facts = DATASET_KINDS[ds.kind]
-            if self.training.batch_size > facts.pretrain_images_at_most(
-                    getattr(ds, "with_unlabeled", False)):
+            images = facts.pretrain_images_at_most(getattr(ds, "with_unlabeled", False))
+            if self.training.batch_size > images:
                 raise _KeyProblem("training.batch_size", self.training.batch_size,
-                                  f"at most the training images of datasets.{name} "
-                                  f"({facts.pretrain_images_at_most()})")
+                                  f"at most the training images of datasets.{name} ({images})")
             n = facts.smallest_labelled_class(getattr(ds, "test_fraction", 0.0))
             val = math.floor(ev.val_fraction * n)
             if val == 0:
@@ -304,6 +304,12 @@ class Params(Strict):
             images = DATASET_KINDS[ds.kind].pretrain_images_at_most(
                 getattr(ds, "with_unlabeled", False))
             spe = max(1, images // t.batch_size)
+            if t.epochs * spe > MAX_RUN_STEPS:
+                raise _KeyProblem("training.epochs", t.epochs, (
+                    f"at most {MAX_RUN_STEPS // spe:,} at up to {spe:,} steps per epoch "
+                    f"(datasets.{run.dataset} at training.batch_size {t.batch_size}): runs of at "
+                    f"most {MAX_RUN_STEPS:,} steps, every step's τ and learning rate computed "
+                    "before the first"))
             runs.add((run.schedule, spe, t.epochs * spe, f"datasets.{run.dataset}"))
         if self.text.training.max_steps is not None:
             runs |= {(sc, 1, self.text.training.max_steps, "text.training.max_steps")

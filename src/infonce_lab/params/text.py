@@ -16,6 +16,7 @@ from pydantic import (
 )
 
 from infonce_lab.params.base import (
+    MAX_RUN_STEPS,
     REPO_PATH_WORDS,
     WORK,
     HttpsUrl,
@@ -210,7 +211,7 @@ class TextTrainingConfig(Strict):
     """Unsupervised SimCSE: every sentence passed twice, dropout is the augmentation."""
 
     epochs: Annotated[int, Field(ge=1, le=100_000), WORK] = 1
-    max_steps: Annotated[Annotated[int, Field(ge=1, le=100_000_000)] | None, WORK] = None   # None: every full batch of every epoch
+    max_steps: Annotated[Annotated[int, Field(ge=1, le=MAX_RUN_STEPS)] | None, WORK] = None   # None: every full batch of every epoch
     batch_size: Annotated[int, Field(ge=2, le=1_048_576)] = 64
     max_length: Annotated[int, Field(ge=4, le=512)] = 32
     optimizer: Literal["adamw", "adam"] = "adamw"

@@ -15,6 +15,7 @@ import torch
 
 from infonce_lab.io import atomic_dir, write_json_atomic
 from infonce_lab.params import (
+    MAX_RUN_STEPS,
     Configuration,
     LossConfig,
     Params,
@@ -93,6 +94,21 @@ def train_text(tokens: Dataset, *, encoder: torch.nn.Module, tokenizer: Any,
                progress=progress)
 
 
+def check_text_steps(params: Params, runs: list[TextRun], spe: int, total: int, sentences: int,
+                     dataset: str) -> None:
+    """What the validator cannot check before a corpus is read: a run's length, and every
+    step's τ on it (the validator checks τ over ``max_steps`` when that is set)."""
+    if total > MAX_RUN_STEPS:
+        raise ValueError(f"text.training.epochs = {params.text.training.epochs}: at most "
+                         f"{MAX_RUN_STEPS // spe:,} at the {spe:,} steps per epoch of "
+                         f"text.datasets.{dataset} (runs of at most {MAX_RUN_STEPS:,} steps; "
+                         "or set text.training.max_steps)")
+    for name in sorted({r.schedule for r in runs}):
+        if problem := schedule_range_problem(params.schedules[name], spe, total):
+            raise ValueError(f"schedules.{name}: {problem} (a run of {total} steps over the "
+                             f"{sentences} sentences of text.datasets.{dataset})")
+
+
 def text_pretrain(params: Params, config: Configuration) -> list[dict[str, Any]]:
     """Unsupervised SimCSE for every seed of one text configuration; returns the stage's lines."""
     from infonce_lab.data.text import load_text_raw
@@ -103,17 +119,13 @@ def text_pretrain(params: Params, config: Configuration) -> list[dict[str, Any]]
                          "params.yaml")
     tcfg = params.text.training
     corpus = load_text_raw(paths.text_raw_dir(config.dataset))
-    tokens = tokens_for(params, config.dataset, config.model)
     spe, total = text_steps(len(corpus.train), tcfg.batch_size, tcfg.epochs, tcfg.max_steps)
     if spe == 0:
         raise ValueError(f"text.training.batch_size = {tcfg.batch_size}: larger than the "
                          f"{len(corpus.train)} training sentences of "
                          f"text.datasets.{config.dataset}")
-    # The validator checks τ over max_steps when set; the length of an epoch is known only here.
-    for name in sorted({r.schedule for r in runs}):
-        if problem := schedule_range_problem(params.schedules[name], spe, total):
-            raise ValueError(f"schedules.{name}: {problem} (a run of {total} steps over the "
-                             f"{len(corpus.train)} sentences of text.datasets.{config.dataset})")
+    check_text_steps(params, runs, spe, total, len(corpus.train), config.dataset)
+    tokens = tokens_for(params, config.dataset, config.model)
     if tcfg.eval_every_steps and corpus.sts_val is None:
         raise ValueError(f"text.training.eval_every_steps = {tcfg.eval_every_steps}: "
                          f"text.datasets.{config.dataset} has no validation set; use 0")

@@ -3,6 +3,7 @@ one-paragraph message and a non-zero exit instead of a traceback."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import sys
@@ -21,7 +22,7 @@ from infonce_lab.io import (
     torch_write_failed,
     write_json_atomic,
 )
-from infonce_lab.params import ConfigError, Params, load_params, read_yaml
+from infonce_lab.params import ConfigError, Params, load_raw, parse_params, read_yaml
 from infonce_lab.params.footprint import check_memory
 from infonce_lab.params.work import check_work, stage_counts
 
@@ -46,8 +47,9 @@ def params_or_exit(path: str = PARAMS_FILE) -> Params:
     check_params stage, every stage's. Inside a stage (``stage.stage``), valid params then let it
     finish what killed stages left (:func:`recover_alone`): bad input creates nothing."""
     try:
-        params = load_params(path)
-        _READ[:] = [(Path(path), read_yaml(Path(path)), params)]
+        raw = load_raw(path)   # one reading: what is validated is what is compared at the end
+        params = parse_params(copy.deepcopy(raw), path)
+        _READ[:] = [(Path(path), raw, params)]
         stage_name = os.environ.get("DVC_STAGE")
         this = None if stage_name in (None, "", "check_params") else stage_name
         check_memory(params, this)
@@ -85,11 +87,34 @@ def params_unchanged_or_exit() -> None:
         now = read_yaml(path)
     except Exception as exc:  # noqa: BLE001 - removed, or half-saved by an editor: changed
         now = f"unreadable ({exc})"
-    if keys := changed_keys(before, now):
+    keys = changed_keys(before, now)
+    if keys and (listed := stage_params(os.environ.get("DVC_STAGE"), path)) is not None:
+        keys = [k for k in keys if k == "(the file)" or any(
+            k == p or k.startswith(f"{p}.") or p.startswith(f"{k}.") for p in listed)]
+    if keys:
         shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
         fail(f"{path} changed while this stage ran ({shown}): its outputs were computed with the "
              "values it read when it started, which DVC would record as the new ones. Nothing "
              "is recorded for this stage; run dvc repro again to redo it with the file as it is")
+
+
+def stage_params(name: str | None, path: Path) -> list[str] | None:
+    """The keys of ``path`` that DVC records for stage ``name`` (its ``params:`` in dvc.yaml, as
+    DVC expands them); None when not under DVC or DVC cannot say — then every key counts. Asked
+    only once the file has changed: an edit to a key the stage does not list changes nothing
+    DVC records for it, and must not throw away hours of finished work."""
+    if not name:
+        return None
+    try:
+        from dvc.dependency.param import ParamsDependency
+        from dvc.repo import Repo
+
+        with Repo() as repo:
+            return [key for st in repo.stage.collect(name) for dep in st.deps
+                    if isinstance(dep, ParamsDependency)
+                    and Path(dep.def_path).resolve() == path.resolve() for key in dep.params]
+    except Exception:  # noqa: BLE001 - DVC could not say: every changed key counts
+        return None
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -265,15 +265,19 @@ def _disagreements(old: Any, new: Any, at: list[str]) -> list[str]:
     return []
 
 
-def load_params(path: str | Path = "params.yaml") -> Params:
+def load_raw(path: str | Path = "params.yaml") -> Any:
+    """A params file's mapping as DVC reads it, or :class:`ConfigError` naming the file."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: file not found (run from the repository root)")
     try:
-        raw = read_yaml(path)
+        return read_yaml(path)
     except yaml.YAMLError as err:
         raise ConfigError(f"{path}: not valid YAML: {err}") from None
-    return parse_params(raw, str(path))
+
+
+def load_params(path: str | Path = "params.yaml") -> Params:
+    return parse_params(load_raw(path), str(path))
 
 
 def params_hash(params: Params) -> str:
@@ -282,4 +286,4 @@ def params_hash(params: Params) -> str:
     return hashlib.sha256(blob).hexdigest()[:12]
 
 # What `from infonce_lab.params import *` re-exports (tests/params: every public name defined here).
-__all__ = ["load_params", "params_hash", "parse_params", "read_yaml"]
+__all__ = ["load_params", "load_raw", "params_hash", "parse_params", "read_yaml"]

@@ -119,3 +119,17 @@ def test_a_stage_refuses_before_any_work(tmp_path: Path, repo_root, raw):
                           capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 2 and "evaluation.probe.epochs = 10,000" in proc.stderr, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml", "reports"]
+
+
+def test_a_count_set_to_zero_or_unset_does_not_blind_the_estimate(raw):
+    raw["tails"]["link"]["lrt_replicates"] = 0          # allowed: no LRT replicates
+    raw["tails"]["link"]["bootstrap"] = 400
+    p = parse_params(raw)
+    record = {"seconds": 10.0, "work": {"tails.link.lrt_replicates": 39,
+                                       "tails.link.bootstrap": 100}}
+    e = scaled(p, "diagnose@digits", record)
+    assert e.seconds == pytest.approx(10.0 * (1 / 39) * 4)   # the zero count scales as one
+    raw["text"]["training"]["max_steps"] = None        # to the corpus's end: not a count
+    p = parse_params(raw)
+    assert scaled(p, "text_pretrain@a-b-c-d",
+                  {"seconds": 5.0, "work": {"text.training.max_steps": 10}}) is None

@@ -6,7 +6,8 @@ replicates, draws, seeds). A stage records its counts beside its wall time
 it took, scaled by how far each count moved: ``seconds × Π (count now / count then)``. A stage
 never timed (a new run id, a dataset not run here) is scaled from the slowest timed stage of its
 kind, per unit of their counts: the committed timings of the default study time every kind,
-so every stage of every study has an estimate from a fresh clone on. The
+so every stage of every study has an estimate from a fresh clone on, except where the basis
+counted something unset now (text ``max_steps: null``: a run to the corpus's end, no count). The
 product is an upper bound (a stage whose counts drive separate parts grows by less), and it
 knows nothing of what no count says (another dataset, another machine): it is a guard against
 a count mistyped by orders of magnitude — ``probe.epochs: 100000000``, ``trials: 10**12`` —
@@ -96,7 +97,13 @@ def scaled(p: Params, stage: str, record: dict[str, Any]) -> Estimate | None:
     if not isinstance(then, dict) or not isinstance(record.get("seconds"), int | float):
         return None
     now = stage_counts(p, stage)
-    ratios = {k: now[k] / then[k] for k in now if isinstance(then.get(k), int) and then[k] > 0}
+    if any(k not in now for k in then):
+        # A count the basis had is unset now (text max_steps: null, a run to the corpus's end):
+        # what it becomes is not a count, so the record cannot scale to it.
+        return None
+    # A count now 0 (no replicates, no bootstrap) leaves the rest of the stage's work: × 1.
+    ratios = {k: max(now[k], 1) / then[k] for k in now
+              if isinstance(then.get(k), int) and then[k] > 0}
     factor = 1.0
     for r in ratios.values():
         factor *= r

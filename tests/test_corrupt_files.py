@@ -181,3 +181,18 @@ def test_an_unexpected_error_is_one_paragraph(tmp_path: Path, kind: str, code: i
                           text=True, timeout=60)
     assert proc.returncode == code and "Traceback" in proc.stderr and says in proc.stderr
     assert errno.ENOSPC  # the errno the disk case raises
+
+
+@pytest.mark.parametrize(("stage", "prefix"), [("pretrain", ""), ("pretrain_primary", ""),
+                                                ("text_pretrain", "text.")])
+def test_every_section_a_model_s_fingerprint_covers_makes_dvc_retrain_it(repo_root, stage,
+                                                                          prefix):
+    """A model is refused when params.yaml now gives its run another fingerprint; DVC must then
+    re-run its training stage, or `dvc repro` would leave a model every reader refuses."""
+    import yaml
+
+    listed = set(yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"][stage]["params"])
+    model = "encoder" if prefix else "backbone"
+    covered = {f"{prefix}datasets.${{item.dataset}}", f"{prefix}{model}s.${{item.{model}}}",
+               f"{prefix}training", "losses.${item.loss}", "schedules.${item.schedule}"}
+    assert covered <= listed, covered - listed

@@ -164,6 +164,8 @@ def _flow(key_indent: str, deps: list[str]) -> list[str]:
     (a line per file made dvc.yaml three screens of file names around a one-screen graph).
     Items with YAML's flow indicators (``${item}``'s braces) are quoted."""
     items = [json.dumps(d) if re.search(r"[{}\[\],#]|: ", d) else d for d in deps]
+    if not items:
+        return [f"{key_indent}deps: []\n"]
     lines, line = [], f"{key_indent}deps: ["
     for n, item in enumerate(items):
         piece = item + ("]" if n == len(items) - 1 else ",")

@@ -3,10 +3,11 @@
 ``python -m infonce_lab.devtools.lock`` (``make repro`` runs it before ``dvc repro``):
 
 * **A lock a kill broke is restored.** DVC rewrites the whole of ``dvc.lock`` in place after
-  every stage; a kill in that ≈ 0.2 s leaves it empty or cut mid-entry, and every later
-  ``dvc repro`` refuses it. The last lock that DVC's own schema accepted is kept in
-  ``.dvc/tmp/dvc.lock.good`` and put back; the stages the killed run finished after it are then
-  restored from DVC's run cache (or re-run), with the same outputs.
+  every stage; a kill in that ≈ 0.2 s leaves it empty or cut, and a cut that DVC's schema
+  refuses makes every later ``dvc repro`` refuse. The last lock that DVC's own schema accepted
+  is kept in ``.dvc/tmp/dvc.lock.good`` and put back over such a file; the stages the killed run
+  finished after it are then restored from DVC's run cache (or re-run), with the same outputs.
+  A cut the schema accepts (between whole fields) is left to DVC, which does the same.
 * **A half-written ``.dvc/tmp/rwlock``** (DVC's record of which stage holds which path, written
   in place too) is removed when no DVC process holds the repository, with a message; DVC itself
   only says the file is corrupted and leaves it to be deleted by hand.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -68,7 +70,7 @@ def readable(lock: Path) -> bool:
         COMPILED_LOCKFILE_SCHEMA(data)
     except Exception:  # noqa: BLE001 - any reading DVC would refuse
         return False
-    return isinstance(data, dict) and bool(data.get("stages"))
+    return isinstance(data, dict) and isinstance(data.get("stages"), dict)
 
 
 def keep_or_restore(root: Path) -> str | None:
@@ -144,6 +146,10 @@ def guard(root: Path) -> list[str]:
     return said
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)   # DVC itself stops on Ctrl-C as usual
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     root = Path(".")
@@ -164,7 +170,14 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] != ["repro"]:
         return 0
     dvc = Path(sys.executable).with_name("dvc")
-    code = subprocess.call([str(dvc) if dvc.exists() else "dvc", "repro", *args[1:]])
+    # Ctrl-C reaches DVC too (one process group): this wrapper waits for DVC's own shutdown,
+    # which releases its locks, where subprocess.call would kill it 0.25 s into it.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        code = subprocess.Popen([str(dvc) if dvc.exists() else "dvc", "repro", *args[1:]],
+                                preexec_fn=_default_sigint).wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     keep_or_restore(root)
     return code
 

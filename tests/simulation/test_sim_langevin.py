@@ -11,20 +11,22 @@ import pytest
 from scipy import integrate, stats
 
 from infonce_lab.schedules import Fixed
-from infonce_lab.simulation import (
+from infonce_lab.simulation.double_well import (
     double_well_barrier,
-    double_well_energy,
     double_well_energy_theta,
     double_well_gibbs_bin_probs,
     double_well_grad,
     double_well_loss_grad,
     double_well_trap_start,
+)
+from infonce_lab.simulation.langevin import langevin
+from infonce_lab.simulation.trapping import wilson_interval
+from references import (
+    double_well_energy,
     escape_hazard_fit,
     in_trap_basin,
-    langevin,
     trap_exponent,
     trap_probability,
-    wilson_interval,
 )
 
 A = 0.5

@@ -34,7 +34,7 @@ from infonce_lab.simulation.s0 import (
     run_s0,
     s0_schedules,
 )
-from infonce_lab.simulation.trapping import escape_hazard_fit
+from references import escape_hazard_fit
 from sim_params import section
 
 A = 0.5
@@ -227,7 +227,7 @@ def test_escape_rates_at_fixed_beta_follow_kramers():
 # -------------------------------------------------------------------------------- estimators
 def test_hazard_design_reproduces_escape_hazard_fit_and_a_known_exponent():
     """Exits drawn with hazard r(t) = A·(t+K)^(−α), seen at checks: the matrix form of the fit
-    equals trapping.escape_hazard_fit, and both recover −α."""
+    equals the reference escape_hazard_fit, and both recover −α."""
     rng = np.random.default_rng(7)
     n, K, alpha, amp, check = 4000, math.e, 1.5, 2.0, 0.5
     # Cumulative hazard Λ(t) = amp·((t+K)^(1−α) − K^(1−α))/(1−α); invert at Exp(1) draws.

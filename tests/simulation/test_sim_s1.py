@@ -13,7 +13,6 @@ from scipy import stats
 
 from infonce_lab.params import S1Config
 from infonce_lab.schedules import BetaGrowth, Fixed, LogAnneal
-from infonce_lab.simulation.barriers import s1_quench
 from infonce_lab.simulation.circle import (
     CircleInfoNCE,
     circle_pairs,
@@ -37,6 +36,7 @@ from infonce_lab.simulation.s1 import (
     run_s1,
     sqrt_outrunning,
 )
+from references import s1_quench
 from sim_params import section
 
 

@@ -9,8 +9,9 @@ import torch
 from infonce_lab.params import TailsConfig
 from infonce_lab.pipeline.diagnose import diagnose_banks
 from infonce_lab.tails.ablations import frechet_ablation, hardness_ablation, pool_size_ablation
-from infonce_lab.tails.banks import link_bank, pool_order, pool_scores, pot_pairs
+from infonce_lab.tails.banks import pool_order, pool_scores
 from infonce_lab.tails.link import features, split_batches
+from references import link_bank, pot_pairs
 
 IMAGES = torch.rand(200, 1, 8, 8, generator=torch.Generator().manual_seed(0))
 PROJ = torch.randn(64, 12, generator=torch.Generator().manual_seed(1))

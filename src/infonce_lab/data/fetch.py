@@ -121,7 +121,7 @@ def verify_checksums(path: str | Path, sha256: str | None, md5: str | None,
     return actual_sha
 
 
-def _manual_hint(url: str, dest: Path, sha256: str | None, md5: str | None = None,
+def _manual_hint(dest: Path, sha256: str | None, md5: str | None = None,
                  size: int | None = None) -> str:
     pins = [f"its sha256 must be {sha256}"] if sha256 else []
     pins += [f"its md5 must be {md5}"] if md5 else []
@@ -326,10 +326,10 @@ def fetch(url: str, dest: str | Path, sha256: str | None, timeout_s: float = 20.
                 # ValueError covers a malformed URL, HTTPException a broken server reply.
                 raise DownloadError(
                     f"could not download {url}: {_describe(exc)}. To get past this, "
-                    + _manual_hint(url, dest, sha256, md5, size)
+                    + _manual_hint(dest, sha256, md5, size)
                 ) from exc
         discarded = ("the download was discarded. If the source changed on purpose, update the "
-                     f"pin; otherwise {_manual_hint(url, dest, sha256, md5, size)}")
+                     f"pin; otherwise {_manual_hint(dest, sha256, md5, size)}")
         if size is None and received > UNSIZED_MAX_BYTES:
             raise DownloadError(
                 f"{url}: the reply ran past {UNSIZED_MAX_BYTES} bytes, the most a download "

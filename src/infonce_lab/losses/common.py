@@ -30,6 +30,13 @@ def pair_similarities(z1: torch.Tensor, z2: torch.Tensor) -> tuple[torch.Tensor,
     diagonal (self-pairs) is left as computed: callers mask it. Reduced-precision inputs are
     promoted to float32 (DESIGN: precision); float64 stays float64.
     """
+    z, n = _unit_views(z1, z2)
+    pos = torch.arange(2 * n, device=z.device).roll(n)
+    return z @ z.T, pos
+
+
+def _unit_views(z1: torch.Tensor, z2: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """The 2N views stacked (view 1 first) and L2-normalised, in float32 at least; and N."""
     if z1.shape != z2.shape or z1.ndim != 2:
         raise ValueError(f"z1 and z2 must both be (N, d); got {tuple(z1.shape)} and {tuple(z2.shape)}")
     n = z1.shape[0]
@@ -38,9 +45,7 @@ def pair_similarities(z1: torch.Tensor, z2: torch.Tensor) -> tuple[torch.Tensor,
     z = torch.cat([z1, z2], dim=0)
     if z.dtype in (torch.float16, torch.bfloat16):
         z = z.float()
-    z = F.normalize(z, dim=1)
-    pos = torch.arange(2 * n, device=z.device).roll(n)
-    return z @ z.T, pos
+    return F.normalize(z, dim=1), n
 
 
 def candidate_similarities(z1: torch.Tensor, z2: torch.Tensor, candidates: Candidates = "all_views"
@@ -56,15 +61,8 @@ def candidate_similarities(z1: torch.Tensor, z2: torch.Tensor, candidates: Candi
         return sim, pos, True
     if candidates != "cross_view":
         raise ValueError(f"unknown candidates {candidates!r}: expected one of {CANDIDATES}")
-    if z1.shape != z2.shape or z1.ndim != 2:
-        raise ValueError(f"z1 and z2 must both be (N, d); got {tuple(z1.shape)} and {tuple(z2.shape)}")
-    n = z1.shape[0]
-    if n < 2:
-        raise ValueError("a contrastive batch needs N >= 2 pairs")
-    z = torch.cat([z1, z2], dim=0)
-    if z.dtype in (torch.float16, torch.bfloat16):
-        z = z.float()
-    a, b = F.normalize(z, dim=1).split(n)
+    z, n = _unit_views(z1, z2)
+    a, b = z.split(n)
     return a @ b.T, torch.arange(n, device=z.device), False
 
 

@@ -50,9 +50,6 @@ class TailFit:
     rho: torch.Tensor  # (anchors,) smallest shortfall
     beta_hat: torch.Tensor  # (anchors,) Weibull slope, clamped at 0
     delta_aic: torch.Tensor  # (anchors,) AIC_G − AIC_W (> 0 favours Weibull)
-    r2_weibull: torch.Tensor  # (anchors,) R² of the Weibull line
-    k_tail: int
-    n_fit: int
 
 
 def tail_size(k_neg: int, frac: float, min_points: int, floor: int = 10) -> int:
@@ -111,14 +108,12 @@ def tail_fit(
     y_w = f_hat[burn:].log()
     y_g = (-f_hat[burn:].log()).log()
     n = k - burn
-    slope_w, sse_w, syy_w = _ols(x, y_w)
+    slope_w, sse_w, _ = _ols(x, y_w)
     slope_g, sse_g, _ = _ols(x, y_g)
     sse_w = sse_w.clamp_min(1e-12) + 1e6 * (slope_w <= 0)
     sse_g = sse_g.clamp_min(1e-12) + 1e6 * (slope_g >= 0)
     delta_aic = n * (sse_g / sse_w).log()
-    r2 = 1.0 - (sse_w.clamp(max=syy_w) / syy_w.clamp_min(1e-300))
-    return TailFit(rho=delta[:, 0], beta_hat=slope_w.clamp_min(0.0), delta_aic=delta_aic,
-                   r2_weibull=r2, k_tail=k, n_fit=n)
+    return TailFit(rho=delta[:, 0], beta_hat=slope_w.clamp_min(0.0), delta_aic=delta_aic)
 
 
 @torch.no_grad()

@@ -65,7 +65,7 @@ def use_offline_hub_if_local(cfgs: list[TransformerEncoderConfig]) -> bool:
     return local
 
 
-def _offline_env(offline: bool) -> None:
+def _offline_env() -> None:
     # The hub's timeouts are set on the package's import (infonce_lab/__init__.py).
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -108,7 +108,7 @@ def _from_source(loader: Any, cfg: TransformerEncoderConfig, **kwargs: Any) -> A
     local Hugging Face cache first, then (after a quick reachability probe) the hub, its files
     checked against the hub's digests either way."""
     path, offline = resolve_source(cfg.source)
-    _offline_env(offline)
+    _offline_env()
     if not offline and cfg.revision is not None:
         kwargs = {**kwargs, "revision": cfg.revision}
     try:
@@ -125,14 +125,14 @@ def _from_source(loader: Any, cfg: TransformerEncoderConfig, **kwargs: Any) -> A
 
 
 def load_tokenizer(cfg: TransformerEncoderConfig) -> Any:
-    _offline_env(resolve_source(cfg.source)[1])
+    _offline_env()
     from transformers import AutoTokenizer
 
     return _from_source(AutoTokenizer, cfg)
 
 
 def _architecture(cfg: TransformerEncoderConfig) -> Any:
-    _offline_env(resolve_source(cfg.source)[1])
+    _offline_env()
     from transformers import AutoConfig
 
     return _from_source(AutoConfig, cfg, **cfg.overrides.given())
@@ -171,7 +171,7 @@ class SentenceEncoder(nn.Module):
 
 def build_sentence_encoder(cfg: TransformerEncoderConfig, seed: int) -> SentenceEncoder:
     """Pretrained weights from ``source`` (or random ones, ``random_init``) + a seeded MLP."""
-    _offline_env(resolve_source(cfg.source)[1])
+    _offline_env()
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
 

@@ -24,7 +24,6 @@ from typing import Literal
 import torch
 from torch import nn
 
-VisionArch = Literal["resnet18", "resnet50", "vit_small"]
 VISION_ARCHS: tuple[str, ...] = ("resnet18", "resnet50", "vit_small")
 
 # ImageNet-32 and CIFAR are 32 px and take the CIFAR stem; STL-10 (96 px) and anything larger keep

@@ -185,10 +185,6 @@ class ImageDataset(Strict):
     def image_size(self) -> int:
         return DATASET_KINDS[self.kind].native_size
 
-    @property
-    def view_size(self) -> int:
-        return self.augment.size or self.image_size
-
 
 # The embedded default (digits) and the paper's datasets (below).
 DatasetConfig = Annotated[DigitsDataset | ImageDataset, Field(discriminator="kind")]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, StrictBool, field_validator, model_validator
+from pydantic import AfterValidator, Field, StrictBool, model_validator
 
 import infonce_lab.evaluation.metrics as metrics
 from infonce_lab.params.base import (
@@ -38,19 +38,12 @@ Baseline = Literal["random_init", "raw_pixels"]
 
 
 class StudyConfig(Strict):
-    datasets: Annotated[list[Name], Field(min_length=1)]
-    backbones: Annotated[list[Name], Field(min_length=1)]
-    losses: Annotated[list[Name], Field(min_length=1)]
-    schedules: Annotated[list[Name], Field(min_length=1)]
-    seeds: Annotated[list[Seed], Field(min_length=1), WORK]
-    baselines: list[Baseline] = ["random_init", "raw_pixels"]
-
-    @field_validator("datasets", "backbones", "losses", "schedules", "seeds", "baselines")
-    @classmethod
-    def _unique(cls, v: list[Any]) -> list[Any]:
-        if len(set(v)) != len(v):
-            raise ValueError(f"entries must be unique, got {v}")
-        return v
+    datasets: Annotated[list[Name], Field(min_length=1), Unique]
+    backbones: Annotated[list[Name], Field(min_length=1), Unique]
+    losses: Annotated[list[Name], Field(min_length=1), Unique]
+    schedules: Annotated[list[Name], Field(min_length=1), Unique]
+    seeds: Annotated[list[Seed], Field(min_length=1), Unique, WORK]
+    baselines: Annotated[list[Baseline], Unique] = ["random_init", "raw_pixels"]
 
 
 class Contrast(Strict):

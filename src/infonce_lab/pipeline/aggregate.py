@@ -73,16 +73,11 @@ def write_aggregates(params: Params) -> None:
 
     with replaced_together() as outputs:
         tables = outputs.dir(Path("reports/tables"))
-        write_text_atomic(tables / "encoders.csv", df.to_csv(index=False, float_format="%.6f"))
-        write_text_atomic(tables / "summary.csv",
-                          pd.DataFrame(rows).to_csv(index=False, float_format="%.6f"))
-        write_text_atomic(tables / "paired.csv",
-                          pd.DataFrame(paired_rows).to_csv(index=False, float_format="%.6f"))
-        write_text_atomic(tables / "selection.csv",
-                          pd.DataFrame(selection_rows).to_csv(index=False, float_format="%.6f"))
-        write_text_atomic(tables / "tails.csv",
-                          pd.DataFrame(tail_rows).to_csv(index=False, float_format="%.6f"))
-        write_text_atomic(tables / "text.csv", text_df.to_csv(index=False, float_format="%.6f"))
+        for name, frame in (("encoders", df), ("summary", pd.DataFrame(rows)),
+                            ("paired", pd.DataFrame(paired_rows)),
+                            ("selection", pd.DataFrame(selection_rows)),
+                            ("tails", pd.DataFrame(tail_rows)), ("text", text_df)):
+            write_text_atomic(tables / f"{name}.csv", frame.to_csv(index=False, float_format="%.6f"))
         outputs.json(Path("reports/summary.json"),
                      {"groups": summary, "paired": paired,
                       "pooled": pooled_over_schedules(paired, grid), "primary": primary,

@@ -56,13 +56,20 @@ def embed_corpus(model: Any, tokenizer: Any, corpus: Any,
     from infonce_lab.models.text import encode
 
     device = next(model.parameters()).device
+    return {k: encode(model, tokenizer, texts, max_length=cfg.max_length,
+                      batch_size=cfg.batch_size, device=device)
+            for k, texts in evaluation_texts(corpus, cfg).items()}
+
+
+def evaluation_texts(corpus: Any, cfg: TextEvaluationConfig) -> dict[str, list[str]]:
+    """A corpus's evaluation texts by set: sts_test; sts_val and labelled when it has them (the
+    last when ``cfg.polarity``)."""
     sets = {"sts_test": corpus.sts_test.texts}
     if corpus.sts_val is not None:
         sets["sts_val"] = corpus.sts_val.texts
     if cfg.polarity and corpus.labelled is not None:
         sets["labelled"] = corpus.labelled.texts
-    return {k: encode(model, tokenizer, texts, max_length=cfg.max_length,
-                      batch_size=cfg.batch_size, device=device) for k, texts in sets.items()}
+    return sets
 
 
 def tfidf_embeddings(corpus: Any, cfg: TextEvaluationConfig) -> dict[str, np.ndarray]:
@@ -78,13 +85,8 @@ def tfidf_embeddings(corpus: Any, cfg: TextEvaluationConfig) -> dict[str, np.nda
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     vec = TfidfVectorizer(min_df=cfg.tfidf_min_df, sublinear_tf=True).fit(corpus.train)
-    sets = {"sts_test": corpus.sts_test.texts}
-    if corpus.sts_val is not None:
-        sets["sts_val"] = corpus.sts_val.texts
-    if cfg.polarity and corpus.labelled is not None:
-        sets["labelled"] = corpus.labelled.texts
     out = {}
-    for k, texts in sets.items():
+    for k, texts in evaluation_texts(corpus, cfg).items():
         x = vec.transform(texts).tocsc()
         used = np.flatnonzero(np.diff(x.indptr))   # columns with a stored (nonzero) entry
         out[k] = x[:, used].toarray().astype(np.float32)

@@ -223,9 +223,6 @@ class Check:
         return self.fn(x)
 
 
-RuleLike = Rule | Check
-
-
 # ----------------------------------------------------------------------------- cases and claims
 @dataclass(frozen=True)
 class Case:

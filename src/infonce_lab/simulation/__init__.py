@@ -16,32 +16,6 @@ import pkgutil
 from collections.abc import Callable
 from typing import Any
 
-from infonce_lab.simulation.barriers import barrier_height, quench, s1_barrier
-from infonce_lab.simulation.double_well import (
-    DoubleWellBarrier,
-    double_well_barrier,
-    double_well_energy,
-    double_well_energy_theta,
-    double_well_gibbs_bin_probs,
-    double_well_grad,
-    double_well_loss_grad,
-    double_well_trap_mass,
-    double_well_trap_start,
-    in_trap_basin,
-)
-from infonce_lab.simulation.hessian import riemannian_hessian
-from infonce_lab.simulation.langevin import LangevinResult, langevin, normalize, tangent
-from infonce_lab.simulation.trapping import (
-    ExponentFit,
-    HazardFit,
-    TrapCurve,
-    escape_hazard_fit,
-    trap_exponent,
-    trap_probabilities,
-    trap_probability,
-    wilson_interval,
-)
-
 # Discovered, not listed: an experiment's function may live in any module (and the dvc.yaml deps
 # of the simulate stage, read off its imports, then cover the whole package).
 MODULES = tuple(m.name for m in pkgutil.iter_modules(__path__))
@@ -55,33 +29,4 @@ def runner(spec: str) -> Callable[..., dict[str, Any]]:
     return getattr(importlib.import_module(f"{__name__}.{module}"), function)
 
 
-__all__ = [
-    "MODULES",
-    "runner",
-    "barrier_height",
-    "quench",
-    "riemannian_hessian",
-    "s1_barrier",
-    "DoubleWellBarrier",
-    "ExponentFit",
-    "HazardFit",
-    "LangevinResult",
-    "TrapCurve",
-    "double_well_barrier",
-    "double_well_energy",
-    "double_well_energy_theta",
-    "double_well_gibbs_bin_probs",
-    "double_well_grad",
-    "double_well_loss_grad",
-    "double_well_trap_mass",
-    "double_well_trap_start",
-    "escape_hazard_fit",
-    "in_trap_basin",
-    "langevin",
-    "normalize",
-    "tangent",
-    "trap_exponent",
-    "trap_probabilities",
-    "trap_probability",
-    "wilson_interval",
-]
+__all__ = ["MODULES", "runner"]

@@ -41,7 +41,6 @@ from scipy import special
 from infonce_lab.simulation import estimates as est
 
 METHODS = ("align", "align_uniform", "infonce")
-KEYS = ("step", "half_step")  # at ``steps`` and at twice the steps (the report's converged pair)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ is followed only by stepping off it, at O(h) cost, which also leaves shallow spu
 along it (their barriers vanish with h; the reported trap barrier is unaffected).
 
 :func:`s1_barrier` applies the flooding to F_β̄ and U_0 of S1 on the rotation-quotiented 3-torus;
-:func:`quench` (and :func:`s1_quench`) label configurations by basin through gradient descent.
+:func:`quench` labels configurations by basin through gradient descent.
 """
 
 from __future__ import annotations
@@ -48,12 +48,8 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 from infonce_lab.simulation.landscape import (
-    S1_PAIRS,
     S1_TRAP_ANGLES,
-    free_energy_grad_fn,
-    s1_angles_to_z,
     s1_torus_landscape,
-    u0,
 )
 
 FloatArray = NDArray[np.float64]
@@ -67,7 +63,7 @@ class BarrierResult:
     ``saddle_value[m]`` is the level at which basin m first joins a basin with a lower minimum
     (+inf for the global minimum) and ``merges_into[m]`` that basin's minimum (−1 for the global
     one); together they are the disconnectivity graph. ``saddle_index`` is the grid point where the
-    join happens. ``labels`` (optional) gives every grid point's steepest-descent basin.
+    join happens. ``labels`` gives every grid point's steepest-descent basin.
     """
 
     minima_index: IntArray  # (m, ndim) grid indices
@@ -78,7 +74,7 @@ class BarrierResult:
     delta_e_max: float
     global_tol: float
     connectivity: str
-    labels: IntArray | None
+    labels: IntArray
 
     @property
     def barriers(self) -> FloatArray:
@@ -90,8 +86,6 @@ class BarrierResult:
         return self.minima_value <= self.minima_value[0] + self.global_tol
 
     def basin_of(self, index: tuple[int, ...]) -> int:
-        if self.labels is None:
-            raise ValueError("labels were not computed (return_labels=False)")
         return int(self.labels[index])
 
 
@@ -155,7 +149,6 @@ def barrier_height(
     values: ArrayLike,
     connectivity: str = "full",
     global_tol: float | None = None,
-    return_labels: bool = True,
 ) -> BarrierResult:
     """Union-find flooding of ``values`` sampled on a periodic grid (every axis wraps).
 
@@ -245,7 +238,7 @@ def barrier_height(
         delta_e_max=delta,
         global_tol=global_tol,
         connectivity=connectivity,
-        labels=labels.astype(np.int64) if return_labels else None,
+        labels=labels.astype(np.int64),
     )
 
 
@@ -270,10 +263,8 @@ class S1Barrier:
     trap_barrier_u0: float
     trap_barrier_f: float
     trap_saddle_u0_angles: FloatArray
-    trap_saddle_f_angles: FloatArray
     trap_is_minimum_u0: bool
     trap_is_minimum_f: bool
-    u0_result: BarrierResult
     f_result: BarrierResult
 
 
@@ -319,10 +310,8 @@ def s1_barrier(
         trap_barrier_u0=bu,
         trap_barrier_f=bf,
         trap_saddle_u0_angles=su * step,
-        trap_saddle_f_angles=sf * step,
         trap_is_minimum_u0=mu,
         trap_is_minimum_f=mf,
-        u0_result=ru,
         f_result=rf,
     )
 
@@ -400,22 +389,3 @@ def quench(
     )
 
 
-def s1_quench(
-    angles: ArrayLike,
-    beta_bar: float = 20.0,
-    kappa_s: float = 1.0,
-    step: float = 1e-2,
-    max_steps: int = 20_000,
-    tol: float = 1e-7,
-    stop_at_global: bool = True,
-) -> QuenchResult:
-    """Quench S1 configurations given as angles (..., 4) along −∇F_β̄ and label them by U_0."""
-    return quench(
-        s1_angles_to_z(angles),
-        free_energy_grad_fn(S1_PAIRS, beta_bar, kappa_s),
-        u0_fn=lambda zz: u0(zz, S1_PAIRS, kappa_s),
-        step=step,
-        max_steps=max_steps,
-        tol=tol,
-        stop_at_global=stop_at_global,
-    )

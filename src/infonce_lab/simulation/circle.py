@@ -82,11 +82,6 @@ class CircleInfoNCE:
     def n_pairs(self) -> int:
         return int(self.pairs.shape[0])
 
-    @property
-    def n_candidates(self) -> int:
-        """Candidates per anchor (the positive and the n − 2 negatives)."""
-        return self.n - 1
-
     # -------------------------------------------------------------------------- pieces
     def _diffs(self, theta: ArrayLike) -> FloatArray:
         t = np.asarray(theta, dtype=np.float64)

@@ -33,12 +33,6 @@ def double_well_energy_theta(theta: np.ndarray | float, a: float = 0.5) -> np.nd
     return -np.cos(2.0 * theta) - a * np.cos(theta)
 
 
-def double_well_energy(z: np.ndarray, a: float = 0.5) -> np.ndarray:
-    """U at z ∈ S¹ (last axis of length 2); shape z.shape[:-1]. cos 2θ = x² − y² on the circle."""
-    x, y = z[..., 0], z[..., 1]
-    return -(x * x - y * y) - a * x
-
-
 def double_well_grad(z: np.ndarray, a: float = 0.5) -> np.ndarray:
     """Euclidean gradient of the ambient extension U(x, y) = −(x² − y²) − a·x; its tangent
     projection is dU/dθ·(−sin θ, cos θ) = (2 sin 2θ + a sin θ)·(−y, x)."""
@@ -59,7 +53,6 @@ class DoubleWellBarrier:
     u_trap: float
     u_saddle: float
     delta_e: float  # escape cost out of the trap (the only non-global basin): ΔE_max of A5
-    delta_e_global: float  # escape cost out of the global well (for the return rate)
     c_star: float  # 1/ΔE
 
 
@@ -75,15 +68,8 @@ def double_well_barrier(a: float = 0.5) -> DoubleWellBarrier:
         u_trap=u_trap,
         u_saddle=u_saddle,
         delta_e=delta_e,
-        delta_e_global=u_saddle - u_global,
         c_star=1.0 / delta_e,
     )
-
-
-def in_trap_basin(z: np.ndarray, a: float = 0.5) -> np.ndarray:
-    """Basin label by quench, exact in 1-D: gradient descent from θ ends at θ = π iff θ lies
-    between the saddles on the π side, i.e. cos θ < −a/4. Shape z.shape[:-1] (bool)."""
-    return z[..., 0] < -a / 4.0
 
 
 def double_well_trap_start(

@@ -319,21 +319,6 @@ FLOAT32_LOG_MIN = 87.0  # −log of float32's smallest normal (1.18e-38) is 87.3
 CHUNK_ENTRIES = 1 << 20  # similarities per chunk of runs: 4 MiB of float32, inside the caches
 
 
-def hard_negative_weights(logits: torch.Tensor, beta: float) -> torch.Tensor:
-    """The hard-negative weights of Robinson et al. (2021), "Contrastive learning with hard
-    negative samples", for the rows of logits ℓ (…, B, B) (ℓ_ij = s_ij/τ, the positive on the
-    diagonal): w_ij ∝ exp(β·ℓ_ij) over each anchor's B − 1 negatives j ≠ i, normalised to mean 1
-    over them; the positive keeps weight 1. A constant (no gradient), as in their importance-
-    weighted estimator; β = 0 gives every weight 1, i.e. InfoNCE. The columns' weights are
-    those of ℓᵀ. The reference for :class:`BatchedInfoNCE`, which computes the same sums without
-    forming w."""
-    with torch.no_grad():
-        n = logits.shape[-1]
-        eye = torch.eye(n, dtype=torch.bool)
-        w = torch.softmax((beta * logits).masked_fill(eye, -math.inf), dim=-1) * (n - 1)
-        return w.masked_fill(eye, 1.0)
-
-
 class BatchedInfoNCE(torch.autograd.Function):
     """InfoNCE of every run at once: unit rows a, b (R, B, d), logits ℓ = a·bᵀ/τ per run, loss
     (R,) = (1 − w)·CE over the rows + w·CE over the columns, one weight w per run: w = ½ is
@@ -341,9 +326,10 @@ class BatchedInfoNCE(torch.autograd.Function):
     One call holds both losses' runs.
 
     With ``beta_hard`` = β > 0 each anchor's negatives are reweighted (Robinson et al. 2021,
-    :func:`hard_negative_weights`): the row denominator is E_ii + Σ_{j≠i} W_ij·E_ij with
-    W_ij = (B − 1)·E_ij^β / Σ_{k≠i} E_ik^β (the columns' likewise over i ≠ j), the weights held
-    constant in the gradient. β = 0 is the plain loss, computed by the plain path.
+    "Contrastive learning with hard negative samples"): the row denominator is
+    E_ii + Σ_{j≠i} W_ij·E_ij with W_ij = (B − 1)·E_ij^β / Σ_{k≠i} E_ik^β (mean 1 over the
+    negatives; the columns' likewise over i ≠ j), the weights held constant in the gradient, as in
+    their importance-weighted estimator. β = 0 is the plain loss, computed by the plain path.
 
     The gradient is analytic — dL/dℓ_ij = (1/B)[(1 − w)·W_ij·E_ij/r_i + w·W′_ij·E_ij/c_j −
     δ_ij], E = exp(ℓ − 1/τ), r and c the (weighted) row and column sums, W = 1 without hard

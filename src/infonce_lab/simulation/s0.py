@@ -211,8 +211,7 @@ def _freeze_checks(beta_eff: np.ndarray, check_dt: float, delta_e: float, prefac
 
 def _hazard_design(first_exit: np.ndarray, times: np.ndarray, K: float, t_min: float,
                    n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per-chain contributions to the binned escape hazard of
-    :func:`~infonce_lab.simulation.trapping.escape_hazard_fit` (the same log-spaced bins, snapped
+    """Per-chain contributions to the binned escape hazard of App. B.4 (log-spaced bins, snapped
     to check times, from ``t_min`` to the last check): ``alive`` (n, bins) — alive at the bin's
     start; ``events`` — exits inside the bin; ``exposure`` — time alive inside it (exits are seen
     at checks, so a chain that exits at t_m was alive up to t_m, as the left-end sum over checks

@@ -96,12 +96,6 @@ def link_bank_from(z_raw: np.ndarray, chosen: np.ndarray) -> LinkBank:
                     z=np.concatenate(zs), image=np.concatenate(image_ids))
 
 
-def link_bank(embed: Embed, images: torch.Tensor, augment: Augment, batches: int,
-              batch_images: int, gen: torch.Generator) -> LinkBank:
-    """The link bank of WEINCE §2.3.2 at any size, drawn and scored at once."""
-    return link_bank_from(*link_draws(embed, images, augment, batches, batch_images, gen))
-
-
 def pool_order(image: np.ndarray, size: int, seed: int) -> np.ndarray:
     """(anchors, size) view indices per anchor, excluding every view of the anchor's own image:
     a window at a random offset of one random permutation of the views, which is a uniformly
@@ -170,7 +164,3 @@ def pot_pairs_from(z_raw: np.ndarray, chosen: np.ndarray) -> PotScores:
     return PotScores(np.concatenate(out), np.concatenate(ia), np.concatenate(ib))
 
 
-def pot_pairs(embed: Embed, images: torch.Tensor, augment: Augment, repeats: int,
-              batch_images: int, gen: torch.Generator) -> PotScores:
-    """:func:`pot_pairs_from` on a fresh draw."""
-    return pot_pairs_from(*pot_draws(embed, images, augment, repeats, batch_images, gen))

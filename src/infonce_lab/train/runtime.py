@@ -18,8 +18,7 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def seed_everything(seed: int, threads: int | None = None, deterministic: bool = True,
-                    compiled: bool = False) -> None:
+def seed_everything(seed: int, threads: int | None = None, compiled: bool = False) -> None:
     """Same seed, same thread count, CPU → bit-identical weights and metrics.
 
     ``torch.use_deterministic_algorithms`` imports ``torch._inductor.config`` (≈ 1.7 s, a third
@@ -30,9 +29,9 @@ def seed_everything(seed: int, threads: int | None = None, deterministic: bool =
         torch.set_num_threads(threads)
     torch.manual_seed(seed)
     np.random.seed(seed % (2**32))
-    if deterministic and (compiled or "torch._inductor.config" in sys.modules):
+    if compiled or "torch._inductor.config" in sys.modules:
         torch.use_deterministic_algorithms(True, warn_only=True)
-    elif deterministic:
+    else:
         torch._C._set_deterministic_algorithms(True, warn_only=True)
 
 

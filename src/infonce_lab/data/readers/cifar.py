@@ -80,9 +80,6 @@ def _read_cifar_batches(paths: Sequence[Path], label_key: str,
     return np.concatenate(xs), np.concatenate(ys)
 
 
-_HOW = "Run the download stage, or extract {archive} from {url} into {root}."
-
-
 def read_cifar10(root: str | Path) -> ImageSplits:
     """CIFAR-10 from ``root/cifar-10-batches-py`` (50,000 train + 10,000 test, 3×32×32)."""
     folder = Path(root) / "cifar-10-batches-py"

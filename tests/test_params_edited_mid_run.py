@@ -106,6 +106,25 @@ def test_dvc_records_nothing_for_the_stage_and_the_next_run_redoes_it(tmp_path) 
     assert "edited while train ran" in (tmp_path / "params.yaml").read_text()
 
 
+@pytest.mark.parametrize("depends", ["    deps: [stage.py, params.yaml]\n",
+                                     "    deps: [stage.py]\n    params:\n      - params.yaml:\n"],
+                         ids=["file_dep", "whole_file_params"])
+def test_a_stage_on_the_whole_file_fails_on_any_edit(tmp_path, depends) -> None:
+    """check_params depends on params.yaml as a file: DVC records its hash, so an edit to any
+    key while it runs must fail it (the filter to listed keys would let it pass)."""
+    dvc = str(Path(sys.executable).parent / "dvc")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
+    (tmp_path / "stage.py").write_text(STAGE)
+    (tmp_path / "dvc.yaml").write_text(
+        f"stages:\n  check:\n    cmd: {sys.executable} stage.py\n{depends}    outs: [out.txt]\n")
+    (tmp_path / "edit_other").write_text("")
+    for args in (["init", "--no-scm", "-q"], ["repro"]):
+        done = subprocess.run([dvc, *args], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=120)
+    assert done.returncode != 0 and "changed while this stage ran (report.title)" in done.stderr
+
+
 def test_a_later_stage_call_does_not_compare_an_earlier_call_s_file(tmp_path) -> None:
     """Each decorated call checks the file it read itself: a call that reads none after one
     whose file changed finishes (tests, and anything running stages in one process)."""

@@ -100,19 +100,25 @@ def params_unchanged_or_exit() -> None:
 
 def stage_params(name: str | None, path: Path) -> list[str] | None:
     """The keys of ``path`` that DVC records for stage ``name`` (its ``params:`` in dvc.yaml, as
-    DVC expands them); None when not under DVC or DVC cannot say — then every key counts. Asked
-    only once the file has changed: an edit to a key the stage does not list changes nothing
-    DVC records for it, and must not throw away hours of finished work."""
+    DVC expands them); None — every key counts — when not under DVC, when DVC cannot say, or
+    when the stage depends on the whole file (a plain dep, as check_params has, or a params
+    entry without keys). Asked only once the file has changed: an edit to a key the stage does
+    not list changes nothing DVC records for it, and must not throw away finished work."""
     if not name:
         return None
     try:
         from dvc.dependency.param import ParamsDependency
         from dvc.repo import Repo
 
+        keys: list[str] = []
         with Repo() as repo:
-            return [key for st in repo.stage.collect(name) for dep in st.deps
-                    if isinstance(dep, ParamsDependency)
-                    and Path(dep.def_path).resolve() == path.resolve() for key in dep.params]
+            for dep in (d for st in repo.stage.collect(name) for d in st.deps):
+                if Path(dep.fs_path).resolve() != path.resolve():
+                    continue
+                if not isinstance(dep, ParamsDependency) or not dep.params:
+                    return None
+                keys += dep.params
+        return keys
     except Exception:  # noqa: BLE001 - DVC could not say: every changed key counts
         return None
 

@@ -14,6 +14,7 @@ quoted in the docs are read from.
 from __future__ import annotations
 
 import argparse
+import copy
 import platform
 import statistics
 import subprocess
@@ -51,20 +52,26 @@ def bench_training(rounds: int, epochs: int, n_images: int | None = None) -> dic
     hooks and telemetry, two augmented views, the encoder, the loss at the schedule's τ, backward,
     the optimizer — on the study's own backbone, data, augmentation and training section
     (params.yaml), for its InfoNCE and WEINCE entries, against the same backbone's bare forward and
-    backward of a batch of views of the same shape. Interleaved round by round (the InfoNCE run,
-    the WEINCE run, the bare passes); each run's seconds are its loop's (building excluded), per
-    step; the figures are medians over rounds. Target: each loss's step ≤ 1.15× the bare pass.
-    The step's parts beyond the bare pass, each timed on its own (medians): the two views, each
-    loss's forward and backward on the batch's embeddings, one logged step's telemetry (every
-    ``training.log_every_steps``-th step), the optimizer's step (and, beside it, torch's fused
-    kernel, which the image loop does not use: its rounding differs from the per-tensor update, so
-    the study's weights would change). Each loss's floor is the bare pass plus its views, its loss
-    and the optimizer's step, over the bare pass: a step with no telemetry and no loop around it
-    costs at least that, so a target below the floor needs a different step, not a leaner loop."""
+    backward of the batch the step feeds it (the training source's two views, in its memory
+    layout). Interleaved round by round (the InfoNCE run, the WEINCE run, the bare passes); each
+    run's seconds are its loop's (building excluded), per step; the figures are medians over
+    rounds. Target: each loss's step ≤ 1.15× the bare pass. Beside the bare pass, the same pass
+    with the encoder and batch channels-last, a layout the CPU loop does not use: its convolution
+    kernels are faster here but round differently, so the study's weights would change (a
+    one-channel array read as it is on disk can pass for channels-last and take that route
+    unasked, which is why the bare pass is timed on the step's own batch). The step's parts beyond
+    the bare pass, each timed on its own (medians): the two views, each loss's forward and backward
+    on the batch's embeddings, one logged step's telemetry (every ``training.log_every_steps``-th
+    step), the optimizer's step as training takes it (and, beside it, torch's fused kernel: its
+    rounding differs from the per-tensor update, so the study's weights would change). Each
+    loss's floor is the bare pass plus its views, its loss and the optimizer's step, over the
+    bare pass: a step with no telemetry and no loop around it costs at least that, so a target
+    below the floor needs a different step, not a leaner loop."""
     from infonce_lab.data.readers import READERS
     from infonce_lab.models.build import init_encoder
     from infonce_lab.params import load_params
     from infonce_lab.pipeline.pretrain import train_image
+    from infonce_lab.train.image_source import ImageViews
 
     params = load_params(Path(__file__).resolve().parents[1] / "params.yaml")
     name = params.study.datasets[0]
@@ -77,15 +84,17 @@ def bench_training(rounds: int, epochs: int, n_images: int | None = None) -> dic
     losses = {lo: params.losses[lo] for lo in ("infonce", "weince")}
     batch = training.batch_size
     enc = init_encoder(backbone, x.shape[1], 0, x.shape[-1])
-    views = torch.from_numpy(np.ascontiguousarray(x[:2 * batch])).float()
+    views = ImageViews(x, ds.augment, torch.device("cpu"), 0).inputs(torch.arange(batch))
+    enc_cl = copy.deepcopy(enc).to(memory_format=torch.channels_last)
+    views_cl = views.contiguous(memory_format=torch.channels_last)
     steps = epochs * (len(x) // batch)
 
-    def bare() -> float:
+    def bare(net: torch.nn.Module = enc, batch_views: torch.Tensor = views) -> float:
         t0 = time.perf_counter()
         for _ in range(steps):
-            _, z = enc(views)
+            _, z = net(batch_views)
             z.sum().backward()
-            enc.zero_grad(set_to_none=True)
+            net.zero_grad(set_to_none=True)
         return (time.perf_counter() - t0) / steps
 
     def run(loss: str) -> float:
@@ -93,15 +102,17 @@ def bench_training(rounds: int, epochs: int, n_images: int | None = None) -> dic
                           augment=ds.augment, training=training, seed=0)
         return res.seconds / res.steps
 
-    per: dict[str, list[float]] = {"infonce": [], "weince": [], "bare": []}
-    run("infonce"), run("weince"), bare()  # warm-up: imports, allocator, first-call costs
+    per: dict[str, list[float]] = {"infonce": [], "weince": [], "bare": [], "bare_cl": []}
+    run("infonce"), run("weince"), bare(), bare(enc_cl, views_cl)  # warm-up: first-call costs
     for _ in range(rounds):
         for loss in ("infonce", "weince"):
             per[loss].append(run(loss))
         per["bare"].append(bare())
+        per["bare_cl"].append(bare(enc_cl, views_cl))
     med = {k: statistics.median(v) for k, v in per.items()}
     out = {"dataset": name, "backbone": params.study.backbones[0], "batch_size": batch,
            "steps_per_run": steps, "bare_fwd_bwd_ms": 1e3 * med["bare"],
+           "bare_fwd_bwd_channels_last_ms": 1e3 * med["bare_cl"],
            "infonce_step_ms": 1e3 * med["infonce"], "weince_step_ms": 1e3 * med["weince"],
            "infonce_step_over_bare_fwd_bwd": med["infonce"] / med["bare"],
            "weince_step_over_bare_fwd_bwd": med["weince"] / med["bare"]}

@@ -271,3 +271,28 @@ def test_build_optimizer(name, cls, n_groups):
         assert opt.param_groups[0]["momentum"] == 0.9
     with pytest.raises(ValueError):
         build_optimizer("rmsprop", _small_net(), lr=1e-3, weight_decay=0.0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["adam", "adamw"])
+def test_adam_foreach_is_the_per_tensor_update_bit_for_bit(name):
+    """build_optimizer's foreach route against torch's per-tensor loop (the CPU's default):
+    identical weights and moments after steps under a moving learning rate, with weight decay."""
+    torch.manual_seed(0)
+    nets = [_small_net(), _small_net()]
+    nets[1].load_state_dict(nets[0].state_dict())
+    ours = build_optimizer(name, nets[0], lr=3e-3, weight_decay=1e-2)
+    cls = torch.optim.Adam if name == "adam" else torch.optim.AdamW
+    ref = cls(nets[1].parameters(), lr=3e-3, weight_decay=1e-2, foreach=False)
+    assert ours.param_groups[0]["foreach"] and not ref.param_groups[0]["foreach"]
+    x = torch.randn(16, 3, 3, 3)   # _small_net's conv leaves 1×1
+    for step in range(25):
+        for net, opt in zip(nets, (ours, ref), strict=True):
+            for g in opt.param_groups:
+                g["lr"] = 3e-3 * (1 + math.cos(math.pi * step / 25)) / 2 + 1e-5
+            opt.zero_grad(set_to_none=True)
+            (net(x).sin().sum() + step * net(x).square().mean()).backward()
+            opt.step()
+    for p, q in zip(nets[0].parameters(), nets[1].parameters(), strict=True):
+        assert torch.equal(p, q)
+        for key in ("exp_avg", "exp_avg_sq"):
+            assert torch.equal(ours.state[p][key], ref.state[q][key])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -91,22 +91,29 @@ def summarise(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
     random-init encoder of the same backbone and seed (that encoder is the run's own starting
     point), summarised with a paired t-interval.
     """
-    out: dict[str, dict[str, Any]] = defaultdict(dict)
+    out: dict[str, dict[str, Any]] = {}
     for group, part in df.groupby("group", sort=False):
-        first = part.iloc[0]
-        info = {k.removeprefix("encoder."): first[k] for k in part.columns
-                if k.startswith("encoder.") and k != "encoder.seed" and pd.notna(first[k])}
-        out[group].update(info)
-        out[group]["n_encoders"] = int(len(part))
-        for metric in metric_columns(df):
-            values = part[metric].dropna().astype(float).tolist()
-            if values:
-                out[group][metric] = mean_ci(values)
-        if info.get("kind") == "trained":
+        entry = out[group] = _group_entry(part, metric_columns(df), ("encoder.seed",))
+        if entry.get("kind") == "trained":
             gains = _paired_gains(df, part)
             if gains:
-                out[group]["gain_over_random_init"] = gains
-    return dict(out)
+                entry["gain_over_random_init"] = gains
+    return out
+
+
+def _group_entry(part: pd.DataFrame, metric_names: Sequence[str], skip: tuple[str, ...]
+                 ) -> dict[str, Any]:
+    """A group's encoder fields (its first row's, but ``skip``), its size and each metric's
+    mean_ci over the encoders that have it."""
+    first = part.iloc[0]
+    entry: dict[str, Any] = {k.removeprefix("encoder."): first[k] for k in part.columns
+                             if k.startswith("encoder.") and k not in skip and pd.notna(first[k])}
+    entry["n_encoders"] = int(len(part))
+    for metric in metric_names:
+        values = part[metric].dropna().astype(float).tolist() if metric in part.columns else []
+        if values:
+            entry[metric] = mean_ci(values)
+    return entry
 
 
 def _paired_gains(df: pd.DataFrame, part: pd.DataFrame) -> dict[str, Any]:
@@ -310,7 +317,8 @@ def selection_inflation(df: pd.DataFrame, metric: str = "linear", grid: int = 27
         return None
     dev = {g: (p[val].to_numpy(float) - p[val].mean(), p[test].to_numpy(float) - p[test].mean())
            for g, p in t[t["group"].isin(groups)].groupby("group", sort=False)}
-    factor = _expected_max_normal(grid) / math.sqrt(seeds)
+    expected_max = _expected_max_normal(grid)
+    factor = expected_max / math.sqrt(seeds)
 
     def stats_of(keys: list[str]) -> tuple[float, float, float]:
         dv = np.concatenate([dev[k][0] for k in keys])
@@ -325,7 +333,7 @@ def selection_inflation(df: pd.DataFrame, metric: str = "linear", grid: int = 27
     boot = [stats_of(list(rng.choice(groups, size=len(groups))))[2] for _ in range(replicates)]
     lo, hi = np.percentile(boot, [2.5, 97.5])
     return {"metric": metric, "grid": grid, "seeds": seeds, "rho": rho, "sd_test": sd_t,
-            "expected_max_normal": _expected_max_normal(grid),
+            "expected_max_normal": expected_max,
             "encoders": int(sum(len(dev[g][0]) for g in groups)), "configurations": len(groups),
             "inflation_points": {"value": inflation, "low": float(lo), "high": float(hi),
                                  "level": 0.95, "method": f"bootstrap over configurations "
@@ -356,14 +364,9 @@ def select_on_validation(df: pd.DataFrame, summary: dict[str, dict[str, Any]]) -
 
 
 # ------------------------------------------------------------------------- tail diagnostics
-def _scalars(tree: dict[str, Any], prefix: str = "") -> dict[str, float]:
-    out: dict[str, float] = {}
-    for k, v in tree.items():
-        if isinstance(v, dict):
-            out.update(_scalars(v, f"{prefix}{k}."))
-        elif isinstance(v, (int, float)) and not isinstance(v, bool) and v == v:
-            out[f"{prefix}{k}"] = float(v)
-    return out
+def _scalars(tree: dict[str, Any]) -> dict[str, float]:
+    """The defined numbers among :func:`_leaves` (no None, NaN or flag)."""
+    return {k: v for k, v in _leaves(tree).items() if v is not None and not isinstance(v, bool)}
 
 
 def _leaves(tree: dict[str, Any], prefix: str = "") -> dict[str, float | bool | None]:
@@ -491,21 +494,10 @@ def summarise_text(df: pd.DataFrame) -> dict[str, Any]:
     """
     if df.empty:
         return {"groups": {}, "paired": {}}
-    groups: dict[str, dict[str, Any]] = {}
-    for group, part in df.groupby("group", sort=False):
-        first = part.iloc[0]
-        info = {k.removeprefix("encoder."): first[k] for k in part.columns
-                if k.startswith("encoder.") and k not in ("encoder.seed", "encoder.step")
-                and pd.notna(first[k])}
-        entry: dict[str, Any] = {**info, "n_encoders": int(len(part))}
-        for metric in TEXT_METRICS:
-            if metric in part.columns:
-                values = part[metric].dropna().astype(float).tolist()
-                if values:
-                    entry[metric] = mean_ci(values)
-        groups[group] = entry
+    groups = {group: _group_entry(part, TEXT_METRICS, ("encoder.seed", "encoder.step"))
+              for group, part in df.groupby("group", sort=False)}
     paired: dict[str, Any] = {}
-    t = df[df["encoder.kind"] == "trained"]
+    t = _trained(df)
     for (d, e, sc), part in t.groupby(["encoder.dataset", "encoder.encoder", "encoder.schedule"],
                                       sort=False):
         losses = list(dict.fromkeys(part["encoder.loss"]))

@@ -146,15 +146,6 @@ def trap_curve(curve: dict[str, Any], log_t: bool = True,
     return t, p, lo, hi
 
 
-def value_and_yerr(ests: list[dict[str, Any] | None]) -> tuple[list[float], list[list[float]]]:
-    """Values and asymmetric error bars of results-file estimates (nan where undefined)."""
-    nan = float("nan")
-    val = [nan if not e or e.get("value") is None else e["value"] for e in ests]
-    lo = [nan if not e or e.get("low") is None else v - e["low"] for v, e in zip(val, ests, strict=True)]
-    hi = [nan if not e or e.get("high") is None else e["high"] - v for v, e in zip(val, ests, strict=True)]
-    return val, [lo, hi]
-
-
 def sim_figures(sims: Mapping[str, dict[str, Any]],
                 drawers: Mapping[str, Mapping[str, Callable[[dict[str, Any]], bytes | None]]],
                 ) -> dict[str, bytes]:
@@ -344,6 +335,10 @@ def figure(panels: Sequence[Panel], size: tuple[float, float], *, rows: int = 1,
 
 
 def interval(ests: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
-    """``y`` and ``yerr`` of results-file estimates, for a :class:`Line` (nan where undefined)."""
-    y, yerr = value_and_yerr(list(ests))
-    return {"y": y, "yerr": yerr}
+    """``y`` and ``yerr`` of results-file estimates, for a :class:`Line` (nan where undefined):
+    values and asymmetric error bars."""
+    nan = float("nan")
+    y = [nan if not e or e.get("value") is None else e["value"] for e in ests]
+    lo = [nan if not e or e.get("low") is None else v - e["low"] for v, e in zip(y, ests, strict=True)]
+    hi = [nan if not e or e.get("high") is None else e["high"] - v for v, e in zip(y, ests, strict=True)]
+    return {"y": y, "yerr": [lo, hi]}

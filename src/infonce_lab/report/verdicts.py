@@ -478,6 +478,10 @@ class Claim:
     def with_quantity(self, suffix: str) -> Claim:
         return replace(self, quantity=self.quantity + suffix)
 
+    def formatted(self, **numbers: Any) -> Claim:
+        """The claim with the run's numbers in the "{…}" fields of its quantity."""
+        return replace(self, quantity=self.quantity.format(**numbers))
+
 
 def claims(section: str, topic: str, rules: Mapping[str, Rule | Check],
            specs: Mapping[str, tuple[str, str]], self_checks: Sequence[str] = (),

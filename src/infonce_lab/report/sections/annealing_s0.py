@@ -200,11 +200,10 @@ def claim_rows(sims: dict[str, dict[str, Any]]) -> list[ClaimRow]:
     rows: list[ClaimRow] = []
 
     def row(key: str, quantity: str, cases: Sequence[CaseSpec], digits: int = 2,
-            signed: bool = False, **kw: Any) -> ClaimRow:
+            signed: bool = False, **kw: Any) -> None:
         c = CLAIMS[key]
         rows.append(c.with_quantity(quantity).row(
             [_converged_case(c.rule, *case, digits=digits, signed=signed) for case in cases], **kw))
-        return rows[-1]
 
     def by_c(key: str, keep: Callable[[float], bool]) -> list[CaseSpec]:
         return [(_log_name(e), e.get(key), _gibbs_text(e, T)) for e in log if keep(e["c_ratio"])]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from itertools import pairwise
 from typing import Any
 
@@ -24,7 +23,6 @@ from infonce_lab.report.verdicts import (
     Below,
     Case,
     Check,
-    Claim,
     ClaimRow,
     Equivalent,
     Estimate,
@@ -293,11 +291,6 @@ LANDSCAPE = claims(PAPER, TOPIC_LANDSCAPE, RULES, {
 
 
 # ---------------------------------------------------------------------------------- claim rows
-def _at(c: Claim, **numbers: Any) -> Claim:
-    """The claim with the run's numbers in the "{…}" fields of its quantity."""
-    return replace(c, quantity=c.quantity.format(**numbers))
-
-
 def _converged_case(name: str, pair: dict[str, Any], rule: Rule | Check, extra: str = "",
                     unsettled: str = "") -> Case:
     """A simulated difference decided at the step and at half the step (``converged``);
@@ -354,7 +347,7 @@ def _gibbs_rows(s1: dict[str, Any], dyn: str, gibbs: dict[str, Any] | None, T: f
 
     rows: list[ClaimRow] = []
     for c, sel in ((escapes, lambda r: r <= 1.0), (traps, lambda r: r > 1.0)):
-        c = _at(c, **fmt)
+        c = c.formatted(**fmt)
         chosen = {n: g for n, g in gibbs.items()
                   if g.get("c_ratio") is not None and sel(g["c_ratio"])}
         if not chosen:
@@ -370,7 +363,7 @@ def _gibbs_rows(s1: dict[str, Any], dyn: str, gibbs: dict[str, Any] | None, T: f
     if (fast := {n: g for n, g in gibbs.items() if g.get("c_ratio") is None}) and "sqrt" not in s1:
         rows.append(fast_claim.not_run(_STALE_SQRT))
     elif fast:
-        c = _at(fast_claim, **fmt, **s1["sqrt"])
+        c = fast_claim.formatted(**fmt, **s1["sqrt"])
         cases = [_converged_case(f"{name} (β(T) = {g['beta']:.1f})", g, c.rule, extra=held(g),
                                  unsettled=unsettled(g)) for name, g in fast.items()]
         rows.append(c.row(
@@ -416,7 +409,7 @@ def hessian_rows(h: dict[str, Any]) -> list[ClaimRow]:
     rows: list[ClaimRow] = []
     if (fd := h.get("fd")) is not None:
         errs = fd["rel_err_max"]
-        rows.append(_at(HESSIAN["fd_formula"], configs=fd["configs"], betas=len(fd["betas"])).checked(
+        rows.append(HESSIAN["fd_formula"].formatted(configs=fd["configs"], betas=len(fd["betas"])).checked(
             [("—", errs, f"FD step: {errs['step']:.1e}; half the FD step: {errs['half_step']:.1e}")]))
     cfg = {c["name"]: c for c in h["configs"]}
     asym = h.get("asymptotic") or {}
@@ -459,11 +452,11 @@ def hessian_rows(h: dict[str, Any]) -> list[ClaimRow]:
         rows.append(HESSIAN["hessian_tie_quadratic"].checked(
             [("S1 trap", trap["slope_full_top"], f"slope {trap['slope_full_top']:.4f}")]))
     if asym.get("anchors"):
-        rows.append(_at(HESSIAN["hessian_coefficient"], anchors=asym["anchors"]).checked(
+        rows.append(HESSIAN["hessian_coefficient"].formatted(anchors=asym["anchors"]).checked(
             [("—", {"min": asym["coeff_ratio_min"], "max": asym["coeff_ratio_max"]},
               f"ratio {asym['coeff_ratio_min']:.6f} … {asym['coeff_ratio_max']:.6f}")]))
     if (cov := h.get("covariance")) is not None:
-        c = _at(HESSIAN["hessian_cov_rate"], beta=max(h["configs"][0]["betas"]))
+        c = HESSIAN["hessian_cov_rate"].formatted(beta=max(h["configs"][0]["betas"]))
         exact = [("S1 trap (each anchor's two nearest candidates tie)", cov["s1_trap"],
                   f"slope {cov['s1_trap']:.3f}")]
         if cov["count"]:  # each configuration's own slope is decided; the extremes are shown

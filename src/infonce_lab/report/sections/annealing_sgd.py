@@ -11,7 +11,6 @@ row's note and the section's table.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Any
 
 from infonce_lab.report.plotting import Line, Panel, Ref, figure, trap_curve
@@ -133,9 +132,8 @@ def sgd_rows(s: dict[str, Any] | None) -> list[ClaimRow]:
     c = CLAIMS["sgd_plays_sde_noise"]
     if s is None:
         return [c.not_run("simulation.experiments: sgd_noise (`dvc repro simulate@sgd_noise`)")]
-    c = replace(c, quantity=c.quantity.format(T=s["horizon"], chains=s["chains"],
-                                              batch=s["batch"], terms=s["terms"],
-                                              c_ratio=s["c_ratio"]))
+    c = c.formatted(T=s["horizon"], chains=s["chains"], batch=s["batch"], terms=s["terms"],
+                    c_ratio=s["c_ratio"])
     ends = s["p_trap_end"]
     result = "; ".join(
         f"{VARIANT_NAMES[v]}: {_fmt(ends[v]['step'])} (half step {_fmt(ends[v]['half_step'])})"

@@ -12,7 +12,6 @@ ResNet-18 step?
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -111,10 +110,8 @@ def cost_rows(s: dict[str, Any] | None) -> list[ClaimRow]:
                 for c in CLAIMS.values()]
     ref, treat = s["params"]["reference"], s["params"]["treatment"]
     setting = _setting(s)
-    share_c = replace(CLAIMS["loss_stage_share"],
-                      quantity=CLAIMS["loss_stage_share"].quantity.format(setting=setting))
-    over_c = replace(CLAIMS["end_to_end_overhead"],
-                     quantity=CLAIMS["end_to_end_overhead"].quantity.format(setting=setting))
+    share_c = CLAIMS["loss_stage_share"].formatted(setting=setting)
+    over_c = CLAIMS["end_to_end_overhead"].formatted(setting=setting)
     share, over = s["share"][treat], s["overhead"]
     note = (f"The paper timed an L40S GPU; these are CPU cores, where a small operation costs its "
             f"arithmetic rather than a kernel launch, so a GPU's loss-stage share can be larger "

@@ -18,6 +18,7 @@ import copy
 import platform
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -47,7 +48,8 @@ def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 2) -> f
     return statistics.median(times)
 
 
-def bench_training(rounds: int, epochs: int, n_images: int | None = None) -> dict[str, float]:
+def bench_training(rounds: int, epochs: int, n_images: int | None = None, processes: int = 1
+                   ) -> dict[str, float]:
     """The default study's training step as pretraining runs it — ``train_image``: the loop, its
     hooks and telemetry, two augmented views, the encoder, the loss at the schedule's τ, backward,
     the optimizer — on the study's own backbone, data, augmentation and training section
@@ -66,7 +68,20 @@ def bench_training(rounds: int, epochs: int, n_images: int | None = None) -> dic
     rounding differs from the per-tensor update, so the study's weights would change). Each
     loss's floor is the bare pass plus its views, its loss and the optimizer's step, over the
     bare pass: a step with no telemetry and no loop around it costs at least that, so a target
-    below the floor needs a different step, not a leaner loop."""
+    below the floor needs a different step, not a leaner loop. The convolutions' speed differs
+    from one process to the next on this machine by up to ≈ 1.4× (both passes alike), which moves
+    the ratios, so ``processes`` fresh processes each time all of it and every figure is their
+    median, with each step ratio's lowest and highest beside it."""
+    if processes > 1:
+        runs = [_in_child(bench_training, rounds=rounds, epochs=epochs, n_images=n_images)
+                for _ in range(processes)]
+        out = {k: statistics.median(r[k] for r in runs) if isinstance(v, float) else v
+               for k, v in runs[0].items()}
+        for lo in ("infonce", "weince"):
+            ratios = [r[f"{lo}_step_over_bare_fwd_bwd"] for r in runs]
+            out[f"{lo}_step_over_bare_lowest"] = min(ratios)
+            out[f"{lo}_step_over_bare_highest"] = max(ratios)
+        return out | {"processes": processes}
     from infonce_lab.data.readers import READERS
     from infonce_lab.models.build import init_encoder
     from infonce_lab.params import load_params
@@ -122,6 +137,18 @@ def bench_training(rounds: int, epochs: int, n_images: int | None = None) -> dic
         out[f"{lo}_floor_over_bare_fwd_bwd"] = 1 + (fixed + out[f"{lo}_fwd_bwd_ms"]) / out[
             "bare_fwd_bwd_ms"]
     return out
+
+
+def _in_child(fn: Callable[..., dict[str, object]], **kw: object) -> dict[str, object]:
+    """``fn(**kw)`` in a fresh interpreter with this one's torch threads (its JSON result)."""
+    import json
+
+    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+            f"import torch; torch.set_num_threads({torch.get_num_threads()}); import bench; "
+            f"print(json.dumps(bench.{fn.__name__}(**{kw!r})))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _step_parts(enc: torch.nn.Module, x: np.ndarray, augment: object, losses: dict[str, object],
@@ -419,7 +446,6 @@ def bench_pipeline(rounds: int = 3) -> dict[str, float | int | str | None]:
     import datetime as dt
     import json
     import shutil
-    import sys
 
     from infonce_lab.params import load_params
     from infonce_lab.report.render import stage_timings
@@ -645,7 +671,7 @@ def bench_fetch(mb: int = 100, rounds: int = 5) -> dict[str, float]:
 # Each section: its function, its arguments for `make bench`, and for --quick (every code path at
 # sizes that take seconds: what the test suite runs in a fresh clone; its figures mean nothing).
 SECTIONS: dict[str, tuple[Callable[..., object], dict[str, object], dict[str, object]]] = {
-    "training": (bench_training, {"rounds": 7, "epochs": 2},
+    "training": (bench_training, {"rounds": 7, "epochs": 2, "processes": 3},
                  {"rounds": 1, "epochs": 1, "n_images": 512}),
     "deterministic_fill": (bench_deterministic_fill, {},
                            {"batch": 16, "rounds": 1, "steps": 1}),

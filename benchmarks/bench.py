@@ -68,10 +68,10 @@ def bench_training(rounds: int, epochs: int, n_images: int | None = None, proces
     rounding differs from the per-tensor update, so the study's weights would change). Each
     loss's floor is the bare pass plus its views, its loss and the optimizer's step, over the
     bare pass: a step with no telemetry and no loop around it costs at least that, so a target
-    below the floor needs a different step, not a leaner loop. The convolutions' speed differs
-    from one process to the next on this machine by up to ≈ 1.4× (both passes alike), which moves
-    the ratios, so ``processes`` fresh processes each time all of it and every figure is their
-    median, with each step ratio's lowest and highest beside it."""
+    below the floor needs a different step, not a leaner loop. The convolutions' speed can differ
+    from one process to the next (both passes alike), which moves the ratios, so ``processes``
+    fresh processes each time all of it and every figure is their median, with each step ratio's
+    lowest and highest beside it."""
     if processes > 1:
         runs = [_in_child(bench_training, rounds=rounds, epochs=epochs, n_images=n_images)
                 for _ in range(processes)]
@@ -146,8 +146,9 @@ def _in_child(fn: Callable[..., dict[str, object]], **kw: object) -> dict[str, o
     code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
             f"import torch; torch.set_num_threads({torch.get_num_threads()}); import bench; "
             f"print(json.dumps(bench.{fn.__name__}(**{kw!r})))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"{fn.__name__}{kw} failed in its own process:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -672,7 +673,7 @@ def bench_fetch(mb: int = 100, rounds: int = 5) -> dict[str, float]:
 # sizes that take seconds: what the test suite runs in a fresh clone; its figures mean nothing).
 SECTIONS: dict[str, tuple[Callable[..., object], dict[str, object], dict[str, object]]] = {
     "training": (bench_training, {"rounds": 7, "epochs": 2, "processes": 3},
-                 {"rounds": 1, "epochs": 1, "n_images": 512}),
+                 {"rounds": 1, "epochs": 1, "n_images": 512, "processes": 2}),
     "deterministic_fill": (bench_deterministic_fill, {},
                            {"batch": 16, "rounds": 1, "steps": 1}),
     "training_resnet18": (bench_training_resnet18, {"batch": 32, "repeats": 3},

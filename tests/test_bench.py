@@ -54,6 +54,11 @@ def test_make_bench_writes_its_json_in_a_fresh_clone(tmp_path, copy_worktree):
         "No such file" in pipeline.get("dvc_repro_dry_skipped", ""), pipeline
     for name in sections:
         assert all(math.isfinite(v) for v in _numbers(bench[name])), (name, bench[name])
+    training = bench["training"]  # the median of its processes lies within their range
+    assert training["processes"] == 2
+    for lo in ("infonce", "weince"):
+        assert training[f"{lo}_step_over_bare_lowest"] <= training[
+            f"{lo}_step_over_bare_fwd_bwd"] <= training[f"{lo}_step_over_bare_highest"]
     assert not list(clone.rglob(".*.tmp"))  # written through a temporary, renamed
 
 
